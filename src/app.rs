@@ -1,0 +1,152 @@
+//! Router assembly, the middleware stack and the serve loop.
+//!
+//! [`serve`] is the seam tests use: they bind port 0, pass a shutdown future, and drive
+//! the real server over HTTP.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{HeaderName, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
+use tower_http::timeout::TimeoutLayer;
+
+use crate::core::Ctx;
+use crate::error::Error;
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// JSON bodies may carry a 1 MiB page escaped (up to 6 bytes per byte in the worst case).
+const JSON_BODY_LIMIT: usize = 8 * 1024 * 1024;
+
+pub fn router(ctx: Ctx) -> Router {
+    let (api, openapi) = crate::http::api();
+    let openapi = std::sync::Arc::new(openapi);
+    let timeout = Duration::from_secs(ctx.config.request_timeout_secs);
+    api.route("/openapi.json", get(move || async move { Json(openapi.as_ref().clone()) }))
+        .fallback(|| async { Error::route_not_found() })
+        .method_not_allowed_fallback(|method: Method| async move {
+            Error::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", format!("{method} is not allowed here"))
+        })
+        .layer(DefaultBodyLimit::max(JSON_BODY_LIMIT))
+        .with_state(ctx)
+        .layer(middleware::from_fn(problem_for_bare_errors))
+        .layer(middleware::from_fn(json_charset))
+        .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, timeout))
+        .layer(CatchPanicLayer::custom(|_| Error::internal(anyhow::anyhow!("handler panicked")).into_response()))
+        .layer(middleware::from_fn(log_request))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+}
+
+/// One log line per request: method, path (never the query), status, duration, id.
+async fn log_request(req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let id =
+        req.extensions().get::<RequestId>().and_then(|id| id.header_value().to_str().ok()).unwrap_or("-").to_owned();
+    let res = next.run(req).await;
+    let ms = start.elapsed().as_secs_f64() * 1000.0;
+    let status = res.status().as_u16();
+    if res.status().is_server_error() {
+        tracing::warn!(%method, %path, status, ms = format!("{ms:.2}"), request_id = %id, "request");
+    } else {
+        tracing::info!(%method, %path, status, ms = format!("{ms:.2}"), request_id = %id, "request");
+    }
+    res
+}
+
+/// Layers outside the handlers (the timeout) answer with empty bodies; give every error
+/// status a problem+json body.
+async fn problem_for_bare_errors(req: Request, next: Next) -> Response {
+    let res = next.run(req).await;
+    let status = res.status();
+    let has_type = res.headers().contains_key(axum::http::header::CONTENT_TYPE);
+    if (status.is_client_error() || status.is_server_error()) && !has_type {
+        let code = match status {
+            StatusCode::SERVICE_UNAVAILABLE => "timeout",
+            StatusCode::PAYLOAD_TOO_LARGE => "body_too_large",
+            _ => "error",
+        };
+        let mut e = Error::new(status, code, status.canonical_reason().unwrap_or("error"));
+        e.detail = match status {
+            StatusCode::SERVICE_UNAVAILABLE => "the request took too long".into(),
+            _ => e.detail,
+        };
+        let mut new = e.into_response();
+        if let Some(v) = res.headers().get(REQUEST_ID) {
+            new.headers_mut().insert(REQUEST_ID, v.clone());
+        }
+        return new;
+    }
+    res
+}
+
+/// JSON answers say their charset (CONTRACT §2: `application/json; charset=utf-8`).
+async fn json_charset(req: Request, next: Next) -> Response {
+    let mut res = next.run(req).await;
+    let ct = res.headers().get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    let with_charset = match ct {
+        Some("application/json") => "application/json; charset=utf-8",
+        Some("application/problem+json") => "application/problem+json; charset=utf-8",
+        _ => return res,
+    };
+    res.headers_mut().insert(axum::http::header::CONTENT_TYPE, axum::http::HeaderValue::from_static(with_charset));
+    res
+}
+
+/// Serves until `shutdown` resolves, then stops accepting and gives in-flight requests
+/// `SHUTDOWN_GRACE_SECS` to finish.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    ctx: Ctx,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let grace = Duration::from_secs(ctx.config.shutdown_grace_secs);
+    let app = router(ctx);
+    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+    let server = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(async move {
+            let _ = stop_rx.wait_for(|stop| *stop).await;
+        })
+        .into_future();
+    tokio::pin!(server);
+    tokio::select! {
+        r = &mut server => r?,
+        _ = shutdown => {
+            tracing::info!(grace_secs = grace.as_secs(), "shutting down: no new connections, finishing requests");
+            let _ = stop_tx.send(true);
+            match tokio::time::timeout(grace, server).await {
+                Ok(r) => r?,
+                Err(_) => tracing::warn!("grace period over; closing remaining connections"),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}

@@ -1,0 +1,77 @@
+//! HS256 JWTs for `POST /api/token`. The key comes from `JWT_SECRET` or is generated once
+//! and kept in `DATA_DIR/jwt_secret` (mode 0600), so tokens survive restarts.
+
+use std::path::Path;
+
+use anyhow::Context;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+
+pub const LIFETIME_SECS: i64 = 7 * 24 * 3600;
+
+#[derive(Clone)]
+pub struct JwtKeys {
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct Claims {
+    pub sub: String,
+    pub iat: i64,
+    pub exp: i64,
+    pub iss: String,
+}
+
+impl JwtKeys {
+    pub fn load(configured: Option<&str>, data_dir: &Path) -> anyhow::Result<Self> {
+        let secret = match configured {
+            Some(s) => s.to_owned(),
+            None => load_or_create(&data_dir.join("jwt_secret"))?,
+        };
+        Ok(Self {
+            encoding: EncodingKey::from_secret(secret.as_bytes()),
+            decoding: DecodingKey::from_secret(secret.as_bytes()),
+        })
+    }
+
+    pub fn issue(&self, user_id: i64) -> anyhow::Result<String> {
+        let now = crate::time::unix_now();
+        let claims = Claims { sub: user_id.to_string(), iat: now, exp: now + LIFETIME_SECS, iss: "cairn".into() };
+        Ok(jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)?)
+    }
+
+    /// The claims of a valid, unexpired token issued by this instance.
+    pub fn verify(&self, token: &str) -> Option<Claims> {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.set_issuer(&["cairn"]);
+        validation.leeway = 0;
+        jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation).ok().map(|d| d.claims)
+    }
+}
+
+fn load_or_create(path: &Path) -> anyhow::Result<String> {
+    if let Ok(s) = std::fs::read_to_string(path) {
+        let s = s.trim().to_owned();
+        if s.len() >= 32 {
+            return Ok(s);
+        }
+    }
+    let secret = crate::auth::secrets::random_base62(64);
+    write_private(path, &secret).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(secret)
+}
+
+fn write_private(path: &Path, content: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts.open(path)?;
+    f.write_all(content.as_bytes())?;
+    f.sync_all()
+}

@@ -1,0 +1,79 @@
+//! The `cairn` command: parse settings, then serve or run a sub-command. A bad setting
+//! is reported in one line naming it, with exit code 2.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::config::{Cli, Command, Config};
+use crate::core::Ctx;
+use crate::store::Db;
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return report_clap_error(e),
+    };
+    if let Err(msg) = cli.config.validate() {
+        eprintln!("cairn: {msg}");
+        return ExitCode::from(2);
+    }
+    let _guard = match crate::logging::init(&cli.config) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("cairn: cannot start logging in LOG_DIR: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cairn: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(run(cli.config, cli.command.unwrap_or(Command::Serve)));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = format!("{e:#}"), "cairn stopped with an error");
+            eprintln!("cairn: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Help and version print as usual; a bad value prints clap's first line only, which
+/// names the flag and its environment variable's name.
+fn report_clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let text = e.render().to_string();
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+    eprintln!("cairn: {}", first.trim_start_matches("error: "));
+    ExitCode::from(2)
+}
+
+async fn run(config: Config, command: Command) -> anyhow::Result<()> {
+    tracing::info!(version = crate::core::VERSION, ?config, "starting cairn");
+    let (db, _report) = Db::connect(&config).await?;
+    let ctx = Ctx::new(config.clone(), db)?;
+    match command {
+        Command::Serve => {
+            let addr = std::net::SocketAddr::new(config.host, config.port);
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot listen on {addr} (HOST/PORT): {e}"))?;
+            tracing::info!(%addr, backend = ctx.db.backend.name(), "listening");
+            crate::app::serve(listener, ctx, crate::app::shutdown_signal()).await?;
+            tracing::info!("stopped");
+            Ok(())
+        }
+        Command::Reindex | Command::Backup { .. } | Command::Import { .. } => {
+            anyhow::bail!("this sub-command is not available yet in this release")
+        }
+    }
+}

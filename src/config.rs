@@ -1,0 +1,221 @@
+//! Every setting of Cairn, from environment variables and matching flags.
+//!
+//! `cairn --help` is the configuration manual: each field's doc comment is its help
+//! text. Values are parsed by clap; what clap cannot check (the database scheme, a
+//! writable `DATA_DIR`) is checked once in [`Config::validate`], so a bad setting stops
+//! start-up with one line naming it.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(name = "cairn", version, about = "Cairn: a self-hosted wiki and knowledge base")]
+pub struct Cli {
+    #[command(flatten)]
+    pub config: Config,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum Command {
+    /// Run the HTTP service (the default).
+    Serve,
+    /// Rebuild every rebuildable table from the workspace repositories.
+    Reindex,
+    /// Write a consistent backup to DIR: the database first, the files second.
+    Backup {
+        /// Directory to write the backup into (created if missing).
+        dir: PathBuf,
+    },
+    /// Import a folder or zip of markdown files (e.g. an Obsidian vault) into a workspace.
+    Import {
+        /// The folder or .zip to import.
+        path: PathBuf,
+    },
+}
+
+#[derive(Args, Clone)]
+pub struct Config {
+    /// Address to listen on.
+    #[arg(long, env = "HOST", default_value = "127.0.0.1")]
+    pub host: IpAddr,
+    /// Port to listen on.
+    #[arg(long, env = "PORT", default_value_t = 8080)]
+    pub port: u16,
+    /// Directory holding the workspace repositories and uploads.
+    #[arg(long, env = "DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// Database: sqlite://FILE (embedded) or postgres://… [default: sqlite://$DATA_DIR/cairn.db]
+    #[arg(long, env = "DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// Directory for the daily-rotated log file (logs also go to stdout).
+    #[arg(long, env = "LOG_DIR", default_value = "./logs")]
+    pub log_dir: PathBuf,
+    /// Log verbosity: trace, debug, info, warn, error, or a tracing filter string.
+    #[arg(long, env = "LOG_LEVEL", default_value = "info")]
+    pub log_level: String,
+    /// Set to 1 to close POST /api/auth/register (answers 403).
+    #[arg(long, env = "DISABLE_REGISTRATION")]
+    pub disable_registration: bool,
+    /// Set to 1 to enable embedding-backed search and suggestions.
+    #[arg(long, env = "SEMANTIC_SEARCH")]
+    pub semantic_search: bool,
+    /// Directory of the sentence-embedding model (config.json, tokenizer.json, model.safetensors).
+    #[arg(long, env = "EMBEDDING_MODEL_DIR", default_value = "./models/embedding")]
+    pub embedding_model_dir: PathBuf,
+    /// Set to 1 to rerank hybrid search with a cross-encoder.
+    #[arg(long, env = "RERANK")]
+    pub rerank: bool,
+    /// Directory of the cross-encoder reranker model.
+    #[arg(long, env = "RERANK_MODEL_DIR", default_value = "./models/rerank")]
+    pub rerank_model_dir: PathBuf,
+    /// Set to 1 to extract text from uploaded images when an OCR engine is present.
+    #[arg(long, env = "OCR_UPLOADS")]
+    pub ocr_uploads: bool,
+    /// HS256 key for /api/token JWTs [default: generated once and kept in DATA_DIR]
+    #[arg(long, env = "JWT_SECRET", hide_env_values = true)]
+    pub jwt_secret: Option<String>,
+    /// Set to 1 to mark the session cookie Secure (serve over HTTPS).
+    #[arg(long, env = "COOKIE_SECURE")]
+    pub cookie_secure: bool,
+    /// Set to 1 to take the client address from X-Forwarded-For (behind a reverse proxy).
+    #[arg(long, env = "TRUST_PROXY")]
+    pub trust_proxy: bool,
+    /// Largest accepted upload, in bytes.
+    #[arg(long, env = "UPLOAD_MAX_BYTES", default_value_t = 10_485_760)]
+    pub upload_max_bytes: u64,
+    /// Failed logins allowed per (email, client address) inside the window.
+    #[arg(long, env = "LOGIN_MAX_FAILURES", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub login_max_failures: u32,
+    /// Length of the failed-login window in seconds, counted from the first failure.
+    #[arg(long, env = "LOGIN_WINDOW_SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
+    pub login_window_secs: u64,
+    /// Set to 1 to let webhooks target loopback and private addresses.
+    #[arg(long, env = "WEBHOOK_ALLOW_PRIVATE")]
+    pub webhook_allow_private: bool,
+    /// Seconds in-flight requests get to finish after SIGTERM or Ctrl-C.
+    #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value_t = 10)]
+    pub shutdown_grace_secs: u64,
+    /// Seconds after which a request is answered 503.
+    #[arg(long, env = "REQUEST_TIMEOUT_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_timeout_secs: u64,
+    /// Most database connections in the pool.
+    #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
+    pub db_max_connections: u32,
+    /// Argon2id memory cost in KiB for new password hashes (OWASP: 19456).
+    #[arg(long, env = "ARGON2_MEMORY_KIB", default_value_t = 19_456, value_parser = clap::value_parser!(u32).range(8..))]
+    pub argon2_memory_kib: u32,
+    /// Argon2id iterations for new password hashes.
+    #[arg(long, env = "ARGON2_ITERATIONS", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub argon2_iterations: u32,
+}
+
+/// Which database engine a URL names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+impl Config {
+    /// A configuration from flags alone, ignoring the environment (used by tests and tools).
+    pub fn from_args<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        Cli::try_parse_from(args).map(|cli| cli.config)
+    }
+
+    pub fn database_url(&self) -> String {
+        match &self.database_url {
+            Some(url) => url.clone(),
+            None => format!("sqlite://{}", self.data_dir.join("cairn.db").display()),
+        }
+    }
+
+    pub fn backend(&self) -> Result<Backend, String> {
+        let url = self.database_url();
+        if url.starts_with("sqlite:") {
+            Ok(Backend::Sqlite)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Ok(Backend::Postgres)
+        } else {
+            let scheme = url.split(':').next().unwrap_or_default();
+            Err(format!("invalid DATABASE_URL: unknown scheme '{scheme}' (use sqlite://FILE or postgres://…)"))
+        }
+    }
+
+    /// Checks what clap cannot, and prepares `DATA_DIR` and `LOG_DIR`. The error is one
+    /// line naming the setting.
+    pub fn validate(&self) -> Result<(), String> {
+        self.backend()?;
+        ensure_writable_dir(&self.data_dir, "DATA_DIR")?;
+        ensure_writable_dir(&self.log_dir, "LOG_DIR")?;
+        crate::logging::parse_filter(&self.log_level)
+            .map_err(|e| format!("invalid LOG_LEVEL '{}': {e}", self.log_level))?;
+        if let Some(secret) = &self.jwt_secret
+            && secret.len() < 32
+        {
+            return Err("invalid JWT_SECRET: use at least 32 characters".into());
+        }
+        Ok(())
+    }
+}
+
+fn ensure_writable_dir(dir: &std::path::Path, name: &str) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("invalid {name} '{}': {e}", dir.display());
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    let probe = dir.join(format!(".cairn-write-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"probe").map_err(fail)?;
+    std::fs::remove_file(&probe).map_err(fail)?;
+    Ok(())
+}
+
+/// Secrets are never printed, so a `{:?}` in a log line is safe.
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("data_dir", &self.data_dir)
+            .field("database_url", &self.database_url.as_deref().map(redact_url))
+            .field("log_dir", &self.log_dir)
+            .field("log_level", &self.log_level)
+            .field("disable_registration", &self.disable_registration)
+            .field("semantic_search", &self.semantic_search)
+            .field("rerank", &self.rerank)
+            .field("ocr_uploads", &self.ocr_uploads)
+            .field("jwt_secret", &self.jwt_secret.as_ref().map(|_| "<redacted>"))
+            .field("cookie_secure", &self.cookie_secure)
+            .field("trust_proxy", &self.trust_proxy)
+            .field("upload_max_bytes", &self.upload_max_bytes)
+            .field("login_max_failures", &self.login_max_failures)
+            .field("login_window_secs", &self.login_window_secs)
+            .field("webhook_allow_private", &self.webhook_allow_private)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `postgres://user:secret@host/db` → `postgres://user:***@host/db`.
+pub fn redact_url(url: &str) -> String {
+    if let Some((scheme, rest)) = url.split_once("://")
+        && let Some((userinfo, host)) = rest.split_once('@')
+        && let Some((user, _)) = userinfo.split_once(':')
+    {
+        return format!("{scheme}://{user}:***@{host}");
+    }
+    url.to_owned()
+}

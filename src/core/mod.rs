@@ -1,0 +1,50 @@
+//! The core services: every rule of Cairn lives here, behind plain async functions that
+//! the three doors (HTTP, MCP, CLI) call. Nothing in here knows about HTTP.
+
+pub mod accounts;
+pub mod i18n;
+pub mod slug;
+pub mod system;
+pub mod tokens;
+pub mod workspaces;
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use crate::auth::jwt::JwtKeys;
+use crate::auth::password::Passwords;
+use crate::config::Config;
+use crate::store::Db;
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Everything a core function needs: settings, the database, keys. Cheap to clone.
+#[derive(Clone)]
+pub struct Ctx(Arc<CtxInner>);
+
+pub struct CtxInner {
+    pub config: Config,
+    pub db: Db,
+    pub jwt: JwtKeys,
+    pub passwords: Passwords,
+}
+
+impl Deref for Ctx {
+    type Target = CtxInner;
+    fn deref(&self) -> &CtxInner {
+        &self.0
+    }
+}
+
+impl Ctx {
+    pub fn new(config: Config, db: Db) -> anyhow::Result<Self> {
+        let jwt = JwtKeys::load(config.jwt_secret.as_deref(), &config.data_dir)?;
+        let passwords = Passwords::new(config.argon2_memory_kib, config.argon2_iterations)?;
+        Ok(Ctx(Arc::new(CtxInner { config, db, jwt, passwords })))
+    }
+
+    /// Where a workspace's files live.
+    pub fn workspace_dir(&self, slug: &str) -> std::path::PathBuf {
+        self.config.data_dir.join("workspaces").join(slug)
+    }
+}

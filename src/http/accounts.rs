@@ -1,0 +1,186 @@
+//! Registration, login sessions, the signed-in user, profile, password and language.
+
+use axum::extract::State;
+use axum::http::header::{ACCEPT_LANGUAGE, SET_COOKIE};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::auth::extract::{clear_session_cookie, session_cookie};
+use crate::auth::{AuthUser, MaybeAuthUser};
+use crate::core::accounts::{self, ProfileChange, User};
+use crate::core::{Ctx, i18n};
+use crate::error::{Error, Result};
+use crate::http::Problem;
+use crate::http::extract::{ClientAddr, Json, Path, Query};
+
+pub fn router() -> OpenApiRouter<Ctx> {
+    OpenApiRouter::new()
+        .routes(routes!(register))
+        .routes(routes!(login))
+        .routes(routes!(logout))
+        .routes(routes!(me))
+        .routes(routes!(update_profile))
+        .routes(routes!(change_password))
+        .routes(routes!(set_language))
+        .routes(routes!(get_i18n))
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct RegisterRequest {
+    pub email: String,
+    /// At least 8 characters.
+    pub password: String,
+    pub name: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct LoginRequest {
+    pub email: String,
+    pub password: String,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct ProfileRequest {
+    pub name: Option<String>,
+    pub email: Option<String>,
+    pub language: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct PasswordRequest {
+    pub current_password: String,
+    /// At least 8 characters.
+    pub new_password: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Language {
+    #[schema(example = "de")]
+    pub language: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Catalogue {
+    pub language: &'static str,
+    pub languages: Vec<&'static str>,
+    pub messages: &'static BTreeMap<String, String>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LangQuery {
+    /// Preferred language code (en, de, fr, es, ja).
+    pub lang: Option<String>,
+}
+
+fn with_cookie(status: StatusCode, cookie: String, body: impl Serialize) -> Response {
+    (status, [(SET_COOKIE, cookie)], axum::Json(body)).into_response()
+}
+
+/// Creates an account with a personal workspace and signs it in. Open unless
+/// `DISABLE_REGISTRATION=1`.
+#[utoipa::path(post, path = "/api/auth/register", tag = "accounts", request_body = RegisterRequest,
+    responses((status = 201, body = User, description = "Created; the session cookie is set"),
+        (status = 400, body = Problem, description = "Invalid email, or password under 8 characters"),
+        (status = 403, body = Problem, description = "Registration is closed"),
+        (status = 409, body = Problem, description = "Email taken"),
+        (status = 422, body = Problem), (status = 503, body = Problem)))]
+async fn register(State(ctx): State<Ctx>, Json(req): Json<RegisterRequest>) -> Result<Response> {
+    let user = accounts::register(&ctx, &req.email, &req.password, req.name.as_deref()).await?;
+    let token = accounts::create_session(&ctx, user.id).await?;
+    Ok(with_cookie(StatusCode::CREATED, session_cookie(&token, ctx.config.cookie_secure), user))
+}
+
+/// Signs in with email and password and sets the `cairn_session` cookie.
+#[utoipa::path(post, path = "/api/auth/login", tag = "accounts", request_body = LoginRequest,
+    responses((status = 200, body = User, description = "Signed in; the session cookie is set"),
+        (status = 401, body = Problem, description = "Wrong email or password"),
+        (status = 422, body = Problem),
+        (status = 429, body = Problem, description = "Too many failures for this email and address; see Retry-After"),
+        (status = 503, body = Problem)))]
+async fn login(
+    State(ctx): State<Ctx>,
+    ClientAddr(client): ClientAddr,
+    Json(req): Json<LoginRequest>,
+) -> Result<Response> {
+    let (user, token) = accounts::login(&ctx, &req.email, &req.password, &client).await?;
+    Ok(with_cookie(StatusCode::OK, session_cookie(&token, ctx.config.cookie_secure), user))
+}
+
+/// Ends the current session (deleted server-side) and clears the cookie.
+#[utoipa::path(post, path = "/api/auth/logout", tag = "accounts",
+    security(("cookie" = [])),
+    responses((status = 204, description = "Signed out"), (status = 401, body = Problem)))]
+async fn logout(State(ctx): State<Ctx>, auth: AuthUser) -> Result<Response> {
+    let session = auth.session_id().ok_or_else(|| {
+        Error::unauthorized("no session to end; bearer tokens are revoked with DELETE /api/tokens/{id}")
+    })?;
+    accounts::logout(&ctx, session).await?;
+    Ok((StatusCode::NO_CONTENT, [(SET_COOKIE, clear_session_cookie(ctx.config.cookie_secure))]).into_response())
+}
+
+/// The signed-in user.
+#[utoipa::path(get, path = "/api/me", tag = "accounts", security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = User), (status = 401, body = Problem)))]
+async fn me(auth: AuthUser) -> axum::Json<User> {
+    axum::Json(auth.user)
+}
+
+/// Changes name, email or language.
+#[utoipa::path(post, path = "/api/settings/profile", tag = "accounts", request_body = ProfileRequest,
+    security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = User), (status = 400, body = Problem), (status = 401, body = Problem),
+        (status = 409, body = Problem, description = "Email taken"), (status = 422, body = Problem), (status = 503, body = Problem)))]
+async fn update_profile(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Json(req): Json<ProfileRequest>,
+) -> Result<axum::Json<User>> {
+    let change = ProfileChange { name: req.name, email: req.email, language: req.language };
+    Ok(axum::Json(accounts::update_profile(&ctx, &auth.user, change).await?))
+}
+
+/// Changes the password; every other session of the user ends.
+#[utoipa::path(post, path = "/api/settings/password", tag = "accounts", request_body = PasswordRequest,
+    security(("bearer" = []), ("cookie" = [])),
+    responses((status = 204, description = "Changed"),
+        (status = 400, body = Problem, description = "Wrong current password, or new one too short"),
+        (status = 401, body = Problem), (status = 422, body = Problem), (status = 503, body = Problem)))]
+async fn change_password(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Json(req): Json<PasswordRequest>,
+) -> Result<StatusCode> {
+    accounts::change_password(&ctx, &auth.user, &req.current_password, &req.new_password, auth.session_id()).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Sets the signed-in user's interface language.
+#[utoipa::path(post, path = "/api/lang/{code}", tag = "accounts",
+    params(("code" = String, Path, description = "en, de, fr, es or ja")),
+    security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = Language), (status = 400, body = Problem, description = "Unknown language"),
+        (status = 401, body = Problem), (status = 503, body = Problem)))]
+async fn set_language(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(code): Path<String>,
+) -> Result<axum::Json<Language>> {
+    let language = accounts::set_language(&ctx, &auth.user, &code).await?;
+    Ok(axum::Json(Language { language }))
+}
+
+/// The message catalogue of the web app, in `lang`, else the user's language, else
+/// the best `Accept-Language` match, else English. Needs no credential.
+#[utoipa::path(get, path = "/api/i18n", tag = "accounts", params(LangQuery),
+    responses((status = 200, body = Catalogue)))]
+async fn get_i18n(maybe: MaybeAuthUser, headers: HeaderMap, Query(q): Query<LangQuery>) -> axum::Json<Catalogue> {
+    let user_lang = maybe.0.as_ref().map(|a| a.user.language.as_str());
+    let accept = headers.get(ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
+    let language = i18n::choose(q.lang.as_deref(), user_lang, accept);
+    axum::Json(Catalogue { language, languages: i18n::LANGUAGES.to_vec(), messages: i18n::messages(language) })
+}

@@ -1,0 +1,115 @@
+//! Extractors whose rejections are problem+json with CONTRACT §2's statuses: a body of
+//! the wrong shape is 422 (whatever its content type), a bad query string 400, a path
+//! parameter of the wrong type 404 (no such thing can exist).
+
+use std::net::SocketAddr;
+
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+
+use crate::core::Ctx;
+use crate::error::Error;
+
+/// A JSON request body.
+pub struct Json<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
+    type Rejection = Error;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Error> {
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                Error::new(e.status(), "body_too_large", "the request body is too large")
+            } else {
+                Error::unprocessable(format!("unreadable body: {e}"))
+            }
+        })?;
+        // An empty body is an empty object; anything else must be an object (serde would
+        // otherwise accept an array for a struct, field by position).
+        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+        let bytes = match first {
+            None => Bytes::from_static(b"{}"),
+            Some(b'{') => bytes,
+            Some(_) => return Err(Error::unprocessable("the body must be a JSON object")),
+        };
+        serde_json::from_slice(&bytes)
+            .map(Json)
+            .map_err(|e| Error::unprocessable(format!("the body does not match the expected shape: {e}")))
+    }
+}
+
+/// A query string.
+pub struct Query<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+        let q = parts.uri.query().unwrap_or_default();
+        serde_urlencoded::from_str(q)
+            .map(Query)
+            .map_err(|e| Error::bad_request("invalid_query", format!("invalid query parameters: {e}")))
+    }
+}
+
+/// Path parameters.
+pub struct Path<T>(pub T);
+
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Error> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|p| Path(p.0))
+            .map_err(|_| Error::not_found("not_found", "no such resource"))
+    }
+}
+
+/// The client's address, as the failed-login limiter counts it: the peer address, or
+/// with `TRUST_PROXY=1` the last `X-Forwarded-For` entry (the one our proxy added).
+pub struct ClientAddr(pub String);
+
+impl FromRequestParts<Ctx> for ClientAddr {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, ctx: &Ctx) -> Result<Self, Error> {
+        if ctx.config.trust_proxy
+            && let Some(last) = parts
+                .headers
+                .get_all("x-forwarded-for")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .map(str::trim)
+                .rfind(|s| !s.is_empty())
+        {
+            return Ok(ClientAddr(last.to_owned()));
+        }
+        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip().to_string());
+        Ok(ClientAddr(peer.unwrap_or_else(|| "unknown".into())))
+    }
+}
+
+/// `limit` (default 50, at most 500) and `offset` of a list.
+#[derive(serde::Deserialize, utoipa::IntoParams, Default)]
+#[into_params(parameter_in = Query)]
+pub struct Paging {
+    /// Items per page (default 50, at most 500).
+    pub limit: Option<i64>,
+    /// Items to skip.
+    pub offset: Option<i64>,
+}
+
+impl Paging {
+    pub fn resolve(&self) -> Result<(i64, i64), Error> {
+        let limit = self.limit.unwrap_or(50);
+        let offset = self.offset.unwrap_or(0);
+        if limit < 1 || offset < 0 {
+            return Err(Error::bad_request("invalid_paging", "limit must be at least 1 and offset at least 0"));
+        }
+        Ok((limit.min(500), offset))
+    }
+}

@@ -1,0 +1,93 @@
+//! The HTTP door: thin handlers that parse, authenticate, call the core and shape the
+//! answer. Each resource module exposes `router()`; [`api`] merges them and collects
+//! the OpenAPI document from the same handlers, so the document cannot drift.
+
+pub mod accounts;
+pub mod extract;
+pub mod system;
+pub mod tokens;
+pub mod workspaces;
+
+use serde::Serialize;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::core::Ctx;
+
+/// RFC 9457 problem details, the body of every error.
+#[derive(Serialize, ToSchema)]
+pub struct Problem {
+    /// Always `about:blank`.
+    #[schema(example = "about:blank")]
+    pub r#type: String,
+    #[schema(example = "Not Found")]
+    pub title: String,
+    #[schema(example = 404)]
+    pub status: u16,
+    pub detail: String,
+    /// Stable machine-readable name of the error.
+    #[schema(example = "workspace_not_found")]
+    pub code: String,
+}
+
+/// A page of a list: `{items, total}`.
+#[derive(Serialize, ToSchema)]
+pub struct List<T: ToSchema> {
+    pub items: Vec<T>,
+    /// Number of items across all pages.
+    pub total: i64,
+}
+
+impl<T: ToSchema> List<T> {
+    pub fn new(items: Vec<T>, total: i64) -> Self {
+        Self { items, total }
+    }
+}
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("A personal access token (svc_…) or a JWT from POST /api/token"))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "cookie",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new(crate::auth::extract::SESSION_COOKIE))),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Cairn", description = "A self-hosted, multi-user wiki and knowledge base.", license(name = "MIT")),
+    modifiers(&SecuritySchemes),
+    components(schemas(Problem)),
+    tags(
+        (name = "system", description = "Health, features and documents"),
+        (name = "accounts", description = "Registration, sessions, profile"),
+        (name = "tokens", description = "JWTs and personal access tokens"),
+        (name = "workspaces", description = "Workspaces and members"),
+    )
+)]
+struct ApiDoc;
+
+/// Every documented route, with its OpenAPI document.
+pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
+    let (router, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(system::router())
+        .merge(accounts::router())
+        .merge(tokens::router())
+        .merge(workspaces::router())
+        .split_for_parts();
+    doc.info.version = crate::core::VERSION.to_owned();
+    (router, doc)
+}

@@ -1,0 +1,46 @@
+//! `/health`, `/api/system` and `/openapi.json`.
+
+use axum::Json;
+use axum::extract::State;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::auth::AuthUser;
+use crate::core::{Ctx, VERSION, system};
+use crate::http::Problem;
+
+pub fn router() -> OpenApiRouter<Ctx> {
+    OpenApiRouter::new().routes(routes!(health)).routes(routes!(system_report))
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    /// `ok`, or `degraded` while the database is unreachable.
+    #[schema(example = "ok")]
+    pub status: &'static str,
+    /// `ok` or `error`.
+    #[schema(example = "ok")]
+    pub db: &'static str,
+    pub version: &'static str,
+}
+
+/// Process state, database connectivity and version. Needs no credential; answers 200
+/// even while the database is down (then `db` is `error`).
+#[utoipa::path(get, path = "/health", tag = "system", responses((status = 200, body = Health)))]
+async fn health(State(ctx): State<Ctx>) -> Json<Health> {
+    let db_ok = ctx.db.ping().await;
+    Json(Health {
+        status: if db_ok { "ok" } else { "degraded" },
+        db: if db_ok { "ok" } else { "error" },
+        version: VERSION,
+    })
+}
+
+/// Which optional features resolved as enabled on this instance.
+#[utoipa::path(get, path = "/api/system", tag = "system",
+    security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = system::SystemReport), (status = 401, body = Problem)))]
+async fn system_report(State(ctx): State<Ctx>, _auth: AuthUser) -> Json<system::SystemReport> {
+    Json(system::report(&ctx).await)
+}

@@ -1,0 +1,69 @@
+//! `POST /api/token` (JWT) and personal access tokens.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Deserialize;
+use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::auth::AuthUser;
+use crate::core::Ctx;
+use crate::core::tokens::{self, AccessToken, NewToken, TokenInfo};
+use crate::error::Result;
+use crate::http::extract::{Json, Paging, Path, Query};
+use crate::http::{List, Problem};
+
+pub fn router() -> OpenApiRouter<Ctx> {
+    OpenApiRouter::new()
+        .routes(routes!(issue_jwt))
+        .routes(routes!(list_tokens, create_token))
+        .routes(routes!(revoke_token))
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct TokenRequest {
+    /// What the token is for, e.g. "laptop MCP client".
+    pub name: String,
+}
+
+/// Issues a JWT for the caller, valid for 7 days.
+#[utoipa::path(post, path = "/api/token", tag = "tokens", security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = AccessToken), (status = 401, body = Problem)))]
+async fn issue_jwt(State(ctx): State<Ctx>, auth: AuthUser) -> Result<axum::Json<AccessToken>> {
+    Ok(axum::Json(tokens::issue_jwt(&ctx, &auth.user)?))
+}
+
+/// The caller's personal access tokens (never their secrets).
+#[utoipa::path(get, path = "/api/tokens", tag = "tokens", params(Paging), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = List<TokenInfo>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 503, body = Problem)))]
+async fn list_tokens(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Query(p): Query<Paging>,
+) -> Result<axum::Json<List<TokenInfo>>> {
+    let (limit, offset) = p.resolve()?;
+    let (items, total) = tokens::list(&ctx, &auth.user, limit, offset).await?;
+    Ok(axum::Json(List::new(items, total)))
+}
+
+/// Creates a personal access token. The plaintext is in this answer only.
+#[utoipa::path(post, path = "/api/tokens", tag = "tokens", request_body = TokenRequest, security(("bearer" = []), ("cookie" = [])),
+    responses((status = 201, body = NewToken), (status = 400, body = Problem), (status = 401, body = Problem),
+        (status = 422, body = Problem), (status = 503, body = Problem)))]
+async fn create_token(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Json(req): Json<TokenRequest>,
+) -> Result<(StatusCode, axum::Json<NewToken>)> {
+    Ok((StatusCode::CREATED, axum::Json(tokens::create(&ctx, &auth.user, &req.name).await?)))
+}
+
+/// Revokes a token at once.
+#[utoipa::path(delete, path = "/api/tokens/{token_id}", tag = "tokens", params(("token_id" = i64, Path)),
+    security(("bearer" = []), ("cookie" = [])),
+    responses((status = 204, description = "Revoked"), (status = 401, body = Problem),
+        (status = 404, body = Problem, description = "No such token of the caller"), (status = 503, body = Problem)))]
+async fn revoke_token(State(ctx): State<Ctx>, auth: AuthUser, Path(id): Path<i64>) -> Result<StatusCode> {
+    tokens::revoke(&ctx, &auth.user, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

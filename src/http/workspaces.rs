@@ -1,0 +1,167 @@
+//! Workspaces and their members. Every route answers 404 for a workspace the caller is
+//! not a member of.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::auth::AuthUser;
+use crate::core::Ctx;
+use crate::core::workspaces::{self, Member, Role, WorkspaceInfo};
+use crate::error::Result;
+use crate::http::extract::{Json, Paging, Path, Query};
+use crate::http::{List, Problem};
+
+pub fn router() -> OpenApiRouter<Ctx> {
+    OpenApiRouter::new()
+        .routes(routes!(list_workspaces, create_workspace))
+        .routes(routes!(update_workspace, delete_workspace))
+        .routes(routes!(list_members, add_member))
+        .routes(routes!(remove_member))
+        .routes(routes!(switch_workspace))
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct CreateWorkspace {
+    pub name: String,
+    /// Derived from the name when absent; page slug rules apply.
+    pub slug: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct UpdateWorkspace {
+    pub name: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct AddMember {
+    /// Email of an existing account.
+    pub email: String,
+    /// Defaults to `member`.
+    pub role: Option<Role>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Switched {
+    pub default_workspace: String,
+}
+
+/// The caller's workspaces.
+#[utoipa::path(get, path = "/api/workspaces", tag = "workspaces", params(Paging), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = List<WorkspaceInfo>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 503, body = Problem)))]
+async fn list_workspaces(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Query(p): Query<Paging>,
+) -> Result<axum::Json<List<WorkspaceInfo>>> {
+    let (limit, offset) = p.resolve()?;
+    let (items, total) = workspaces::list(&ctx, &auth.user, limit, offset).await?;
+    Ok(axum::Json(List::new(items, total)))
+}
+
+/// Creates a workspace owned by the caller.
+#[utoipa::path(post, path = "/api/workspaces", tag = "workspaces", request_body = CreateWorkspace, security(("bearer" = []), ("cookie" = [])),
+    responses((status = 201, body = WorkspaceInfo), (status = 400, body = Problem, description = "Bad slug or name"),
+        (status = 401, body = Problem), (status = 409, body = Problem, description = "Slug taken"),
+        (status = 422, body = Problem), (status = 503, body = Problem)))]
+async fn create_workspace(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Json(req): Json<CreateWorkspace>,
+) -> Result<(StatusCode, axum::Json<WorkspaceInfo>)> {
+    let ws = workspaces::create(&ctx, &auth.user, &req.name, req.slug.as_deref()).await?;
+    Ok((StatusCode::CREATED, axum::Json(ws)))
+}
+
+/// Renames a workspace (owner only; the slug never changes).
+#[utoipa::path(put, path = "/api/workspaces/{slug}", tag = "workspaces", request_body = UpdateWorkspace,
+    params(("slug" = String, Path)), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = WorkspaceInfo), (status = 400, body = Problem), (status = 401, body = Problem),
+        (status = 403, body = Problem, description = "A member, not an owner"), (status = 404, body = Problem),
+        (status = 422, body = Problem), (status = 503, body = Problem)))]
+async fn update_workspace(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Json(req): Json<UpdateWorkspace>,
+) -> Result<axum::Json<WorkspaceInfo>> {
+    let owner = workspaces::access(&ctx, &auth.user, &slug).await?.owner()?;
+    Ok(axum::Json(workspaces::update(&ctx, &owner, req.name.as_deref()).await?))
+}
+
+/// Deletes a workspace (owner only). Its files are moved aside under `DATA_DIR/deleted/`.
+#[utoipa::path(delete, path = "/api/workspaces/{slug}", tag = "workspaces",
+    params(("slug" = String, Path)), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 204, description = "Deleted"), (status = 401, body = Problem),
+        (status = 403, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn delete_workspace(State(ctx): State<Ctx>, auth: AuthUser, Path(slug): Path<String>) -> Result<StatusCode> {
+    let owner = workspaces::access(&ctx, &auth.user, &slug).await?.owner()?;
+    workspaces::delete(&ctx, owner).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The workspace's members.
+#[utoipa::path(get, path = "/api/workspaces/{slug}/members", tag = "workspaces",
+    params(("slug" = String, Path), Paging), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = List<Member>), (status = 400, body = Problem), (status = 401, body = Problem),
+        (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn list_members(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(p): Query<Paging>,
+) -> Result<axum::Json<List<Member>>> {
+    let (limit, offset) = p.resolve()?;
+    let access = workspaces::access(&ctx, &auth.user, &slug).await?;
+    let (items, total) = workspaces::members(&ctx, &access, limit, offset).await?;
+    Ok(axum::Json(List::new(items, total)))
+}
+
+/// Adds the account with this email (owner only).
+#[utoipa::path(post, path = "/api/workspaces/{slug}/members", tag = "workspaces", request_body = AddMember,
+    params(("slug" = String, Path)), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 201, body = Member), (status = 400, body = Problem), (status = 401, body = Problem),
+        (status = 403, body = Problem), (status = 404, body = Problem, description = "No such workspace, or no account with that email"),
+        (status = 409, body = Problem, description = "Already a member"), (status = 422, body = Problem), (status = 503, body = Problem)))]
+async fn add_member(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Json(req): Json<AddMember>,
+) -> Result<(StatusCode, axum::Json<Member>)> {
+    let owner = workspaces::access(&ctx, &auth.user, &slug).await?.owner()?;
+    let member = workspaces::add_member(&ctx, &owner, &req.email, req.role.unwrap_or(Role::Member)).await?;
+    Ok((StatusCode::CREATED, axum::Json(member)))
+}
+
+/// Removes a member (an owner removes anyone; a member only itself). The last owner
+/// cannot be removed.
+#[utoipa::path(delete, path = "/api/workspaces/{slug}/members/{member_id}", tag = "workspaces",
+    params(("slug" = String, Path), ("member_id" = i64, Path, description = "The member's user id")),
+    security(("bearer" = []), ("cookie" = [])),
+    responses((status = 204, description = "Removed"), (status = 400, body = Problem, description = "The last owner"),
+        (status = 401, body = Problem), (status = 403, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn remove_member(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path((slug, member_id)): Path<(String, i64)>,
+) -> Result<StatusCode> {
+    let access = workspaces::access(&ctx, &auth.user, &slug).await?;
+    workspaces::remove_member(&ctx, access, member_id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Makes this workspace the default for all of the caller's credentials.
+#[utoipa::path(post, path = "/api/workspaces/{slug}/switch", tag = "workspaces",
+    params(("slug" = String, Path)), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = Switched), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn switch_workspace(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+) -> Result<axum::Json<Switched>> {
+    let access = workspaces::access(&ctx, &auth.user, &slug).await?;
+    Ok(axum::Json(Switched { default_workspace: workspaces::switch(&ctx, &access).await? }))
+}

@@ -1,0 +1,38 @@
+//! Logs go to stdout and to a daily-rotated file in `LOG_DIR`. `LOG_LEVEL` is a level
+//! (`DEBUG` works too) or a full tracing filter string. Nothing here ever logs request
+//! bodies, headers or cookies, so passwords and tokens cannot reach a log.
+
+use tracing_appender::non_blocking::WorkerGuard;
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+use crate::config::Config;
+
+/// `info` → `info,sqlx=warn` (sqlx is noisy at info); a filter string is used as given.
+pub fn parse_filter(level: &str) -> Result<EnvFilter, String> {
+    let lower = level.trim().to_lowercase();
+    let spec = match lower.as_str() {
+        "trace" | "debug" | "info" | "warn" | "error" | "off" => format!("{lower},sqlx=warn,hyper=warn"),
+        "warning" => "warn,sqlx=warn".to_owned(),
+        _ => level.trim().to_owned(),
+    };
+    EnvFilter::try_new(spec).map_err(|e| e.to_string())
+}
+
+/// Installs the global subscriber. Keep the guard alive: dropping it flushes the file.
+pub fn init(config: &Config) -> anyhow::Result<WorkerGuard> {
+    let appender = tracing_appender::rolling::Builder::new()
+        .rotation(tracing_appender::rolling::Rotation::DAILY)
+        .filename_prefix("cairn")
+        .filename_suffix("log")
+        .build(&config.log_dir)?;
+    let (file_writer, guard) = tracing_appender::non_blocking(appender);
+    let filter = parse_filter(&config.log_level).map_err(anyhow::Error::msg)?;
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(tracing_subscriber::fmt::layer().with_target(false))
+        .with(tracing_subscriber::fmt::layer().with_target(false).with_ansi(false).with_writer(file_writer))
+        .try_init()?;
+    Ok(guard)
+}

@@ -1,0 +1,107 @@
+//! The database half of Cairn: one pool, two engines.
+//!
+//! Queries are written once with `$n` placeholders and run through sqlx's `Any` driver on
+//! SQLite (embedded default) and PostgreSQL. Only what truly differs between the engines
+//! (DDL types, full-text search, locks) lives in small per-backend branches, each
+//! commented. Columns are declared as `BIGINT`/`TEXT`/`BLOB` only: the `Any` driver
+//! cannot read SQLite columns declared `BOOLEAN` or `TIMESTAMP` (STACK.md).
+
+pub mod schema;
+
+use std::time::Duration;
+
+use anyhow::Context;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, ConnectOptions, Connection};
+
+pub use crate::config::Backend;
+use crate::config::Config;
+pub use schema::ConvergeReport;
+
+#[derive(Clone)]
+pub struct Db {
+    pub pool: AnyPool,
+    pub backend: Backend,
+}
+
+impl Db {
+    /// Connects, converges the schema on a dedicated connection (so no pooled
+    /// connection caches statements from before a rebuild), then opens the pool.
+    pub async fn connect(config: &Config) -> anyhow::Result<(Db, ConvergeReport)> {
+        sqlx::any::install_default_drivers();
+        let backend = config.backend().map_err(anyhow::Error::msg)?;
+        let url = connect_url(&config.database_url(), backend);
+        let options: AnyConnectOptions = url.parse().context("invalid DATABASE_URL")?;
+        let options = options.disable_statement_logging();
+
+        let report = {
+            let mut conn = options.connect().await.context("cannot connect to the database")?;
+            if backend == Backend::Sqlite {
+                // WAL is a property of the file: set once, kept by every later connection.
+                sqlx::query("PRAGMA journal_mode = WAL").execute(&mut conn).await?;
+            }
+            configure_connection(&mut conn, backend).await?;
+            let report = schema::converge(&mut conn, backend).await?;
+            conn.close().await.ok();
+            report
+        };
+
+        let pool = AnyPoolOptions::new()
+            .max_connections(config.db_max_connections)
+            .min_connections(if backend == Backend::Sqlite { 1 } else { 0 })
+            .acquire_timeout(Duration::from_secs(3))
+            // A PostgreSQL connection may die with the server; SQLite's cannot.
+            .test_before_acquire(backend == Backend::Postgres)
+            .after_connect(move |conn, _meta| Box::pin(async move { configure_connection(conn, backend).await }))
+            .connect_with(options)
+            .await
+            .context("cannot open the database pool")?;
+        Ok((Db { pool, backend }, report))
+    }
+
+    /// True when the database answers within two seconds.
+    pub async fn ping(&self) -> bool {
+        let probe = sqlx::query("SELECT 1").execute(&self.pool);
+        matches!(tokio::time::timeout(Duration::from_secs(2), probe).await, Ok(Ok(_)))
+    }
+}
+
+/// The URL as sqlx wants it: SQLite files are created when missing.
+fn connect_url(url: &str, backend: Backend) -> String {
+    if backend == Backend::Sqlite && !url.contains('?') { format!("{url}?mode=rwc") } else { url.to_owned() }
+}
+
+/// Per-connection settings. SQLite: enforce foreign keys, wait on a busy writer instead
+/// of failing, and fsync the WAL at every commit (`synchronous=FULL`) so an acknowledged
+/// write survives a power cut, not only a crash.
+async fn configure_connection(conn: &mut sqlx::AnyConnection, backend: Backend) -> Result<(), sqlx::Error> {
+    if backend == Backend::Sqlite {
+        sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
+        sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
+        sqlx::query("PRAGMA synchronous = FULL").execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// Errors that mean "the database is unreachable" (answered 503) rather than a bug.
+pub fn is_connection_error(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed
+        | sqlx::Error::Protocol(_) => true,
+        sqlx::Error::Database(db) => {
+            let code = db.code().unwrap_or_default();
+            // PostgreSQL class 08 = connection exception; 57P0x = shutting down.
+            code.starts_with("08") || code.starts_with("57P")
+        }
+        _ => false,
+    }
+}
+
+/// A unique constraint was violated (detected by kind, not by name: SQLite has none).
+pub fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
+}

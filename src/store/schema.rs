@@ -1,0 +1,333 @@
+//! Schema convergence (SPEC "Versioning").
+//!
+//! At start-up the database is brought to this release's shape: missing tables,
+//! columns and indexes are created; nothing is ever dropped, so an older release
+//! starts over a newer schema and simply ignores what it does not know. Columns added
+//! after a table's first release must be nullable or carry a default.
+//!
+//! The one exception is derived search state (PostgreSQL's generated `tsvector` column,
+//! SQLite's FTS5 table and its triggers). Each has a fingerprint — the SHA-256 of its DDL
+//! — kept in `schema_meta`; it is rebuilt (a table rewrite plus an index build) only
+//! when the fingerprint differs from what this release would create.
+
+use anyhow::Context;
+use sha2::{Digest, Sha256};
+use sqlx::{AnyConnection, AssertSqlSafe, Connection, Row};
+
+use super::Backend;
+
+/// What one convergence changed. Empty means the database already had this shape.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ConvergeReport {
+    pub created_tables: Vec<String>,
+    pub added_columns: Vec<String>,
+    pub created_search: Vec<String>,
+    pub rebuilt_search: Vec<String>,
+}
+
+impl ConvergeReport {
+    pub fn is_empty(&self) -> bool {
+        self.created_tables.is_empty()
+            && self.added_columns.is_empty()
+            && self.created_search.is_empty()
+            && self.rebuilt_search.is_empty()
+    }
+}
+
+struct Table {
+    name: &'static str,
+    /// (column, definition). `{id}` and `{blob}` are replaced per backend.
+    columns: &'static [(&'static str, &'static str)],
+    constraints: &'static [&'static str],
+}
+
+const TABLES: &[Table] = &[
+    Table {
+        name: "schema_meta",
+        columns: &[("key", "TEXT NOT NULL PRIMARY KEY"), ("value", "TEXT NOT NULL")],
+        constraints: &[],
+    },
+    Table {
+        name: "users",
+        columns: &[
+            ("id", "{id}"),
+            ("email", "TEXT NOT NULL"),
+            ("name", "TEXT NOT NULL"),
+            ("password_hash", "TEXT NOT NULL"),
+            ("language", "TEXT NOT NULL DEFAULT 'en'"),
+            ("default_workspace_id", "BIGINT"),
+            // Credentials (sessions, JWTs) issued before this unix second are void:
+            // bumped by a password change.
+            ("credentials_since", "BIGINT NOT NULL DEFAULT 0"),
+            ("created_at", "TEXT NOT NULL"),
+        ],
+        constraints: &["CONSTRAINT users_email_key UNIQUE (email)"],
+    },
+    Table {
+        name: "sessions",
+        columns: &[
+            ("id", "{id}"),
+            ("user_id", "BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE"),
+            ("token_hash", "TEXT NOT NULL"),
+            ("created_at", "TEXT NOT NULL"),
+            ("expires_at", "BIGINT NOT NULL"),
+        ],
+        constraints: &["CONSTRAINT sessions_token_hash_key UNIQUE (token_hash)"],
+    },
+    Table {
+        name: "api_tokens",
+        columns: &[
+            ("id", "{id}"),
+            ("user_id", "BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE"),
+            ("name", "TEXT NOT NULL"),
+            ("token_hash", "TEXT NOT NULL"),
+            ("created_at", "TEXT NOT NULL"),
+            ("last_used_at", "TEXT"),
+        ],
+        constraints: &["CONSTRAINT api_tokens_token_hash_key UNIQUE (token_hash)"],
+    },
+    Table {
+        name: "login_failures",
+        columns: &[
+            ("email", "TEXT NOT NULL"),
+            ("client", "TEXT NOT NULL"),
+            ("failures", "BIGINT NOT NULL"),
+            ("first_failure_at", "BIGINT NOT NULL"),
+        ],
+        constraints: &["PRIMARY KEY (email, client)"],
+    },
+    Table {
+        name: "workspaces",
+        columns: &[
+            ("id", "{id}"),
+            ("slug", "TEXT NOT NULL"),
+            ("name", "TEXT NOT NULL"),
+            ("created_at", "TEXT NOT NULL"),
+            ("created_by", "BIGINT"),
+        ],
+        constraints: &["CONSTRAINT workspaces_slug_key UNIQUE (slug)"],
+    },
+    Table {
+        name: "memberships",
+        columns: &[
+            ("workspace_id", "BIGINT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE"),
+            ("user_id", "BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE"),
+            ("role", "TEXT NOT NULL"),
+            ("created_at", "TEXT NOT NULL"),
+        ],
+        constraints: &["PRIMARY KEY (workspace_id, user_id)"],
+    },
+    Table {
+        name: "pages",
+        columns: &[
+            ("id", "{id}"),
+            ("workspace_id", "BIGINT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE"),
+            ("slug", "TEXT NOT NULL"),
+            ("title", "TEXT NOT NULL"),
+            ("content", "TEXT NOT NULL"),
+            // Plain text of the markdown, what full-text search indexes.
+            ("body", "TEXT NOT NULL DEFAULT ''"),
+            ("parent_id", "BIGINT"),
+            ("revision", "TEXT NOT NULL"),
+            ("created_at", "TEXT NOT NULL"),
+            ("created_by", "BIGINT"),
+            ("updated_at", "TEXT NOT NULL"),
+            ("updated_by", "BIGINT"),
+            ("deleted_at", "TEXT"),
+            ("deleted_by", "BIGINT"),
+        ],
+        constraints: &["CONSTRAINT pages_workspace_id_slug_key UNIQUE (workspace_id, slug)"],
+    },
+];
+
+const INDEXES: &[&str] = &[
+    "CREATE INDEX IF NOT EXISTS sessions_user_id_idx ON sessions (user_id)",
+    "CREATE INDEX IF NOT EXISTS api_tokens_user_id_idx ON api_tokens (user_id)",
+    "CREATE INDEX IF NOT EXISTS memberships_user_id_idx ON memberships (user_id)",
+    "CREATE INDEX IF NOT EXISTS pages_workspace_updated_idx ON pages (workspace_id, updated_at)",
+    "CREATE INDEX IF NOT EXISTS pages_parent_idx ON pages (workspace_id, parent_id)",
+];
+
+/// Derived full-text state: its name, and the statements that create it from nothing.
+struct Search {
+    name: &'static str,
+    create: &'static [&'static str],
+}
+
+/// PostgreSQL: a stored generated `tsvector` plus a GIN index.
+const PG_SEARCH: Search = Search {
+    name: "pages.search_vector",
+    create: &[
+        "ALTER TABLE pages ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (\
+         setweight(to_tsvector('simple', coalesce(title, '')), 'A') || \
+         setweight(to_tsvector('simple', coalesce(body, '')), 'B')) STORED",
+        "CREATE INDEX pages_search_vector_idx ON pages USING GIN (search_vector)",
+    ],
+};
+const PG_SEARCH_DROP: &[&str] = &["ALTER TABLE pages DROP COLUMN IF EXISTS search_vector"];
+
+/// SQLite: an external-content FTS5 table over `pages`, kept in step by triggers.
+const SQLITE_SEARCH: Search = Search {
+    name: "pages_fts",
+    create: &[
+        "CREATE VIRTUAL TABLE pages_fts USING fts5(title, body, content='pages', \
+         content_rowid='id', tokenize='unicode61 remove_diacritics 2')",
+        "CREATE TRIGGER pages_fts_ai AFTER INSERT ON pages BEGIN \
+         INSERT INTO pages_fts(rowid, title, body) VALUES (new.id, new.title, new.body); END",
+        "CREATE TRIGGER pages_fts_ad AFTER DELETE ON pages BEGIN \
+         INSERT INTO pages_fts(pages_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body); END",
+        "CREATE TRIGGER pages_fts_au AFTER UPDATE OF title, body ON pages BEGIN \
+         INSERT INTO pages_fts(pages_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body); \
+         INSERT INTO pages_fts(rowid, title, body) VALUES (new.id, new.title, new.body); END",
+        "INSERT INTO pages_fts(pages_fts) VALUES ('rebuild')",
+    ],
+};
+const SQLITE_SEARCH_DROP: &[&str] = &[
+    "DROP TRIGGER IF EXISTS pages_fts_ai",
+    "DROP TRIGGER IF EXISTS pages_fts_ad",
+    "DROP TRIGGER IF EXISTS pages_fts_au",
+    "DROP TABLE IF EXISTS pages_fts",
+];
+
+fn ddl(template: &str, backend: Backend) -> String {
+    let (id, blob) = match backend {
+        Backend::Sqlite => ("INTEGER PRIMARY KEY AUTOINCREMENT", "BLOB"),
+        Backend::Postgres => ("BIGSERIAL PRIMARY KEY", "BYTEA"),
+    };
+    template.replace("{id}", id).replace("{blob}", blob)
+}
+
+async fn exec(conn: &mut AnyConnection, sql: String) -> anyhow::Result<()> {
+    sqlx::query(AssertSqlSafe(sql.clone()))
+        .execute(&mut *conn)
+        .await
+        .with_context(|| format!("schema statement failed: {sql}"))?;
+    Ok(())
+}
+
+async fn table_exists(conn: &mut AnyConnection, backend: Backend, table: &str) -> anyhow::Result<bool> {
+    let sql = match backend {
+        Backend::Sqlite => "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = $1",
+        Backend::Postgres => {
+            "SELECT COUNT(*) FROM information_schema.tables \
+             WHERE table_schema = current_schema() AND table_name = $1"
+        }
+    };
+    let n: i64 = sqlx::query_scalar(sql).bind(table).fetch_one(&mut *conn).await?;
+    Ok(n > 0)
+}
+
+pub async fn columns_of(conn: &mut AnyConnection, backend: Backend, table: &str) -> anyhow::Result<Vec<String>> {
+    let sql = match backend {
+        Backend::Sqlite => "SELECT name FROM pragma_table_info($1)",
+        Backend::Postgres => {
+            "SELECT column_name::text FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = $1"
+        }
+    };
+    let rows = sqlx::query(sql).bind(table).fetch_all(&mut *conn).await?;
+    rows.iter().map(|r| r.try_get::<String, _>(0).map_err(Into::into)).collect()
+}
+
+/// Brings the schema to this release's shape. Idempotent; never drops user data.
+pub async fn converge(conn: &mut AnyConnection, backend: Backend) -> anyhow::Result<ConvergeReport> {
+    if backend == Backend::Postgres {
+        // Two instances starting together must not race on DDL. Held for this
+        // connection's session, released below.
+        sqlx::query("SELECT pg_advisory_lock(7245210391)").execute(&mut *conn).await?;
+    }
+    let result = converge_locked(conn, backend).await;
+    if backend == Backend::Postgres {
+        sqlx::query("SELECT pg_advisory_unlock(7245210391)").execute(&mut *conn).await.ok();
+    }
+    let report = result?;
+    for t in &report.created_tables {
+        tracing::info!(table = %t, "schema: created table");
+    }
+    for c in &report.added_columns {
+        tracing::info!(column = %c, "schema: added column");
+    }
+    for s in &report.rebuilt_search {
+        tracing::warn!(search = %s, "schema: search expression changed; rebuilt search index");
+    }
+    Ok(report)
+}
+
+async fn converge_locked(conn: &mut AnyConnection, backend: Backend) -> anyhow::Result<ConvergeReport> {
+    let mut report = ConvergeReport::default();
+    for table in TABLES {
+        if !table_exists(conn, backend, table.name).await? {
+            let mut parts: Vec<String> =
+                table.columns.iter().map(|(name, def)| format!("{name} {}", ddl(def, backend))).collect();
+            parts.extend(table.constraints.iter().map(|c| c.to_string()));
+            exec(conn, format!("CREATE TABLE IF NOT EXISTS {} ({})", table.name, parts.join(", "))).await?;
+            report.created_tables.push(table.name.to_owned());
+            continue;
+        }
+        let existing = columns_of(conn, backend, table.name).await?;
+        for (name, def) in table.columns {
+            if !existing.iter().any(|c| c == name) {
+                exec(conn, format!("ALTER TABLE {} ADD COLUMN {name} {}", table.name, ddl(def, backend))).await?;
+                report.added_columns.push(format!("{}.{name}", table.name));
+            }
+        }
+    }
+    for index in INDEXES {
+        exec(conn, index.to_string()).await?;
+    }
+    converge_search(conn, backend, &mut report).await?;
+    Ok(report)
+}
+
+fn fingerprint(search: &Search) -> String {
+    let mut h = Sha256::new();
+    for stmt in search.create {
+        h.update(stmt.as_bytes());
+        h.update(b";\n");
+    }
+    hex::encode(h.finalize())
+}
+
+async fn converge_search(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    report: &mut ConvergeReport,
+) -> anyhow::Result<()> {
+    let (search, drop) = match backend {
+        Backend::Sqlite => (&SQLITE_SEARCH, SQLITE_SEARCH_DROP),
+        Backend::Postgres => (&PG_SEARCH, PG_SEARCH_DROP),
+    };
+    let key = format!("search_fingerprint:{}", search.name);
+    let want = fingerprint(search);
+    let stored: Option<String> = sqlx::query_scalar("SELECT value FROM schema_meta WHERE key = $1")
+        .bind(&key)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let exists = match backend {
+        Backend::Sqlite => table_exists(conn, backend, "pages_fts").await?,
+        Backend::Postgres => columns_of(conn, backend, "pages").await?.iter().any(|c| c == "search_vector"),
+    };
+    if exists && stored.as_deref() == Some(want.as_str()) {
+        return Ok(());
+    }
+    // Both engines run DDL inside transactions, so a rebuild is all or nothing.
+    let mut tx = conn.begin().await?;
+    for stmt in drop.iter().chain(search.create) {
+        exec(&mut tx, stmt.to_string()).await?;
+    }
+    sqlx::query(
+        "INSERT INTO schema_meta (key, value) VALUES ($1, $2) \
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    )
+    .bind(&key)
+    .bind(&want)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    if exists {
+        report.rebuilt_search.push(search.name.to_owned());
+    } else {
+        report.created_search.push(search.name.to_owned());
+    }
+    Ok(())
+}

@@ -1,0 +1,436 @@
+//! Accounts and credentials over real HTTP (CONTRACT §3).
+
+mod common;
+
+use common::*;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+#[tokio::test]
+async fn register_answers_the_user_sets_the_cookie_and_makes_a_personal_workspace() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.anon();
+    let r = api
+        .send(Method::POST, "/api/auth/register", Some(json!({"email": "  Alice@Example.COM ", "password": PASSWORD})))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let cookie = r.headers.get("set-cookie").unwrap().to_str().unwrap().to_owned();
+    assert!(cookie.starts_with("cairn_session="), "{cookie}");
+    for attr in ["HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=604800"] {
+        assert!(cookie.contains(attr), "{attr} missing in {cookie}");
+    }
+    assert!(!cookie.contains("Secure"), "{cookie}");
+    let user = r.json();
+    assert_eq!(user["email"], "alice@example.com");
+    assert_eq!(user["name"], "alice");
+    assert_eq!(user["language"], "en");
+    assert_eq!(user["default_workspace"], "alice");
+    assert!(user["id"].is_i64() && user["created_at"].is_string());
+    assert!(user.get("password_hash").is_none() && user.get("credentials_since").is_none());
+
+    let (s, me) = api.get("/api/me").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(me, user);
+    let (_, ws) = api.get("/api/workspaces").await;
+    assert_eq!(ws["total"], 1);
+    assert_eq!(ws["items"][0]["slug"], "alice");
+    assert_eq!(ws["items"][0]["role"], "owner");
+
+    // A second alice gets a free personal slug.
+    let other = srv.anon();
+    let (s, u2) = other.post("/api/auth/register", json!({"email": "alice@other.org", "password": PASSWORD})).await;
+    assert_eq!(s, StatusCode::CREATED);
+    assert_eq!(u2["default_workspace"], "alice-2");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn secure_cookie_when_configured() {
+    let env = Env::new().await;
+    let srv = env.start(&["--cookie-secure"]).await;
+    let r = srv.anon().send(Method::POST, "/api/auth/register", Some(json!({"email": "s@x.io", "password": PASSWORD}))).await;
+    assert!(r.headers.get("set-cookie").unwrap().to_str().unwrap().contains("; Secure"));
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn register_refuses_bad_input_with_the_right_status() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.anon();
+    let cases = [
+        (json!({"email": "not-an-email", "password": PASSWORD}), 400, "invalid_email"),
+        (json!({"email": "a@b", "password": PASSWORD}), 400, "invalid_email"),
+        (json!({"email": "short@x.io", "password": "1234567"}), 400, "password_too_short"),
+        (json!({"email": "n@x.io", "password": PASSWORD, "name": ""}), 400, "invalid_name"),
+        (json!({"email": "n@x.io"}), 422, "invalid_body"),
+        (json!({"email": 5, "password": PASSWORD}), 422, "invalid_body"),
+        (json!(["not", "an", "object"]), 422, "invalid_body"),
+    ];
+    for (body, status, code) in cases {
+        let r = api.send(Method::POST, "/api/auth/register", Some(body.clone())).await;
+        assert_problem(&r, status, code);
+    }
+    // Malformed JSON.
+    let r = api.client.post(format!("{}/api/auth/register", srv.url)).body("{\"email\":").send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    // Exactly 8 characters is enough.
+    let (s, _) = api.post("/api/auth/register", json!({"email": "eight@x.io", "password": "12345678"})).await;
+    assert_eq!(s, StatusCode::CREATED);
+    // Taken, whatever the case.
+    let r = srv
+        .anon()
+        .send(Method::POST, "/api/auth/register", Some(json!({"email": "EIGHT@x.io", "password": PASSWORD})))
+        .await;
+    assert_problem(&r, 409, "email_taken");
+    // Nothing half-written: the refused registrations left no users behind.
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(&srv.ctx.db.pool).await.unwrap();
+    assert_eq!(n, 1);
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM workspaces").fetch_one(&srv.ctx.db.pool).await.unwrap();
+    assert_eq!(n, 1);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn registration_can_be_closed() {
+    let env = Env::new().await;
+    let srv = env.start(&["--disable-registration"]).await;
+    let r = srv.anon().send(Method::POST, "/api/auth/register", Some(json!({"email": "a@x.io", "password": PASSWORD}))).await;
+    assert_problem(&r, 403, "registration_closed");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn login_logout_and_wrong_credentials() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    srv.user("bob@x.io").await;
+
+    let api = srv.anon();
+    let r = api.send(Method::POST, "/api/auth/login", Some(json!({"email": "BOB@x.io", "password": PASSWORD}))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.json()["email"], "bob@x.io");
+    let cookie = r.headers.get("set-cookie").unwrap().to_str().unwrap();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("Max-Age=604800"));
+    assert_eq!(api.get("/api/me").await.0, StatusCode::OK);
+
+    // Wrong password and unknown email: same status, same body.
+    let wrong = srv.anon().send(Method::POST, "/api/auth/login", Some(json!({"email": "bob@x.io", "password": "nope-nope"}))).await;
+    let unknown =
+        srv.anon().send(Method::POST, "/api/auth/login", Some(json!({"email": "who@x.io", "password": "nope-nope"}))).await;
+    assert_problem(&wrong, 401, "invalid_credentials");
+    assert_eq!(wrong.text, unknown.text);
+    assert!(wrong.headers.get("www-authenticate").is_some());
+    let r = srv.anon().send(Method::POST, "/api/auth/login", Some(json!({"email": "bob@x.io"}))).await;
+    assert_problem(&r, 422, "invalid_body");
+
+    // Logout deletes the session server-side.
+    let cookie_value = cookie.split(';').next().unwrap().to_owned();
+    let r = api.send(Method::POST, "/api/auth/logout", None).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert!(r.headers.get("set-cookie").unwrap().to_str().unwrap().contains("Max-Age=0"));
+    assert_eq!(api.get("/api/me").await.0, StatusCode::UNAUTHORIZED);
+    // Replaying the old cookie does not work either.
+    let replay = reqwest::Client::new()
+        .get(format!("{}/api/me", srv.url))
+        .header("cookie", cookie_value)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replay.status(), StatusCode::UNAUTHORIZED);
+    let r = srv.anon().send(Method::POST, "/api/auth/logout", None).await;
+    assert_problem(&r, 401, "unauthorized");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn failed_logins_are_limited_per_email_and_address() {
+    let env = Env::new().await;
+    let srv = env.start(&["--login-max-failures", "3", "--trust-proxy"]).await;
+    srv.user("carol@x.io").await;
+    let attempt = |password: &'static str, addr: &'static str| {
+        let api = srv.anon();
+        async move {
+            let url = format!("{}/api/auth/login", api.base);
+            let r = api
+                .client
+                .post(url)
+                .header("x-forwarded-for", format!("203.0.113.9, {addr}"))
+                .json(&json!({"email": "carol@x.io", "password": password}))
+                .send()
+                .await
+                .unwrap();
+            (r.status(), r.headers().get("retry-after").map(|v| v.to_str().unwrap().parse::<u64>().unwrap()))
+        }
+    };
+    for _ in 0..3 {
+        assert_eq!(attempt("wrong-password", "198.51.100.1").await.0, StatusCode::UNAUTHORIZED);
+    }
+    // Over the limit: 429 with Retry-After, even with the right password.
+    let (s, retry) = attempt("wrong-password", "198.51.100.1").await;
+    assert_eq!(s, StatusCode::TOO_MANY_REQUESTS);
+    let retry = retry.expect("Retry-After");
+    assert!((1..=900).contains(&retry), "{retry}");
+    assert_eq!(attempt(PASSWORD, "198.51.100.1").await.0, StatusCode::TOO_MANY_REQUESTS);
+    // Another address is not limited, and a success clears that pair's count.
+    for _ in 0..2 {
+        assert_eq!(attempt("wrong-password", "198.51.100.2").await.0, StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(attempt(PASSWORD, "198.51.100.2").await.0, StatusCode::OK);
+    for _ in 0..3 {
+        assert_eq!(attempt("wrong-password", "198.51.100.2").await.0, StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(attempt("wrong-password", "198.51.100.2").await.0, StatusCode::TOO_MANY_REQUESTS);
+    // The 429 body is problem+json.
+    let r = srv
+        .anon()
+        .client
+        .post(format!("{}/api/auth/login", srv.url))
+        .header("x-forwarded-for", "198.51.100.1")
+        .json(&json!({"email": "carol@x.io", "password": PASSWORD}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["code"], "too_many_login_failures");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn the_login_window_passes() {
+    let env = Env::new().await;
+    let srv = env.start(&["--login-max-failures", "1", "--login-window-secs", "1"]).await;
+    srv.user("dan@x.io").await;
+    let login = |password: &'static str| {
+        let api = srv.anon();
+        async move { api.post("/api/auth/login", json!({"email": "dan@x.io", "password": password})).await.0 }
+    };
+    assert_eq!(login("wrong-password").await, StatusCode::UNAUTHORIZED);
+    assert_eq!(login(PASSWORD).await, StatusCode::TOO_MANY_REQUESTS);
+    // The window is counted from the first failure; wait it out (bounded, ~1 s).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let s = login(PASSWORD).await;
+        if s == StatusCode::OK {
+            break;
+        }
+        assert_eq!(s, StatusCode::TOO_MANY_REQUESTS);
+        assert!(std::time::Instant::now() < deadline, "the window never passed");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn jwt_and_bearer_rules() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("erin@x.io").await;
+    let (s, body) = api.post("/api/token", json!({})).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    assert_eq!(body["token_type"], "bearer");
+    assert_eq!(body["expires_in"], 604800);
+    let jwt = body["access_token"].as_str().unwrap();
+    assert!(!jwt.starts_with("svc_"));
+    let bearer = api.with_bearer(jwt);
+    let (s, me) = bearer.get("/api/me").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(me["email"], "erin@x.io");
+    // A JWT can get a JWT.
+    assert_eq!(bearer.post("/api/token", json!({})).await.0, StatusCode::OK);
+
+    // A bad bearer is 401 even with a valid session cookie: no fall-through.
+    for bad in ["Bearer garbage", "Bearer svc_doesnotexist0000000000000000000000", "Basic abc", "Bearer "] {
+        let r = api.client.get(format!("{}/api/me", srv.url)).header("authorization", bad).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "{bad}");
+        assert_eq!(r.headers().get("www-authenticate").unwrap(), "Bearer");
+    }
+    // A tampered JWT fails.
+    let mut tampered = jwt.to_owned();
+    tampered.pop();
+    tampered.push(if jwt.ends_with('A') { 'B' } else { 'A' });
+    assert_eq!(api.with_bearer(&tampered).get("/api/me").await.0, StatusCode::UNAUTHORIZED);
+    // No credential at all.
+    let r = srv.anon().send(Method::GET, "/api/me", None).await;
+    assert_problem(&r, 401, "unauthorized");
+    assert_eq!(srv.anon().post("/api/token", json!({})).await.0, StatusCode::UNAUTHORIZED);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn jwts_survive_a_restart() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("rita@x.io").await;
+    let (_, body) = api.post("/api/token", json!({})).await;
+    let jwt = body["access_token"].as_str().unwrap().to_owned();
+    srv.stop().await;
+    let srv = env.start(&[]).await;
+    assert_eq!(srv.anon().with_bearer(&jwt).get("/api/me").await.0, StatusCode::OK);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn personal_access_token_lifecycle() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("fay@x.io").await;
+    let (s, created) = api.post("/api/tokens", json!({"name": "laptop"})).await;
+    assert_eq!(s, StatusCode::CREATED);
+    let token = created["token"].as_str().unwrap().to_owned();
+    let secret = token.strip_prefix("svc_").expect("svc_ prefix");
+    assert!(secret.len() >= 32 && secret.chars().all(|c| c.is_ascii_alphanumeric()), "{token}");
+    assert_eq!(created["name"], "laptop");
+    let id = created["id"].as_i64().unwrap();
+
+    // Only a SHA-256 of it is stored.
+    let stored: Vec<String> =
+        sqlx::query_scalar("SELECT token_hash FROM api_tokens").fetch_all(&srv.ctx.db.pool).await.unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_ne!(stored[0], token);
+    assert_eq!(stored[0].len(), 64);
+
+    let pat = api.with_bearer(&token);
+    let (s, me) = pat.get("/api/me").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(me["email"], "fay@x.io");
+
+    // The list never shows the secret, and records use.
+    let (s, list) = api.get("/api/tokens").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(list["total"], 1);
+    let item = &list["items"][0];
+    assert_eq!(item["id"], id);
+    assert!(item.get("token").is_none());
+    assert!(item["last_used_at"].is_string(), "{item}");
+    assert!(!list.to_string().contains(secret));
+
+    // Someone else cannot revoke it.
+    let other = srv.user("gus@x.io").await;
+    let r = other.send(Method::DELETE, &format!("/api/tokens/{id}"), None).await;
+    assert_problem(&r, 404, "token_not_found");
+    assert_eq!(pat.get("/api/me").await.0, StatusCode::OK);
+    // Revoked: fails at once.
+    assert_eq!(api.delete(&format!("/api/tokens/{id}")).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(pat.get("/api/me").await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(api.delete(&format!("/api/tokens/{id}")).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(api.delete("/api/tokens/not-a-number").await.0, StatusCode::NOT_FOUND);
+
+    // Bad names and shapes.
+    let r = api.send(Method::POST, "/api/tokens", Some(json!({"name": "  "}))).await;
+    assert_problem(&r, 400, "invalid_token_name");
+    let r = api.send(Method::POST, "/api/tokens", Some(json!({}))).await;
+    assert_problem(&r, 422, "invalid_body");
+    let r = api.send(Method::GET, "/api/tokens?limit=abc", None).await;
+    assert_problem(&r, 400, "invalid_query");
+    let r = api.send(Method::GET, "/api/tokens?limit=0", None).await;
+    assert_problem(&r, 400, "invalid_paging");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn paging_is_bounded() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("page@x.io").await;
+    for i in 0..3 {
+        api.post("/api/tokens", json!({"name": format!("t{i}")})).await;
+    }
+    let (_, list) = api.get("/api/tokens?limit=2&offset=1").await;
+    assert_eq!(list["total"], 3);
+    assert_eq!(list["items"].as_array().unwrap().len(), 2);
+    assert_eq!(list["items"][0]["name"], "t1");
+    let (_, list) = api.get("/api/tokens?limit=100000").await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 3);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn profile_password_and_language() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("hal@x.io").await;
+    let (s, u) = api.post("/api/settings/profile", json!({"name": "Hal 9000", "language": "de"})).await;
+    assert_eq!(s, StatusCode::OK, "{u}");
+    assert_eq!(u["name"], "Hal 9000");
+    assert_eq!(u["language"], "de");
+    assert_eq!(u["email"], "hal@x.io");
+    let r = api.send(Method::POST, "/api/settings/profile", Some(json!({"language": "xx"}))).await;
+    assert_problem(&r, 400, "unknown_language");
+    srv.user("taken@x.io").await;
+    let r = api.send(Method::POST, "/api/settings/profile", Some(json!({"email": "Taken@x.io"}))).await;
+    assert_problem(&r, 409, "email_taken");
+    let r = api.send(Method::POST, "/api/settings/profile", Some(json!({"name": 3}))).await;
+    assert_problem(&r, 422, "invalid_body");
+
+    // Language.
+    let (s, body) = api.post("/api/lang/FR", json!({})).await;
+    assert_eq!((s, body), (StatusCode::OK, json!({"language": "fr"})));
+    let r = api.send(Method::POST, "/api/lang/klingon", None).await;
+    assert_problem(&r, 400, "unknown_language");
+    assert_eq!(srv.anon().post("/api/lang/de", json!({})).await.0, StatusCode::UNAUTHORIZED);
+
+    // Password: a second session and an old JWT end; this session stays.
+    let second = srv.anon();
+    assert_eq!(second.post("/api/auth/login", json!({"email": "hal@x.io", "password": PASSWORD})).await.0, StatusCode::OK);
+    let (_, t) = api.post("/api/token", json!({})).await;
+    let old_jwt = api.with_bearer(t["access_token"].as_str().unwrap());
+    let pat = api.with_bearer(&api.pat().await);
+    assert_eq!(old_jwt.get("/api/me").await.0, StatusCode::OK);
+
+    let r = api
+        .send(Method::POST, "/api/settings/password", Some(json!({"current_password": "wrong-one", "new_password": "new password 1"})))
+        .await;
+    assert_problem(&r, 400, "wrong_password");
+    let r = api
+        .send(Method::POST, "/api/settings/password", Some(json!({"current_password": PASSWORD, "new_password": "short"})))
+        .await;
+    assert_problem(&r, 400, "password_too_short");
+    // JWT issue times are whole seconds: make sure the old one is strictly older.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let r = api
+        .send(Method::POST, "/api/settings/password", Some(json!({"current_password": PASSWORD, "new_password": "new password 1"})))
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    assert_eq!(api.get("/api/me").await.0, StatusCode::OK);
+    assert_eq!(second.get("/api/me").await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(old_jwt.get("/api/me").await.0, StatusCode::UNAUTHORIZED);
+    // Personal access tokens are explicit, long-lived grants: they survive.
+    assert_eq!(pat.get("/api/me").await.0, StatusCode::OK);
+    let login = |p: &'static str| {
+        let a = srv.anon();
+        async move { a.post("/api/auth/login", json!({"email": "hal@x.io", "password": p})).await.0 }
+    };
+    assert_eq!(login(PASSWORD).await, StatusCode::UNAUTHORIZED);
+    assert_eq!(login("new password 1").await, StatusCode::OK);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn i18n_picks_the_language() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let anon = srv.anon();
+    let (s, body) = anon.get("/api/i18n").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(body["language"], "en");
+    assert_eq!(body["languages"], json!(["en", "de", "fr", "es", "ja"]));
+    let en = body["messages"].as_object().unwrap().clone();
+    assert!(en.len() >= 50);
+    let (_, fr) = anon.get("/api/i18n?lang=fr").await;
+    assert_eq!(fr["language"], "fr");
+    assert_eq!(fr["messages"].as_object().unwrap().len(), en.len());
+    assert_ne!(fr["messages"], body["messages"]);
+    let r = anon.client.get(format!("{}/api/i18n", srv.url)).header("accept-language", "ja-JP,ja;q=0.9").send().await.unwrap();
+    let ja: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(ja["language"], "ja");
+    // The signed-in user's language beats Accept-Language; lang= beats both.
+    let api = srv.user("ivy@x.io").await;
+    api.post("/api/lang/es", json!({})).await;
+    let r = api.client.get(format!("{}/api/i18n", srv.url)).header("accept-language", "de").send().await.unwrap();
+    assert_eq!(r.json::<serde_json::Value>().await.unwrap()["language"], "es");
+    assert_eq!(api.get("/api/i18n?lang=de").await.1["language"], "de");
+    srv.stop().await;
+}

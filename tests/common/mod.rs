@@ -1,0 +1,224 @@
+//! The test harness: a real Cairn server on a random port, a temporary `DATA_DIR`, and a
+//! fresh database — SQLite in the temp dir, or (with `CAIRN_TEST_BACKEND=postgres`) a
+//! fresh schema in the database named by `CAIRN_TEST_PG_URL`.
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use cairn::Ctx;
+use cairn::config::Config;
+use cairn::store::{ConvergeReport, Db};
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub const PASSWORD: &str = "correct horse battery";
+
+pub fn backend() -> &'static str {
+    match std::env::var("CAIRN_TEST_BACKEND").as_deref() {
+        Ok("postgres") => "postgres",
+        _ => "sqlite",
+    }
+}
+
+pub fn pg_url() -> String {
+    std::env::var("CAIRN_TEST_PG_URL")
+        .expect("CAIRN_TEST_PG_URL must name a PostgreSQL database for tests (scripts/test sets it)")
+}
+
+/// Appends a `search_path` option so every pooled connection works in `schema`.
+pub fn with_schema(url: &str, schema: &str) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}options=-c%20search_path%3D{schema}")
+}
+
+/// A fresh, empty PostgreSQL schema; its URL.
+pub async fn fresh_pg_schema() -> String {
+    use sqlx::Connection;
+    let base = pg_url();
+    let schema = format!("t_{}", uuid_simple());
+    let mut conn = sqlx::PgConnection::connect(&base).await.expect("connect to CAIRN_TEST_PG_URL");
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}"))).execute(&mut conn).await.unwrap();
+    conn.close().await.ok();
+    with_schema(&base, &schema)
+}
+
+fn uuid_simple() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// A place a server runs in: data dir and database survive restarts.
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub db_url: String,
+}
+
+impl Env {
+    pub async fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let db_url = if backend() == "postgres" {
+            fresh_pg_schema().await
+        } else {
+            format!("sqlite://{}", dir.path().join("cairn.db").display())
+        };
+        Env { dir, db_url }
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    pub fn config(&self, extra: &[&str]) -> Config {
+        let data = self.data_dir();
+        let logs = self.dir.path().join("logs");
+        let mut args: Vec<String> = vec![
+            "cairn".into(),
+            "--data-dir".into(),
+            data.display().to_string(),
+            "--log-dir".into(),
+            logs.display().to_string(),
+            "--database-url".into(),
+            self.db_url.clone(),
+            // Cheap hashes: tests register many users (release defaults stay strong).
+            "--argon2-memory-kib".into(),
+            "64".into(),
+            "--argon2-iterations".into(),
+            "1".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let config = Config::from_args(args).expect("test config parses");
+        config.validate().expect("test config is valid");
+        config
+    }
+
+    pub async fn start(&self, extra: &[&str]) -> Server {
+        Server::start(self, extra).await
+    }
+}
+
+pub struct Server {
+    pub url: String,
+    pub ctx: Ctx,
+    pub report: ConvergeReport,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<anyhow::Result<()>>>,
+}
+
+impl Server {
+    pub async fn start(env: &Env, extra: &[&str]) -> Server {
+        let config = env.config(extra);
+        let (db, report) = Db::connect(&config).await.expect("database connects");
+        let ctx = Ctx::new(config, db).expect("context");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr: SocketAddr = listener.local_addr().unwrap();
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(cairn::app::serve(listener, ctx.clone(), async move {
+            let _ = rx.await;
+        }));
+        Server { url: format!("http://{addr}"), ctx, report, stop: Some(tx), task: Some(task) }
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.unwrap().unwrap();
+        }
+        self.ctx.db.pool.close().await;
+    }
+
+    /// A client without credentials.
+    pub fn anon(&self) -> Api {
+        Api { base: self.url.clone(), client: Client::builder().cookie_store(true).build().unwrap(), bearer: None }
+    }
+
+    /// Registers `email` and answers a client holding its session cookie.
+    pub async fn user(&self, email: &str) -> Api {
+        let api = self.anon();
+        let (status, body) =
+            api.post("/api/auth/register", json!({"email": email, "password": PASSWORD, "name": email})).await;
+        assert_eq!(status, StatusCode::CREATED, "register {email}: {body}");
+        api
+    }
+}
+
+/// A client for one caller: a cookie jar, and optionally a bearer token.
+#[derive(Clone)]
+pub struct Api {
+    pub base: String,
+    pub client: Client,
+    pub bearer: Option<String>,
+}
+
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: reqwest::header::HeaderMap,
+    pub text: String,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or(Value::Null)
+    }
+}
+
+impl Api {
+    /// A cookie-less client using `token` as bearer.
+    pub fn with_bearer(&self, token: &str) -> Api {
+        Api { base: self.base.clone(), client: Client::new(), bearer: Some(token.to_owned()) }
+    }
+
+    pub async fn send(&self, method: Method, path: &str, body: Option<Value>) -> Reply {
+        let mut req = self.client.request(method, format!("{}{}", self.base, path));
+        if let Some(b) = &self.bearer {
+            req = req.bearer_auth(b);
+        }
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let res = req.send().await.expect("request sent");
+        let status = res.status();
+        let headers = res.headers().clone();
+        let text = res.text().await.unwrap_or_default();
+        Reply { status, headers, text }
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let r = self.send(Method::GET, path, None).await;
+        (r.status, r.json())
+    }
+    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        let r = self.send(Method::POST, path, Some(body)).await;
+        (r.status, r.json())
+    }
+    pub async fn put(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        let r = self.send(Method::PUT, path, Some(body)).await;
+        (r.status, r.json())
+    }
+    pub async fn delete(&self, path: &str) -> (StatusCode, Value) {
+        let r = self.send(Method::DELETE, path, None).await;
+        (r.status, r.json())
+    }
+
+    /// A new personal access token of this caller.
+    pub async fn pat(&self) -> String {
+        let (s, body) = self.post("/api/tokens", json!({"name": "test"})).await;
+        assert_eq!(s, StatusCode::CREATED, "{body}");
+        body["token"].as_str().unwrap().to_owned()
+    }
+}
+
+/// Asserts a problem+json answer with `status` and `code`.
+pub fn assert_problem(reply: &Reply, status: u16, code: &str) {
+    assert_eq!(reply.status.as_u16(), status, "{}", reply.text);
+    let ct = reply.headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    assert!(ct.starts_with("application/problem+json"), "content-type {ct}");
+    let body = reply.json();
+    assert_eq!(body["status"], status, "{body}");
+    assert_eq!(body["code"], code, "{body}");
+    assert_eq!(body["type"], "about:blank");
+    assert!(body["title"].is_string() && body["detail"].is_string(), "{body}");
+}
