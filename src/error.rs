@@ -139,7 +139,13 @@ impl std::error::Error for Error {}
 
 impl From<sqlx::Error> for Error {
     fn from(e: sqlx::Error) -> Self {
-        if crate::store::is_connection_error(&e) { Error::database_unavailable(e) } else { Error::internal(e) }
+        if crate::store::is_connection_error(&e) {
+            Error::database_unavailable(e)
+        } else if crate::store::is_invalid_text(&e) {
+            Error::bad_request("invalid_text", "the request contains characters that cannot be stored (e.g. NUL)")
+        } else {
+            Error::internal(e)
+        }
     }
 }
 

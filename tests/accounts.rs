@@ -49,7 +49,10 @@ async fn register_answers_the_user_sets_the_cookie_and_makes_a_personal_workspac
 async fn secure_cookie_when_configured() {
     let env = Env::new().await;
     let srv = env.start(&["--cookie-secure"]).await;
-    let r = srv.anon().send(Method::POST, "/api/auth/register", Some(json!({"email": "s@x.io", "password": PASSWORD}))).await;
+    let r = srv
+        .anon()
+        .send(Method::POST, "/api/auth/register", Some(json!({"email": "s@x.io", "password": PASSWORD})))
+        .await;
     assert!(r.headers.get("set-cookie").unwrap().to_str().unwrap().contains("; Secure"));
     srv.stop().await;
 }
@@ -96,7 +99,10 @@ async fn register_refuses_bad_input_with_the_right_status() {
 async fn registration_can_be_closed() {
     let env = Env::new().await;
     let srv = env.start(&["--disable-registration"]).await;
-    let r = srv.anon().send(Method::POST, "/api/auth/register", Some(json!({"email": "a@x.io", "password": PASSWORD}))).await;
+    let r = srv
+        .anon()
+        .send(Method::POST, "/api/auth/register", Some(json!({"email": "a@x.io", "password": PASSWORD})))
+        .await;
     assert_problem(&r, 403, "registration_closed");
     srv.stop().await;
 }
@@ -116,9 +122,14 @@ async fn login_logout_and_wrong_credentials() {
     assert_eq!(api.get("/api/me").await.0, StatusCode::OK);
 
     // Wrong password and unknown email: same status, same body.
-    let wrong = srv.anon().send(Method::POST, "/api/auth/login", Some(json!({"email": "bob@x.io", "password": "nope-nope"}))).await;
-    let unknown =
-        srv.anon().send(Method::POST, "/api/auth/login", Some(json!({"email": "who@x.io", "password": "nope-nope"}))).await;
+    let wrong = srv
+        .anon()
+        .send(Method::POST, "/api/auth/login", Some(json!({"email": "bob@x.io", "password": "nope-nope"})))
+        .await;
+    let unknown = srv
+        .anon()
+        .send(Method::POST, "/api/auth/login", Some(json!({"email": "who@x.io", "password": "nope-nope"})))
+        .await;
     assert_problem(&wrong, 401, "invalid_credentials");
     assert_eq!(wrong.text, unknown.text);
     assert!(wrong.headers.get("www-authenticate").is_some());
@@ -132,12 +143,8 @@ async fn login_logout_and_wrong_credentials() {
     assert!(r.headers.get("set-cookie").unwrap().to_str().unwrap().contains("Max-Age=0"));
     assert_eq!(api.get("/api/me").await.0, StatusCode::UNAUTHORIZED);
     // Replaying the old cookie does not work either.
-    let replay = reqwest::Client::new()
-        .get(format!("{}/api/me", srv.url))
-        .header("cookie", cookie_value)
-        .send()
-        .await
-        .unwrap();
+    let replay =
+        reqwest::Client::new().get(format!("{}/api/me", srv.url)).header("cookie", cookie_value).send().await.unwrap();
     assert_eq!(replay.status(), StatusCode::UNAUTHORIZED);
     let r = srv.anon().send(Method::POST, "/api/auth/logout", None).await;
     assert_problem(&r, 401, "unauthorized");
@@ -374,24 +381,39 @@ async fn profile_password_and_language() {
 
     // Password: a second session and an old JWT end; this session stays.
     let second = srv.anon();
-    assert_eq!(second.post("/api/auth/login", json!({"email": "hal@x.io", "password": PASSWORD})).await.0, StatusCode::OK);
+    assert_eq!(
+        second.post("/api/auth/login", json!({"email": "hal@x.io", "password": PASSWORD})).await.0,
+        StatusCode::OK
+    );
     let (_, t) = api.post("/api/token", json!({})).await;
     let old_jwt = api.with_bearer(t["access_token"].as_str().unwrap());
     let pat = api.with_bearer(&api.pat().await);
     assert_eq!(old_jwt.get("/api/me").await.0, StatusCode::OK);
 
     let r = api
-        .send(Method::POST, "/api/settings/password", Some(json!({"current_password": "wrong-one", "new_password": "new password 1"})))
+        .send(
+            Method::POST,
+            "/api/settings/password",
+            Some(json!({"current_password": "wrong-one", "new_password": "new password 1"})),
+        )
         .await;
     assert_problem(&r, 400, "wrong_password");
     let r = api
-        .send(Method::POST, "/api/settings/password", Some(json!({"current_password": PASSWORD, "new_password": "short"})))
+        .send(
+            Method::POST,
+            "/api/settings/password",
+            Some(json!({"current_password": PASSWORD, "new_password": "short"})),
+        )
         .await;
     assert_problem(&r, 400, "password_too_short");
     // JWT issue times are whole seconds: make sure the old one is strictly older.
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     let r = api
-        .send(Method::POST, "/api/settings/password", Some(json!({"current_password": PASSWORD, "new_password": "new password 1"})))
+        .send(
+            Method::POST,
+            "/api/settings/password",
+            Some(json!({"current_password": PASSWORD, "new_password": "new password 1"})),
+        )
         .await;
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
     assert_eq!(api.get("/api/me").await.0, StatusCode::OK);
@@ -423,7 +445,13 @@ async fn i18n_picks_the_language() {
     assert_eq!(fr["language"], "fr");
     assert_eq!(fr["messages"].as_object().unwrap().len(), en.len());
     assert_ne!(fr["messages"], body["messages"]);
-    let r = anon.client.get(format!("{}/api/i18n", srv.url)).header("accept-language", "ja-JP,ja;q=0.9").send().await.unwrap();
+    let r = anon
+        .client
+        .get(format!("{}/api/i18n", srv.url))
+        .header("accept-language", "ja-JP,ja;q=0.9")
+        .send()
+        .await
+        .unwrap();
     let ja: serde_json::Value = r.json().await.unwrap();
     assert_eq!(ja["language"], "ja");
     // The signed-in user's language beats Accept-Language; lang= beats both.

@@ -126,7 +126,7 @@ pub async fn register(ctx: &Ctx, email: &str, password: &str, name: Option<&str>
 /// and the session secret for the cookie.
 pub async fn login(ctx: &Ctx, email: &str, password: &str, client: &str) -> Result<(User, String)> {
     // Unparseable emails still count against the limiter under their raw form.
-    let email = normalize_email(email).unwrap_or_else(|_| email.trim().to_lowercase());
+    let email = normalize_email(email).unwrap_or_else(|_| email.trim().to_lowercase().replace('\0', ""));
     limiter::check(ctx, &email, client).await?;
     let row: Option<(i64, String)> = sqlx::query_as("SELECT id, password_hash FROM users WHERE email = $1")
         .bind(&email)

@@ -98,6 +98,9 @@ impl Access {
 /// The caller's access to workspace `slug`; 404 when it does not exist or the caller
 /// is not a member.
 pub async fn access(ctx: &Ctx, user: &User, ws: &str) -> Result<Access> {
+    if !slug::is_valid(ws) {
+        return Err(Error::workspace_not_found(ws));
+    }
     let row: Option<(i64, String, String, String, String)> = sqlx::query_as(
         "SELECT w.id, w.slug, w.name, w.created_at, m.role FROM workspaces w \
          JOIN memberships m ON m.workspace_id = w.id AND m.user_id = $2 WHERE w.slug = $1",

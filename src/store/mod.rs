@@ -101,6 +101,12 @@ pub fn is_connection_error(e: &sqlx::Error) -> bool {
     }
 }
 
+/// Text the database refuses to store: PostgreSQL rejects NUL bytes (22021) and
+/// characters outside its encoding (22P05). A client's mistake, not a server error.
+pub fn is_invalid_text(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("22021" | "22P05")))
+}
+
 /// A unique constraint was violated (detected by kind, not by name: SQLite has none).
 pub fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())

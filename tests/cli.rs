@@ -1,0 +1,316 @@
+//! The `cairn` binary itself: settings errors, `--help`, graceful shutdown on SIGTERM,
+//! what reaches the log file, and logged schema rebuilds.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_cairn");
+
+/// The binary with a clean environment (only PATH), so CI's variables cannot leak in.
+fn cairn(env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default()).env("NO_COLOR", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+fn run_to_end(env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+    let out = cairn(env).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn a_bad_setting_stops_start_up_with_one_line_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let logs = tmp.path().join("logs");
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let base = [("DATA_DIR", data.to_str().unwrap()), ("LOG_DIR", logs.to_str().unwrap())];
+    let cases: Vec<(Vec<(&str, &str)>, &str)> = vec![
+        (vec![("PORT", "eighty")], "PORT"),
+        (vec![("PORT", "70000")], "PORT"),
+        (vec![("HOST", "not an ip")], "HOST"),
+        (vec![("DATABASE_URL", "mysql://localhost/cairn")], "DATABASE_URL"),
+        (vec![("DATA_DIR", file.to_str().unwrap())], "DATA_DIR"),
+        (vec![("LOG_LEVEL", "info,[[[")], "LOG_LEVEL"),
+        (vec![("UPLOAD_MAX_BYTES", "-1")], "UPLOAD_MAX_BYTES"),
+        (vec![("LOGIN_MAX_FAILURES", "0")], "LOGIN_MAX_FAILURES"),
+        (vec![("JWT_SECRET", "short")], "JWT_SECRET"),
+    ];
+    for (vars, name) in cases {
+        let mut all: Vec<(&str, &str)> = base.to_vec();
+        all.retain(|(k, _)| !vars.iter().any(|(v, _)| v == k));
+        all.extend(vars.iter().copied());
+        let (code, _, stderr) = run_to_end(&all, &[]);
+        assert_eq!(code, 2, "{name}: {stderr}");
+        let lines: Vec<_> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "{name}: {stderr}");
+        assert!(lines[0].contains(name), "{name} not named in: {}", lines[0]);
+    }
+}
+
+#[test]
+fn help_lists_every_setting_with_its_default() {
+    let (code, stdout, _) = run_to_end(&[], &["--help"]);
+    assert_eq!(code, 0);
+    for name in [
+        "HOST",
+        "PORT",
+        "DATA_DIR",
+        "DATABASE_URL",
+        "LOG_DIR",
+        "LOG_LEVEL",
+        "DISABLE_REGISTRATION",
+        "SEMANTIC_SEARCH",
+        "RERANK",
+        "OCR_UPLOADS",
+        "JWT_SECRET",
+        "COOKIE_SECURE",
+        "TRUST_PROXY",
+        "UPLOAD_MAX_BYTES",
+        "LOGIN_MAX_FAILURES",
+        "LOGIN_WINDOW_SECS",
+        "WEBHOOK_ALLOW_PRIVATE",
+    ] {
+        assert!(stdout.contains(&format!("[env: {name}")), "{name} missing from --help");
+    }
+    for default in [
+        "[default: 127.0.0.1]",
+        "[default: 8080]",
+        "[default: ./data]",
+        "[default: ./logs]",
+        "[default: info]",
+        "[default: 10485760]",
+        "[default: 900]",
+    ] {
+        assert!(stdout.contains(default), "{default} missing from --help");
+    }
+    for sub in ["serve", "reindex", "backup", "import"] {
+        assert!(stdout.contains(sub), "{sub} missing");
+    }
+    let (code, stdout, _) = run_to_end(&[], &["--version"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains(env!("CARGO_PKG_VERSION")));
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+struct Proc {
+    child: Child,
+    port: u16,
+}
+
+impl Proc {
+    fn start(dir: &Path, db_url: &str, extra: &[(&str, &str)]) -> Proc {
+        let port = free_port();
+        let data = dir.join("data");
+        let logs = dir.join("logs");
+        let port_s = port.to_string();
+        let mut vars = vec![
+            ("DATA_DIR", data.to_str().unwrap().to_owned()),
+            ("LOG_DIR", logs.to_str().unwrap().to_owned()),
+            ("DATABASE_URL", db_url.to_owned()),
+            ("PORT", port_s),
+        ];
+        vars.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let child = cairn(&vars).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let p = Proc { child, port };
+        p.wait_healthy();
+        p
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn wait_healthy(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", self.port)) {
+                let _ = s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+                let mut out = String::new();
+                let _ = s.read_to_string(&mut out);
+                if out.starts_with("HTTP/1.1 200") {
+                    return;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("cairn did not become healthy");
+    }
+
+    fn terminate(mut self) -> i32 {
+        let ok = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().unwrap();
+        assert!(ok.success());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(Instant::now() < deadline, "cairn did not exit after SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn sigterm_lets_the_request_in_flight_finish_and_exits_0() {
+    let env = Env::new().await;
+    let p = Proc::start(env.dir.path(), &env.db_url, &[]);
+    // Start a request and send only half of its body.
+    let body = json!({"email": "inflight@x.io", "password": PASSWORD}).to_string();
+    let (head, tail) = body.split_at(body.len() / 2);
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", p.port)).unwrap();
+    write!(
+        s,
+        "POST /api/auth/register HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{head}",
+        body.len()
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = p.child.id();
+    assert!(Command::new("kill").arg("-TERM").arg(pid.to_string()).status().unwrap().success());
+    std::thread::sleep(Duration::from_millis(300));
+    // New connections are no longer accepted…
+    assert!(reqwest::get(format!("{}/health", p.url())).await.is_err());
+    // …but the one in flight completes.
+    s.write_all(tail.as_bytes()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 201"), "{out}");
+    let mut p = p;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let code = loop {
+        if let Some(status) = p.child.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(Instant::now() < deadline, "no exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(code, Some(0));
+}
+
+fn read_logs(dir: &Path) -> String {
+    let mut all = String::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        all.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
+    }
+    all
+}
+
+#[tokio::test]
+async fn secrets_never_reach_the_log() {
+    let env = Env::new().await;
+    let p = Proc::start(env.dir.path(), &env.db_url, &[("LOG_LEVEL", "trace")]);
+    let secret_password = "Sup3r-Secret-Passw0rd!";
+    let api =
+        Api { base: p.url(), client: reqwest::Client::builder().cookie_store(true).build().unwrap(), bearer: None };
+    let r = api
+        .send(
+            reqwest::Method::POST,
+            "/api/auth/register",
+            Some(json!({"email": "log@x.io", "password": secret_password})),
+        )
+        .await;
+    assert_eq!(r.status, 201);
+    let r = api
+        .send(reqwest::Method::POST, "/api/auth/login", Some(json!({"email": "log@x.io", "password": secret_password})))
+        .await;
+    assert_eq!(r.status, 200);
+    let cookie = r.headers.get("set-cookie").unwrap().to_str().unwrap();
+    let session = cookie.split(';').next().unwrap().trim_start_matches("cairn_session=").to_owned();
+    let token = api.pat().await;
+    let (_, jwt) = api.post("/api/token", json!({})).await;
+    let jwt = jwt["access_token"].as_str().unwrap().to_owned();
+    let pat = api.with_bearer(&token);
+    assert_eq!(pat.get("/api/me").await.0, 200);
+    assert_eq!(api.with_bearer(&jwt).get("/api/me").await.0, 200);
+    // A failed login with a different password.
+    api.post("/api/auth/login", json!({"email": "log@x.io", "password": "Wr0ng-Passw0rd-Typed"})).await;
+    let rid = api
+        .client
+        .get(format!("{}/api/me", p.url()))
+        .header("x-request-id", "find-me-in-the-log")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rid.status(), 200);
+    assert_eq!(p.terminate(), 0);
+
+    let logs = read_logs(&env.dir.path().join("logs"));
+    assert!(!logs.is_empty());
+    for (what, secret) in [
+        ("password", secret_password),
+        ("wrong password", "Wr0ng-Passw0rd-Typed"),
+        ("session cookie", session.as_str()),
+        ("personal access token", token.as_str()),
+        ("token secret part", token.trim_start_matches("svc_")),
+        ("jwt", jwt.as_str()),
+    ] {
+        assert!(!logs.contains(secret), "the {what} reached the log");
+    }
+    // One line per request, with method, path, status, duration and request id.
+    let line = logs.lines().find(|l| l.contains("find-me-in-the-log")).expect("request line");
+    for part in ["method=GET", "path=/api/me", "status=200", "ms=", "request_id=find-me-in-the-log"] {
+        assert!(line.contains(part), "{part} missing in {line}");
+    }
+}
+
+#[tokio::test]
+async fn a_search_rebuild_is_logged() {
+    let env = Env::new().await;
+    let p = Proc::start(env.dir.path(), &env.db_url, &[]);
+    assert_eq!(p.terminate(), 0);
+    {
+        let srv = env.start(&[]).await;
+        sqlx::query("UPDATE schema_meta SET value = 'older' WHERE key LIKE 'search_fingerprint:%'")
+            .execute(&srv.ctx.db.pool)
+            .await
+            .unwrap();
+        srv.stop().await;
+    }
+    let before = read_logs(&env.dir.path().join("logs")).matches("rebuilt search index").count();
+    let p = Proc::start(env.dir.path(), &env.db_url, &[]);
+    assert_eq!(p.terminate(), 0);
+    let p = Proc::start(env.dir.path(), &env.db_url, &[]);
+    assert_eq!(p.terminate(), 0);
+    let after = read_logs(&env.dir.path().join("logs")).matches("rebuilt search index").count();
+    assert_eq!(after - before, 1, "exactly one rebuild over two starts");
+}
+
+#[test]
+fn unfinished_sub_commands_say_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let logs = tmp.path().join("logs");
+    let vars = [("DATA_DIR", data.to_str().unwrap()), ("LOG_DIR", logs.to_str().unwrap())];
+    for args in [&["reindex"][..], &["backup", "/tmp/x"], &["import", "/tmp/x"]] {
+        let (code, _, stderr) = run_to_end(&vars, args);
+        assert_ne!(code, 0, "{args:?} must not pretend to work");
+        assert!(stderr.contains("not available yet"), "{stderr}");
+    }
+}

@@ -1,0 +1,322 @@
+//! Health, system report, OpenAPI, error shapes, request ids and schema convergence.
+
+mod common;
+
+use common::*;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+#[tokio::test]
+async fn health_and_system() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let anon = srv.anon();
+    let r = anon.send(Method::GET, "/health", None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.headers.get("content-type").unwrap(), "application/json; charset=utf-8");
+    let health = r.json();
+    assert_eq!(health, json!({"status": "ok", "db": "ok", "version": env!("CARGO_PKG_VERSION")}));
+
+    let r = anon.send(Method::GET, "/api/system", None).await;
+    assert_problem(&r, 401, "unauthorized");
+    let api = srv.user("sys@x.io").await;
+    let (s, sys) = api.get("/api/system").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(sys["version"], health["version"]);
+    assert_eq!(sys["db"], "ok");
+    assert_eq!(sys["db_backend"], backend());
+    assert_eq!(sys["semantic_search"], false);
+    assert_eq!(sys["rerank"], false);
+    assert_eq!(sys["ocr_uploads"], false);
+    assert_eq!(sys["registration_open"], true);
+    assert_eq!(sys["notes"], json!([]));
+    srv.stop().await;
+
+    // Asking for a feature whose model is missing is reported, not pretended.
+    let srv =
+        env.start(&["--semantic-search", "--rerank", "--ocr-uploads", "--embedding-model-dir", "/nonexistent"]).await;
+    let api = srv.anon();
+    api.post("/api/auth/login", json!({"email": "sys@x.io", "password": PASSWORD})).await;
+    let (_, sys) = api.get("/api/system").await;
+    assert_eq!(sys["semantic_search"], false);
+    assert_eq!(sys["rerank"], false);
+    assert_eq!(sys["ocr_uploads"], false);
+    assert_eq!(sys["notes"].as_array().unwrap().len(), 3, "{sys}");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn one_version_everywhere() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let (_, doc) = srv.anon().get("/openapi.json").await;
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert_eq!(doc["info"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(doc["info"]["title"], "Cairn");
+    srv.stop().await;
+}
+
+/// The document lists every route with response schemas and the statuses it answers.
+#[tokio::test]
+async fn openapi_describes_every_route() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let (_, doc) = srv.anon().get("/openapi.json").await;
+    let paths = doc["paths"].as_object().unwrap();
+    let expected = [
+        ("post", "/api/auth/login"),
+        ("post", "/api/auth/logout"),
+        ("post", "/api/auth/register"),
+        ("post", "/api/token"),
+        ("get", "/api/tokens"),
+        ("post", "/api/tokens"),
+        ("delete", "/api/tokens/{token_id}"),
+        ("post", "/api/lang/{code}"),
+        ("get", "/api/me"),
+        ("post", "/api/settings/password"),
+        ("post", "/api/settings/profile"),
+        ("get", "/api/workspaces"),
+        ("post", "/api/workspaces"),
+        ("delete", "/api/workspaces/{slug}"),
+        ("put", "/api/workspaces/{slug}"),
+        ("get", "/api/workspaces/{slug}/members"),
+        ("post", "/api/workspaces/{slug}/members"),
+        ("delete", "/api/workspaces/{slug}/members/{member_id}"),
+        ("post", "/api/workspaces/{slug}/switch"),
+        ("get", "/api/i18n"),
+        ("get", "/api/system"),
+        ("get", "/health"),
+    ];
+    for (method, path) in expected {
+        let op = &paths.get(path).unwrap_or_else(|| panic!("{path} missing"))[method];
+        assert!(op.is_object(), "{method} {path} missing");
+        let responses = op["responses"].as_object().unwrap();
+        let ok = responses.keys().find(|k| k.starts_with('2')).unwrap_or_else(|| panic!("{method} {path}: no 2xx"));
+        if !matches!(ok.as_str(), "204") {
+            assert!(responses[ok]["content"]["application/json"]["schema"].is_object(), "{method} {path}: no schema");
+        }
+        let secured = op.get("security").is_some();
+        if secured {
+            assert!(responses.contains_key("401"), "{method} {path}: 401 not documented");
+        }
+    }
+    // Every operation in the document is a route that exists (no 404 route_not_found).
+    for (path, item) in paths {
+        for method in item.as_object().unwrap().keys() {
+            let concrete = path
+                .replace("{token_id}", "1")
+                .replace("{member_id}", "1")
+                .replace("{slug}", "x")
+                .replace("{code}", "en");
+            let m = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            let r = srv.anon().send(m, &concrete, Some(json!({}))).await;
+            assert_ne!(r.json()["code"], "route_not_found", "{method} {path}");
+        }
+    }
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods_are_problems() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let r = srv.anon().send(Method::GET, "/api/nothing-here", None).await;
+    assert_problem(&r, 404, "route_not_found");
+    let r = srv.anon().send(Method::PATCH, "/api/workspaces", None).await;
+    assert_problem(&r, 405, "method_not_allowed");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn request_ids_are_generated_or_echoed() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let c = reqwest::Client::new();
+    let r = c.get(format!("{}/health", srv.url)).send().await.unwrap();
+    let id = r.headers().get("x-request-id").unwrap().to_str().unwrap();
+    assert_eq!(id.len(), 36);
+    let r = c.get(format!("{}/api/me", srv.url)).header("x-request-id", "trace-me-42").send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(r.headers().get("x-request-id").unwrap(), "trace-me-42");
+    srv.stop().await;
+}
+
+/// A crude fuzz over every documented operation: hostile bodies, paths and queries
+/// never produce a 5xx.
+#[tokio::test]
+async fn no_client_input_produces_a_500() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let owner = srv.user("fuzz@x.io").await;
+    // A bearer, so that fuzzing POST /api/auth/logout cannot end the caller's session.
+    let api = owner.with_bearer(&owner.pat().await);
+    let (_, doc) = api.get("/openapi.json").await;
+    let bodies = [
+        None,
+        Some(json!(null)),
+        Some(json!([])),
+        Some(json!("string")),
+        Some(json!({"name": null, "email": {"a": 1}, "password": [1, 2]})),
+        Some(
+            json!({"name": "x".repeat(10_000), "email": "é@é.é", "password": "\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}"}),
+        ),
+        Some(json!({"name": "ok", "slug": "../../etc", "role": "owner", "current_password": "", "new_password": ""})),
+        Some(
+            json!({"name": "nul\u{0}byte", "email": "nul\u{0}@x.io", "password": "nul\u{0}nul\u{0}nul", "language": "\u{0}"}),
+        ),
+    ];
+    let params = ["x", "%2e%2e", "..", "-1", "99999999999999999999", "%00", "ü", "a%2Fb"];
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            let m = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            for p in params {
+                let concrete =
+                    path.replace("{token_id}", p).replace("{member_id}", p).replace("{slug}", p).replace("{code}", p);
+                for body in &bodies {
+                    for suffix in ["", "?limit=-5", "?limit=x&offset=%zz", "?lang=%ff"] {
+                        let r = api.send(m.clone(), &format!("{concrete}{suffix}"), body.clone()).await;
+                        assert!(
+                            !r.status.is_server_error(),
+                            "{m} {concrete}{suffix} {body:?} → {} {}",
+                            r.status,
+                            r.text
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // Raw garbage bodies with odd content types.
+    for ct in ["text/plain", "application/x-www-form-urlencoded", "application/json"] {
+        let r = api
+            .client
+            .post(format!("{}/api/workspaces", srv.url))
+            .bearer_auth(api.bearer.as_deref().unwrap())
+            .header("content-type", ct)
+            .body(vec![0xff, 0xfe, 0x00, b'{'])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    }
+    // The account still works.
+    assert_eq!(api.get("/api/me").await.0, StatusCode::OK);
+    srv.stop().await;
+}
+
+async fn schema_dump(srv: &Server) -> Vec<String> {
+    let sql = if backend() == "postgres" {
+        "SELECT table_name || '.' || column_name || ':' || data_type || ':' || coalesce(column_default, '') \
+         FROM information_schema.columns WHERE table_schema = current_schema() \
+         UNION ALL SELECT indexname || ':' || indexdef FROM pg_indexes WHERE schemaname = current_schema()"
+    } else {
+        "SELECT type || ':' || name || ':' || coalesce(sql, '') FROM sqlite_master"
+    };
+    let mut rows: Vec<String> = sqlx::query_scalar(sql).fetch_all(&srv.ctx.db.pool).await.unwrap();
+    rows.sort();
+    rows
+}
+
+#[tokio::test]
+async fn schema_convergence_is_idempotent() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    assert!(!srv.report.created_tables.is_empty());
+    srv.user("conv@x.io").await;
+    let before = schema_dump(&srv).await;
+    srv.stop().await;
+    let srv = env.start(&[]).await;
+    assert!(srv.report.is_empty(), "second start changed the schema: {:?}", srv.report);
+    assert_eq!(schema_dump(&srv).await, before);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_newer_schema_does_not_stop_an_older_binary() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    srv.user("new@x.io").await;
+    // What a newer release might have added.
+    for stmt in [
+        "CREATE TABLE future_things (id BIGINT PRIMARY KEY, what TEXT NOT NULL)",
+        "ALTER TABLE users ADD COLUMN future_flag BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE workspaces ADD COLUMN future_note TEXT",
+        "INSERT INTO future_things (id, what) VALUES (1, 'kept')",
+    ] {
+        sqlx::query(stmt).execute(&srv.ctx.db.pool).await.unwrap();
+    }
+    srv.stop().await;
+    let srv = env.start(&[]).await;
+    assert!(srv.report.is_empty(), "{:?}", srv.report);
+    let api = srv.anon();
+    assert_eq!(api.post("/api/auth/login", json!({"email": "new@x.io", "password": PASSWORD})).await.0, StatusCode::OK);
+    let other = srv.user("newer@x.io").await;
+    assert_eq!(other.post("/api/workspaces", json!({"name": "Works"})).await.0, StatusCode::CREATED);
+    // Nothing the newer release made was dropped.
+    let what: String =
+        sqlx::query_scalar("SELECT what FROM future_things WHERE id = 1").fetch_one(&srv.ctx.db.pool).await.unwrap();
+    assert_eq!(what, "kept");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_missing_column_is_added() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    srv.stop().await;
+    // An older schema: the table exists without a column this release has.
+    {
+        let srv = env.start(&[]).await;
+        sqlx::query("ALTER TABLE api_tokens DROP COLUMN last_used_at").execute(&srv.ctx.db.pool).await.unwrap();
+        srv.stop().await;
+    }
+    let srv = env.start(&[]).await;
+    assert_eq!(srv.report.added_columns, ["api_tokens.last_used_at"]);
+    let api = srv.user("col@x.io").await;
+    let token = api.pat().await;
+    assert_eq!(api.with_bearer(&token).get("/api/me").await.0, StatusCode::OK);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_changed_search_expression_is_rebuilt_exactly_once() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    assert_eq!(srv.report.created_search.len(), 1);
+    let api = srv.user("fts@x.io").await;
+    let (_, me) = api.get("/api/me").await;
+    let uid = me["id"].as_i64().unwrap();
+    let ws: i64 = sqlx::query_scalar("SELECT id FROM workspaces").fetch_one(&srv.ctx.db.pool).await.unwrap();
+    sqlx::query(
+        "INSERT INTO pages (workspace_id, slug, title, content, body, revision, created_at, created_by, updated_at, updated_by) \
+         VALUES ($1, 'p', 'Zebra facts', '# Zebra facts', 'stripes everywhere', 'r1', 'now', $2, 'now', $2)",
+    )
+    .bind(ws)
+    .bind(uid)
+    .execute(&srv.ctx.db.pool)
+    .await
+    .unwrap();
+    sqlx::query("UPDATE schema_meta SET value = 'an older expression' WHERE key LIKE 'search_fingerprint:%'")
+        .execute(&srv.ctx.db.pool)
+        .await
+        .unwrap();
+    srv.stop().await;
+
+    let srv = env.start(&[]).await;
+    assert_eq!(srv.report.rebuilt_search.len(), 1, "{:?}", srv.report);
+    assert!(srv.report.created_tables.is_empty() && srv.report.added_columns.is_empty());
+    // The rebuilt index covers the existing row.
+    let hits: i64 = if backend() == "postgres" {
+        sqlx::query_scalar("SELECT COUNT(*) FROM pages WHERE search_vector @@ to_tsquery('simple', 'stripes')")
+    } else {
+        sqlx::query_scalar("SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH 'stripes'")
+    }
+    .fetch_one(&srv.ctx.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(hits, 1);
+    srv.stop().await;
+    let srv = env.start(&[]).await;
+    assert!(srv.report.is_empty(), "{:?}", srv.report);
+    srv.stop().await;
+}

@@ -1,0 +1,200 @@
+//! Workspaces, members, roles and the 404 rule (CONTRACT §4).
+
+mod common;
+
+use common::*;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+#[tokio::test]
+async fn create_list_update_delete() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("owner@x.io").await;
+
+    let (s, ws) = api.post("/api/workspaces", json!({"name": "Team Handbook"})).await;
+    assert_eq!(s, StatusCode::CREATED, "{ws}");
+    assert_eq!(ws["slug"], "team-handbook");
+    assert_eq!(ws["name"], "Team Handbook");
+    assert_eq!(ws["role"], "owner");
+    assert!(ws["created_at"].is_string());
+    let (s, ws2) = api.post("/api/workspaces", json!({"name": "Ops", "slug": "ops.runbooks"})).await;
+    assert_eq!(s, StatusCode::CREATED, "{ws2}");
+
+    for (body, status, code) in [
+        (json!({"name": "X", "slug": "Bad Slug"}), 400, "invalid_slug"),
+        (json!({"name": "X", "slug": "-x"}), 400, "invalid_slug"),
+        (json!({"name": "X", "slug": "a/b"}), 400, "invalid_slug"),
+        (json!({"name": "!!!"}), 400, "invalid_slug"),
+        (json!({"name": ""}), 400, "invalid_workspace_name"),
+        (json!({"name": "Again", "slug": "team-handbook"}), 409, "workspace_slug_taken"),
+        (json!({"slug": "x"}), 422, "invalid_body"),
+        (json!({"name": ["x"]}), 422, "invalid_body"),
+    ] {
+        let r = api.send(Method::POST, "/api/workspaces", Some(body)).await;
+        assert_problem(&r, status, code);
+    }
+    // Slugs are unique in the instance, not per user.
+    let other = srv.user("other@x.io").await;
+    let r = other.send(Method::POST, "/api/workspaces", Some(json!({"name": "Team Handbook"}))).await;
+    assert_problem(&r, 409, "workspace_slug_taken");
+
+    let (_, list) = api.get("/api/workspaces").await;
+    let slugs: Vec<_> = list["items"].as_array().unwrap().iter().map(|w| w["slug"].as_str().unwrap()).collect();
+    assert_eq!(slugs, ["ops.runbooks", "owner", "team-handbook"]);
+    assert_eq!(list["total"], 3);
+
+    let (s, upd) = api.put("/api/workspaces/team-handbook", json!({"name": "The Handbook"})).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(upd["name"], "The Handbook");
+    assert_eq!(upd["slug"], "team-handbook");
+    let r = api.send(Method::PUT, "/api/workspaces/team-handbook", Some(json!({"name": 7}))).await;
+    assert_problem(&r, 422, "invalid_body");
+
+    // Deleting moves its files aside, never destroys them.
+    let dir = env.data_dir().join("workspaces").join("team-handbook");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("keep.md"), "# kept").unwrap();
+    assert_eq!(api.delete("/api/workspaces/team-handbook").await.0, StatusCode::NO_CONTENT);
+    assert!(!dir.exists());
+    let aside: Vec<_> = std::fs::read_dir(env.data_dir().join("deleted")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(aside.len(), 1);
+    assert!(aside[0].file_name().unwrap().to_str().unwrap().starts_with("team-handbook-"));
+    assert_eq!(std::fs::read_to_string(aside[0].join("keep.md")).unwrap(), "# kept");
+    assert_eq!(api.delete("/api/workspaces/team-handbook").await.0, StatusCode::NOT_FOUND);
+    let (_, list) = api.get("/api/workspaces").await;
+    assert_eq!(list["total"], 2);
+
+    // The slug is free again.
+    assert_eq!(api.post("/api/workspaces", json!({"name": "Team Handbook"})).await.0, StatusCode::CREATED);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn deleting_the_default_workspace_picks_another() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("del@x.io").await;
+    api.post("/api/workspaces", json!({"name": "Second"})).await;
+    assert_eq!(api.delete("/api/workspaces/del").await.0, StatusCode::NO_CONTENT);
+    let (_, me) = api.get("/api/me").await;
+    assert_eq!(me["default_workspace"], "second");
+    assert_eq!(api.delete("/api/workspaces/second").await.0, StatusCode::NO_CONTENT);
+    let (_, me) = api.get("/api/me").await;
+    assert!(me["default_workspace"].is_null());
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn members_and_roles() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let owner = srv.user("olga@x.io").await;
+    let member = srv.user("max@x.io").await;
+    srv.user("third@x.io").await;
+    owner.post("/api/workspaces", json!({"name": "Shared"})).await;
+
+    let (s, m) = owner.post("/api/workspaces/shared/members", json!({"email": " MAX@x.io "})).await;
+    assert_eq!(s, StatusCode::CREATED, "{m}");
+    assert_eq!(m["email"], "max@x.io");
+    assert_eq!(m["role"], "member");
+    let max_id = m["id"].as_i64().unwrap();
+    let r = owner.send(Method::POST, "/api/workspaces/shared/members", Some(json!({"email": "max@x.io"}))).await;
+    assert_problem(&r, 409, "already_member");
+    let r = owner.send(Method::POST, "/api/workspaces/shared/members", Some(json!({"email": "nobody@x.io"}))).await;
+    assert_problem(&r, 404, "user_not_found");
+    let r = owner
+        .send(Method::POST, "/api/workspaces/shared/members", Some(json!({"email": "third@x.io", "role": "admin"})))
+        .await;
+    assert_problem(&r, 422, "invalid_body");
+
+    let (s, list) = member.get("/api/workspaces/shared/members").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(list["total"], 2);
+    let roles: Vec<_> = list["items"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["owner", "member"]);
+    let (_, mine) = member.get("/api/workspaces").await;
+    assert!(mine["items"].as_array().unwrap().iter().any(|w| w["slug"] == "shared" && w["role"] == "member"));
+
+    // A member may not do owner-only things: 403 (it can see the workspace).
+    let r = member.send(Method::PUT, "/api/workspaces/shared", Some(json!({"name": "Mine"}))).await;
+    assert_problem(&r, 403, "owner_only");
+    let r = member.send(Method::DELETE, "/api/workspaces/shared", None).await;
+    assert_problem(&r, 403, "owner_only");
+    let r = member.send(Method::POST, "/api/workspaces/shared/members", Some(json!({"email": "third@x.io"}))).await;
+    assert_problem(&r, 403, "owner_only");
+    let (_, olist) = owner.get("/api/workspaces/shared/members").await;
+    let olga_id = olist["items"][0]["id"].as_i64().unwrap();
+    let r = member.send(Method::DELETE, &format!("/api/workspaces/shared/members/{olga_id}"), None).await;
+    assert_problem(&r, 403, "owner_only");
+
+    // The last owner cannot go; a second owner makes it possible.
+    let r = owner.send(Method::DELETE, &format!("/api/workspaces/shared/members/{olga_id}"), None).await;
+    assert_problem(&r, 400, "last_owner");
+    let (s, _) = owner.post("/api/workspaces/shared/members", json!({"email": "third@x.io", "role": "owner"})).await;
+    assert_eq!(s, StatusCode::CREATED);
+    let r = owner.send(Method::DELETE, "/api/workspaces/shared/members/999999", None).await;
+    assert_problem(&r, 404, "member_not_found");
+
+    // A member removes itself; then the workspace is invisible to it.
+    assert_eq!(member.delete(&format!("/api/workspaces/shared/members/{max_id}")).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(member.get("/api/workspaces/shared/members").await.0, StatusCode::NOT_FOUND);
+    assert_eq!(owner.delete(&format!("/api/workspaces/shared/members/{olga_id}")).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(owner.get("/api/workspaces/shared/members").await.0, StatusCode::NOT_FOUND);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn switch_changes_the_default_for_every_credential() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("sw@x.io").await;
+    let pat = api.with_bearer(&api.pat().await);
+    api.post("/api/workspaces", json!({"name": "Notes"})).await;
+    let (s, body) = api.post("/api/workspaces/notes/switch", json!({})).await;
+    assert_eq!((s, body), (StatusCode::OK, json!({"default_workspace": "notes"})));
+    assert_eq!(pat.get("/api/me").await.1["default_workspace"], "notes");
+    srv.stop().await;
+}
+
+/// Every route that takes a workspace answers 404 — never 403 — to a non-member, for a
+/// workspace that exists exactly as for one that does not.
+#[tokio::test]
+async fn outsiders_get_404_on_every_workspace_route() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let owner = srv.user("in@x.io").await;
+    let outsider = srv.user("out@x.io").await;
+    owner.post("/api/workspaces", json!({"name": "Secret"})).await;
+    let (_, members) = owner.get("/api/workspaces/secret/members").await;
+    let owner_id = members["items"][0]["id"].as_i64().unwrap();
+
+    let routes: Vec<(Method, String, Option<serde_json::Value>)> = vec![
+        (Method::PUT, "/api/workspaces/{ws}".into(), Some(json!({"name": "x"}))),
+        (Method::DELETE, "/api/workspaces/{ws}".into(), None),
+        (Method::GET, "/api/workspaces/{ws}/members".into(), None),
+        (Method::POST, "/api/workspaces/{ws}/members".into(), Some(json!({"email": "out@x.io"}))),
+        (Method::DELETE, format!("/api/workspaces/{{ws}}/members/{owner_id}"), None),
+        (Method::POST, "/api/workspaces/{ws}/switch".into(), None),
+    ];
+    for (method, path, body) in routes {
+        let hidden = outsider.send(method.clone(), &path.replace("{ws}", "secret"), body.clone()).await;
+        let missing = outsider.send(method.clone(), &path.replace("{ws}", "no-such-ws"), body.clone()).await;
+        assert_problem(&hidden, 404, "workspace_not_found");
+        assert_problem(&missing, 404, "workspace_not_found");
+        assert_eq!(
+            hidden.text.replace("secret", "WS"),
+            missing.text.replace("no-such-ws", "WS"),
+            "{method} {path}: the answer must not tell an existing workspace apart"
+        );
+        // And without credentials it is 401 first.
+        let anon = srv.anon().send(method.clone(), &path.replace("{ws}", "secret"), body).await;
+        assert_eq!(anon.status, StatusCode::UNAUTHORIZED, "{method} {path}");
+    }
+    // Nothing changed for the owner.
+    let (s, ws) = owner.get("/api/workspaces").await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(ws["items"].as_array().unwrap().iter().any(|w| w["slug"] == "secret" && w["name"] == "Secret"));
+    assert_eq!(owner.get("/api/workspaces/secret/members").await.1["total"], 1);
+    srv.stop().await;
+}
