@@ -63,6 +63,10 @@ async fn run(config: Config, command: Command) -> anyhow::Result<()> {
     let ctx = Ctx::new(config.clone(), db)?;
     match command {
         Command::Serve => {
+            let repaired = crate::core::reindex::repair(&ctx).await?;
+            if !repaired.is_empty() {
+                tracing::warn!(workspaces = ?repaired, "start-up check repaired the index");
+            }
             let addr = std::net::SocketAddr::new(config.host, config.port);
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
@@ -72,7 +76,12 @@ async fn run(config: Config, command: Command) -> anyhow::Result<()> {
             tracing::info!("stopped");
             Ok(())
         }
-        Command::Reindex | Command::Backup { .. } | Command::Import { .. } => {
+        Command::Reindex => {
+            let r = crate::core::reindex::all(&ctx).await?;
+            println!("reindexed {} workspaces: {} pages, {} revisions", r.workspaces, r.pages, r.revisions);
+            Ok(())
+        }
+        Command::Backup { .. } | Command::Import { .. } => {
             anyhow::bail!("this sub-command is not available yet in this release")
         }
     }

@@ -15,8 +15,10 @@ pub mod cli;
 pub mod config;
 pub mod core;
 pub mod error;
+pub mod git;
 pub mod http;
 pub mod logging;
+pub mod markdown;
 pub mod store;
 pub mod time;
 

@@ -52,7 +52,7 @@ async fn create_list_update_delete() {
     assert_problem(&r, 422, "invalid_body");
 
     // Deleting moves its files aside, never destroys them.
-    let dir = env.data_dir().join("workspaces").join("team-handbook");
+    let dir = env.data_dir().join("workspaces").join("team-handbook.git");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("keep.md"), "# kept").unwrap();
     assert_eq!(api.delete("/api/workspaces/team-handbook").await.0, StatusCode::NO_CONTENT);

@@ -2,7 +2,10 @@
 //! the three doors (HTTP, MCP, CLI) call. Nothing in here knows about HTTP.
 
 pub mod accounts;
+pub mod export;
 pub mod i18n;
+pub mod pages;
+pub mod reindex;
 pub mod slug;
 pub mod system;
 pub mod tokens;
@@ -27,6 +30,8 @@ pub struct CtxInner {
     pub db: Db,
     pub jwt: JwtKeys,
     pub passwords: Passwords,
+    /// Open workspace repositories and their write locks.
+    pub repos: crate::git::Repos,
 }
 
 impl Deref for Ctx {
@@ -40,11 +45,17 @@ impl Ctx {
     pub fn new(config: Config, db: Db) -> anyhow::Result<Self> {
         let jwt = JwtKeys::load(config.jwt_secret.as_deref(), &config.data_dir)?;
         let passwords = Passwords::new(config.argon2_memory_kib, config.argon2_iterations)?;
-        Ok(Ctx(Arc::new(CtxInner { config, db, jwt, passwords })))
+        crate::git::enable_fsync();
+        Ok(Ctx(Arc::new(CtxInner { config, db, jwt, passwords, repos: Default::default() })))
     }
 
-    /// Where a workspace's files live.
+    /// Where a workspace's repository lives.
     pub fn workspace_dir(&self, slug: &str) -> std::path::PathBuf {
-        self.config.data_dir.join("workspaces").join(slug)
+        crate::git::repo_dir(&self.config.data_dir, slug)
+    }
+
+    /// The workspace's repository (created on first use).
+    pub fn repo(&self, slug: &str) -> crate::error::Result<std::sync::Arc<crate::git::WorkspaceRepo>> {
+        Ok(self.repos.get(&self.workspace_dir(slug), slug)?)
     }
 }

@@ -244,6 +244,7 @@ pub async fn delete(ctx: &Ctx, owner: Owner) -> Result<()> {
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
+    ctx.repos.forget(&owner.slug);
     let dir = ctx.workspace_dir(&owner.slug);
     if dir.exists() {
         let aside = ctx.config.data_dir.join("deleted").join(format!(

@@ -4,6 +4,7 @@
 
 pub mod accounts;
 pub mod extract;
+pub mod pages;
 pub mod system;
 pub mod tokens;
 pub mod workspaces;
@@ -76,6 +77,9 @@ impl Modify for SecuritySchemes {
         (name = "accounts", description = "Registration, sessions, profile"),
         (name = "tokens", description = "JWTs and personal access tokens"),
         (name = "workspaces", description = "Workspaces and members"),
+        (name = "pages", description = "Pages and the page tree"),
+        (name = "history", description = "Revisions, diffs and restores"),
+        (name = "trash", description = "Soft-deleted pages"),
     )
 )]
 struct ApiDoc;
@@ -87,6 +91,7 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
         .merge(accounts::router())
         .merge(tokens::router())
         .merge(workspaces::router())
+        .merge(pages::router())
         .split_for_parts();
     doc.info.version = crate::core::VERSION.to_owned();
     (router, doc)

@@ -21,6 +21,7 @@ pub fn router() -> OpenApiRouter<Ctx> {
         .routes(routes!(list_members, add_member))
         .routes(routes!(remove_member))
         .routes(routes!(switch_workspace))
+        .routes(routes!(export_workspace))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -164,4 +165,29 @@ async fn switch_workspace(
 ) -> Result<axum::Json<Switched>> {
     let access = workspaces::access(&ctx, &auth.user, &slug).await?;
     Ok(axum::Json(Switched { default_workspace: workspaces::switch(&ctx, &access).await? }))
+}
+
+/// A zip of the workspace's live pages, one markdown file each, laid out like the page
+/// tree. Streamed.
+#[utoipa::path(get, path = "/api/workspaces/{slug}/export", tag = "workspaces",
+    params(("slug" = String, Path)), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, content_type = "application/zip", body = Vec<u8>), (status = 401, body = Problem),
+        (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn export_workspace(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+) -> Result<axum::response::Response> {
+    use axum::response::IntoResponse;
+    let access = workspaces::access(&ctx, &auth.user, &slug).await?;
+    let stream = crate::core::export::zip_stream(&ctx, &access).await?;
+    let disposition = format!("attachment; filename=\"{}.zip\"", access.slug);
+    Ok((
+        [
+            (axum::http::header::CONTENT_TYPE, "application/zip".to_owned()),
+            (axum::http::header::CONTENT_DISPOSITION, disposition),
+        ],
+        axum::body::Body::from_stream(stream),
+    )
+        .into_response())
 }

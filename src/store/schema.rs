@@ -122,9 +122,12 @@ const TABLES: &[Table] = &[
         columns: &[
             ("id", "{id}"),
             ("workspace_id", "BIGINT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE"),
+            // Stable page id kept in the commit trailers; survives renames and reindex.
+            ("uid", "TEXT"),
             ("slug", "TEXT NOT NULL"),
             ("title", "TEXT NOT NULL"),
             ("content", "TEXT NOT NULL"),
+            ("path", "TEXT"),
             // Plain text of the markdown, what full-text search indexes.
             ("body", "TEXT NOT NULL DEFAULT ''"),
             ("parent_id", "BIGINT"),
@@ -138,6 +141,66 @@ const TABLES: &[Table] = &[
         ],
         constraints: &["CONSTRAINT pages_workspace_id_slug_key UNIQUE (workspace_id, slug)"],
     },
+    Table {
+        name: "revisions",
+        columns: &[
+            ("id", "{id}"),
+            ("workspace_id", "BIGINT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE"),
+            ("page_id", "BIGINT NOT NULL REFERENCES pages(id) ON DELETE CASCADE"),
+            ("sha", "TEXT NOT NULL"),
+            // The page's file in that commit (history entries read their content there).
+            ("path", "TEXT NOT NULL"),
+            ("action", "TEXT NOT NULL"),
+            ("title", "TEXT NOT NULL DEFAULT ''"),
+            ("message", "TEXT NOT NULL"),
+            ("author_id", "BIGINT"),
+            ("author_name", "TEXT NOT NULL"),
+            ("created_at", "TEXT NOT NULL"),
+        ],
+        constraints: &["CONSTRAINT revisions_page_id_sha_key UNIQUE (page_id, sha)"],
+    },
+    Table {
+        name: "page_tags",
+        columns: &[
+            ("page_id", "BIGINT NOT NULL REFERENCES pages(id) ON DELETE CASCADE"),
+            ("workspace_id", "BIGINT NOT NULL"),
+            ("tag", "TEXT NOT NULL"),
+        ],
+        constraints: &["PRIMARY KEY (page_id, tag)"],
+    },
+    Table {
+        name: "page_links",
+        columns: &[
+            ("page_id", "BIGINT NOT NULL REFERENCES pages(id) ON DELETE CASCADE"),
+            ("workspace_id", "BIGINT NOT NULL"),
+            // Resolved target slug; no live page with it means a broken link.
+            ("target", "TEXT NOT NULL"),
+            ("position", "BIGINT NOT NULL"),
+        ],
+        constraints: &["PRIMARY KEY (page_id, target)"],
+    },
+    Table {
+        name: "workspace_heads",
+        columns: &[
+            ("workspace_id", "BIGINT NOT NULL PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE"),
+            // The commit the index rows reflect; a different branch head at start-up
+            // means a crash between commit and transaction, repaired by reindexing.
+            ("head", "TEXT NOT NULL"),
+        ],
+        constraints: &[],
+    },
+    Table {
+        name: "events",
+        columns: &[
+            ("id", "{id}"),
+            ("workspace_id", "BIGINT NOT NULL"),
+            ("type", "TEXT NOT NULL"),
+            // The Standard Webhooks body, as it will be delivered.
+            ("payload", "TEXT NOT NULL"),
+            ("created_at", "TEXT NOT NULL"),
+        ],
+        constraints: &[],
+    },
 ];
 
 const INDEXES: &[&str] = &[
@@ -146,6 +209,12 @@ const INDEXES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS memberships_user_id_idx ON memberships (user_id)",
     "CREATE INDEX IF NOT EXISTS pages_workspace_updated_idx ON pages (workspace_id, updated_at)",
     "CREATE INDEX IF NOT EXISTS pages_parent_idx ON pages (workspace_id, parent_id)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS pages_workspace_uid_idx ON pages (workspace_id, uid)",
+    "CREATE INDEX IF NOT EXISTS revisions_page_idx ON revisions (page_id, created_at)",
+    "CREATE INDEX IF NOT EXISTS revisions_sha_idx ON revisions (workspace_id, sha)",
+    "CREATE INDEX IF NOT EXISTS page_tags_tag_idx ON page_tags (workspace_id, tag)",
+    "CREATE INDEX IF NOT EXISTS page_links_target_idx ON page_links (workspace_id, target)",
+    "CREATE INDEX IF NOT EXISTS events_workspace_idx ON events (workspace_id, id)",
 ];
 
 /// Derived full-text state: its name, and the statements that create it from nothing.

@@ -111,6 +111,8 @@ impl Server {
         let config = env.config(extra);
         let (db, report) = Db::connect(&config).await.expect("database connects");
         let ctx = Ctx::new(config, db).expect("context");
+        // What `cairn serve` does before listening: repair an index behind its repository.
+        cairn::core::reindex::repair(&ctx).await.expect("start-up check");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr: SocketAddr = listener.local_addr().unwrap();
         let (tx, rx) = oneshot::channel::<()>();
@@ -201,6 +203,13 @@ impl Api {
     pub async fn delete(&self, path: &str) -> (StatusCode, Value) {
         let r = self.send(Method::DELETE, path, None).await;
         (r.status, r.json())
+    }
+
+    /// Creates a page in the caller's default workspace (or `ws`).
+    pub async fn page(&self, slug: &str, content: &str) -> Value {
+        let (s, body) = self.post("/api/pages", json!({"slug": slug, "content": content})).await;
+        assert_eq!(s, StatusCode::CREATED, "create {slug}: {body}");
+        body
     }
 
     /// A new personal access token of this caller.

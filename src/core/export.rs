@@ -1,0 +1,105 @@
+//! Workspace export: a zip with one `.md` per live page, laid out like the page tree
+//! (`parent/child.md`), each byte-identical to the stored markdown.
+//!
+//! The zip is written on the blocking pool straight into a bounded channel that feeds the
+//! response body, so memory stays flat whatever the workspace's size: one page's content
+//! and one 64 KiB chunk at a time (plus the zip's small per-file directory entries).
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use axum::body::Bytes;
+use futures_util::Stream;
+use zip::write::SimpleFileOptions;
+
+use crate::core::Ctx;
+use crate::core::workspaces::Access;
+use crate::error::Result;
+use crate::git;
+
+const CHUNK: usize = 64 * 1024;
+
+/// `io::Write` into a channel of chunks.
+struct ChannelWriter {
+    tx: tokio::sync::mpsc::Sender<std::io::Result<Bytes>>,
+    buf: Vec<u8>,
+}
+
+impl Write for ChannelWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            let chunk = Bytes::from(std::mem::take(&mut self.buf));
+            // The receiver is gone when the client hung up: stop writing.
+            self.tx.blocking_send(Ok(chunk)).map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
+        }
+        Ok(())
+    }
+}
+
+/// (path in the zip, path in the repository) of every live page.
+async fn entries(ctx: &Ctx, access: &Access) -> Result<Vec<(String, String)>> {
+    let rows: Vec<(i64, String, Option<i64>)> =
+        sqlx::query_as("SELECT id, slug, parent_id FROM pages WHERE workspace_id = $1 AND deleted_at IS NULL")
+            .bind(access.workspace_id)
+            .fetch_all(&ctx.db.pool)
+            .await?;
+    let by_id: HashMap<i64, (&str, Option<i64>)> = rows.iter().map(|(id, s, p)| (*id, (s.as_str(), *p))).collect();
+    let mut out = Vec::with_capacity(rows.len());
+    for (_, slug, parent) in &rows {
+        let mut parts = vec![slug.as_str()];
+        let mut next = *parent;
+        while let Some(id) = next {
+            let Some((s, p)) = by_id.get(&id) else { break };
+            if parts.len() > 256 {
+                break;
+            }
+            parts.push(s);
+            next = *p;
+        }
+        parts.reverse();
+        out.push((format!("{}.md", parts.join("/")), git::live_path(slug)));
+    }
+    out.sort();
+    Ok(out)
+}
+
+pub async fn zip_stream(ctx: &Ctx, access: &Access) -> Result<impl Stream<Item = std::io::Result<Bytes>> + use<>> {
+    let files = entries(ctx, access).await?;
+    let dir = ctx.workspace_dir(&access.slug);
+    let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
+    tokio::task::spawn_blocking(move || {
+        let err_tx = tx.clone();
+        let result = (|| -> anyhow::Result<()> {
+            let mut zip = zip::ZipWriter::new_stream(ChannelWriter { tx, buf: Vec::with_capacity(CHUNK) });
+            let options = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+            // A repository of its own: a long export never holds the save path's handle.
+            if let Ok(repo) = git2::Repository::open_bare(&dir)
+                && let Some(head) = git::head(&repo)?
+            {
+                let tree = repo.find_commit(head)?.tree()?;
+                for (name, path) in files {
+                    let Ok(entry) = tree.get_path(std::path::Path::new(&path)) else { continue };
+                    let blob = repo.find_blob(entry.id())?;
+                    zip.start_file(name, options)?;
+                    zip.write_all(blob.content())?;
+                }
+            }
+            let mut w = zip.finish()?.into_inner();
+            w.flush()?;
+            Ok(())
+        })();
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "export stopped");
+            let _ = err_tx.blocking_send(Err(std::io::Error::other("export failed")));
+        }
+    });
+    Ok(futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) }))
+}

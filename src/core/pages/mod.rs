@@ -1,0 +1,134 @@
+//! Pages: the write path, reads, history and trash (CONTRACT §5).
+//!
+//! Every write goes through [`save::apply`]: files first (one git commit per page
+//! change), then one database transaction holding the page rows, revisions, tags, links,
+//! the workspace head and the outbox events. Reads come from the database index.
+
+pub mod history;
+pub mod ops;
+pub mod read;
+pub mod save;
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+pub use ops::*;
+pub use read::*;
+
+/// Largest page content: 1 MiB of UTF-8.
+pub const MAX_CONTENT_BYTES: usize = 1_048_576;
+pub const MAX_TITLE_CHARS: usize = 300;
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+pub struct Actor {
+    pub id: i64,
+    pub name: String,
+}
+
+/// A page as answered (CONTRACT §5).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Page {
+    pub slug: String,
+    pub title: String,
+    /// Raw markdown.
+    pub content: String,
+    /// Slug of the parent page, or null at top level.
+    pub parent: Option<String>,
+    pub tags: Vec<String>,
+    /// Slugs that the page's wikilinks resolve to, in document order.
+    pub links: Vec<String>,
+    /// Commit id of the page's latest save.
+    pub revision: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub updated_by: Actor,
+    /// Workspace slug.
+    pub workspace: String,
+}
+
+/// A page in a flat list.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PageSummary {
+    pub slug: String,
+    pub title: String,
+    pub parent: Option<String>,
+    pub tags: Vec<String>,
+    pub revision: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub updated_by: Actor,
+}
+
+/// A node of the page tree.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TreeNode {
+    pub slug: String,
+    pub title: String,
+    #[schema(no_recursion)]
+    pub children: Vec<TreeNode>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PageRef {
+    pub slug: String,
+    pub title: String,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Heading {
+    pub level: u8,
+    pub text: String,
+    pub anchor: String,
+}
+
+/// `GET /api/pages/{slug}/view`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PageView {
+    pub page: Page,
+    /// From the top-level ancestor down to the parent.
+    pub breadcrumbs: Vec<PageRef>,
+    pub children: Vec<PageRef>,
+    /// Live pages whose wikilinks point here.
+    pub backlinks: Vec<PageRef>,
+    pub headings: Vec<Heading>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TrashEntry {
+    pub slug: String,
+    pub title: String,
+    pub deleted_at: String,
+    pub deleted_by: Actor,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HistoryEntry {
+    pub sha: String,
+    pub message: String,
+    pub author: Actor,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Revision {
+    pub sha: String,
+    pub content: String,
+    pub title: String,
+    pub author: Actor,
+    pub created_at: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Diff {
+    /// The older revision.
+    pub from: Option<String>,
+    /// The revision asked for.
+    pub to: String,
+    /// Unified diff text.
+    pub unified: String,
+    /// Lines added.
+    pub added: usize,
+    /// Lines removed.
+    pub removed: usize,
+}

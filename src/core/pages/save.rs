@@ -1,0 +1,498 @@
+//! The one write path of pages: files first, then the database.
+//!
+//! A [`Writer`] holds the workspace's write lock — in-process, and with PostgreSQL also a
+//! session advisory lock, so several `cairn` processes sharing one database and one
+//! `DATA_DIR` serialise too. Inside it an operation reads the current state, decides,
+//! and hands [`Change`]s to [`Writer::commit`]: one git commit per change, then one
+//! database transaction with every index row and outbox event. If that transaction
+//! fails, the branch is put back, so a refused save leaves nothing behind.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyConnection, Connection};
+
+use crate::core::Ctx;
+use crate::core::accounts::User;
+use crate::core::workspaces::Access;
+use crate::error::{Error, Result};
+use crate::git::{self, FileChange, WorkspaceRepo};
+use crate::markdown;
+use crate::store::Backend;
+use crate::time::now_rfc3339;
+
+/// What a commit did to its page (its `Cairn-Action` trailer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Create,
+    Update,
+    /// Restore of an earlier revision's content.
+    Restore,
+    /// A link rewrite caused by another page's rename.
+    Relink,
+    Move,
+    Rename,
+    Trash,
+    Untrash,
+    Purge,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Create => "create",
+            Action::Update => "update",
+            Action::Restore => "restore",
+            Action::Relink => "relink",
+            Action::Move => "move",
+            Action::Rename => "rename",
+            Action::Trash => "trash",
+            Action::Untrash => "untrash",
+            Action::Purge => "purge",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Action> {
+        Some(match s {
+            "create" => Action::Create,
+            "update" => Action::Update,
+            "restore" => Action::Restore,
+            "relink" => Action::Relink,
+            "move" => Action::Move,
+            "rename" => Action::Rename,
+            "trash" => Action::Trash,
+            "untrash" => Action::Untrash,
+            "purge" => Action::Purge,
+            _ => return None,
+        })
+    }
+
+    /// The webhook event the change emits (CONTRACT §5 "Events"). A page restored from
+    /// the trash reappears, so followers are told `page.created`.
+    pub fn event(self) -> &'static str {
+        match self {
+            Action::Create | Action::Untrash => "page.created",
+            Action::Update | Action::Restore | Action::Relink => "page.updated",
+            Action::Trash | Action::Purge => "page.deleted",
+            Action::Move => "page.moved",
+            Action::Rename => "page.renamed",
+        }
+    }
+}
+
+/// A page as one commit leaves it.
+#[derive(Debug, Clone)]
+pub struct PageState {
+    pub uid: String,
+    pub slug: String,
+    pub title: String,
+    pub content: String,
+    pub parent_uid: Option<String>,
+    pub trashed: bool,
+}
+
+impl PageState {
+    pub fn path(&self) -> String {
+        if self.trashed { git::trash_path(&self.slug) } else { git::live_path(&self.slug) }
+    }
+}
+
+/// One page change: becomes exactly one commit.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub action: Action,
+    /// First line of the commit message (what `history` shows).
+    pub summary: String,
+    /// The page's file before the change, removed when it differs from the new one.
+    pub before_path: Option<String>,
+    /// The page after the change; for a purge, the page before it.
+    pub state: PageState,
+    pub previous_slug: Option<String>,
+}
+
+impl Change {
+    fn after_path(&self) -> Option<String> {
+        (self.action != Action::Purge).then(|| self.state.path())
+    }
+}
+
+pub struct Writer {
+    pub ctx: Ctx,
+    pub access: Access,
+    repo: Arc<WorkspaceRepo>,
+    conn: Option<PoolConnection<Any>>,
+    pg_locked: bool,
+    _local: tokio::sync::OwnedMutexGuard<()>,
+}
+
+fn lock_key(workspace_id: i64) -> i64 {
+    // A namespace of our own in PostgreSQL's advisory-lock key space.
+    0x4341_4952_0000_0000 + workspace_id
+}
+
+impl Writer {
+    /// Takes the workspace's write lock. Fails fast (503) when the database is down,
+    /// before anything is written.
+    pub async fn begin(ctx: &Ctx, access: &Access) -> Result<Writer> {
+        let repo = ctx.repo(&access.slug)?;
+        let local = repo.write_lock.clone().lock_owned().await;
+        let mut conn = ctx.db.pool.acquire().await?;
+        let mut pg_locked = false;
+        if ctx.db.backend == Backend::Postgres {
+            sqlx::query("SELECT pg_advisory_lock($1)").bind(lock_key(access.workspace_id)).execute(&mut *conn).await?;
+            pg_locked = true;
+        }
+        Ok(Writer { ctx: ctx.clone(), access: access.clone(), repo, conn: Some(conn), pg_locked, _local: local })
+    }
+
+    pub fn conn(&mut self) -> &mut AnyConnection {
+        self.conn.as_mut().expect("connection held until release")
+    }
+
+    /// Releases the locks. Always called, on success and on error.
+    pub async fn release(mut self) {
+        if self.pg_locked
+            && let Some(conn) = self.conn.as_mut()
+        {
+            let key = lock_key(self.access.workspace_id);
+            if sqlx::query("SELECT pg_advisory_unlock($1)").bind(key).execute(&mut **conn).await.is_ok() {
+                self.pg_locked = false;
+            }
+        }
+    }
+
+    /// Commits each change (one commit each, in order) and then indexes them all in one
+    /// transaction. Answers the new commit ids.
+    pub async fn commit(&mut self, user: &User, changes: Vec<Change>) -> Result<Vec<String>> {
+        if changes.is_empty() {
+            return Ok(vec![]);
+        }
+        let now = now_rfc3339();
+        let time = chrono::Utc::now().timestamp();
+        let plan: Vec<(Vec<FileChange>, String)> = changes
+            .iter()
+            .map(|c| {
+                let mut files = Vec::new();
+                let after = c.after_path();
+                if let Some(before) = &c.before_path
+                    && Some(before) != after.as_ref()
+                {
+                    files.push(FileChange { path: before.clone(), content: None });
+                }
+                if let Some(after) = after {
+                    files.push(FileChange { path: after, content: Some(c.state.content.clone().into_bytes()) });
+                }
+                (files, commit_message(c, user.id, &now))
+            })
+            .collect();
+        let (name, email) = (user.name.clone(), user.email.clone());
+        let (head, shas) = self
+            .repo
+            .with(move |repo| {
+                let head = git::head(repo)?;
+                let author = git::Author { name: &name, email: &email, time };
+                let mut parent = head;
+                let mut shas = Vec::with_capacity(plan.len());
+                for (files, message) in &plan {
+                    let sha = git::commit(repo, parent, files, &author, message)?;
+                    shas.push(sha);
+                    parent = Some(sha);
+                }
+                Ok((head, shas))
+            })
+            .await?;
+        let sha_strings: Vec<String> = shas.iter().map(|s| s.to_string()).collect();
+        let indexed = self.index(user, &changes, &sha_strings, &now).await;
+        if let Err(e) = indexed {
+            let last = *shas.last().expect("at least one commit");
+            if let Err(undo) = self.repo.with(move |repo| git::reset_branch(repo, head, last)).await {
+                // The start-up check will index the commit instead.
+                tracing::error!(error = %undo, "could not undo commits after a failed index write");
+            }
+            return Err(e);
+        }
+        Ok(sha_strings)
+    }
+
+    async fn index(&mut self, user: &User, changes: &[Change], shas: &[String], now: &str) -> Result<()> {
+        let ws_id = self.access.workspace_id;
+        let ws_slug = self.access.slug.clone();
+        let mut tx = self.conn().begin().await?;
+        // The first statement writes, so SQLite takes its write lock at once (a read
+        // first would pin a snapshot that a concurrent writer could invalidate).
+        set_head_in_tx(&mut tx, ws_id, shas.last().expect("at least one commit")).await?;
+        for (change, sha) in changes.iter().zip(shas) {
+            let st = &change.state;
+            if change.action == Action::Purge {
+                purge_rows_in_tx(&mut tx, ws_id, &st.uid).await?;
+            } else {
+                let row = IndexedPage {
+                    uid: st.uid.clone(),
+                    slug: st.slug.clone(),
+                    title: st.title.clone(),
+                    content: st.content.clone(),
+                    parent_uid: st.parent_uid.clone(),
+                    path: st.path(),
+                    revision: sha.clone(),
+                    created_at: now.to_owned(),
+                    created_by: user.id,
+                    updated_at: now.to_owned(),
+                    updated_by: user.id,
+                    deleted: st.trashed.then(|| (now.to_owned(), user.id)),
+                };
+                let page_id = upsert_page_in_tx(&mut tx, ws_id, &row).await?;
+                insert_revision_in_tx(
+                    &mut tx,
+                    ws_id,
+                    page_id,
+                    &RevisionRow {
+                        sha: sha.clone(),
+                        path: st.path(),
+                        action: change.action.as_str().to_owned(),
+                        title: st.title.clone(),
+                        message: one_line(&change.summary),
+                        author_id: Some(user.id),
+                        author_name: user.name.clone(),
+                        created_at: now.to_owned(),
+                    },
+                )
+                .await?;
+            }
+            let mut data = json!({
+                "workspace": ws_slug,
+                "slug": st.slug,
+                "title": st.title,
+                "revision": sha,
+                "actor": {"id": user.id, "name": user.name},
+            });
+            if let Some(prev) = &change.previous_slug {
+                data["previous_slug"] = json!(prev);
+            }
+            let payload = json!({"type": change.action.event(), "timestamp": now, "data": data});
+            sqlx::query("INSERT INTO events (workspace_id, type, payload, created_at) VALUES ($1, $2, $3, $4)")
+                .bind(ws_id)
+                .bind(change.action.event())
+                .bind(payload.to_string())
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        // Dropped without `release` (a panic or a cancelled request): close the
+        // connection instead of returning it, so PostgreSQL ends the session and frees
+        // the advisory lock.
+        if self.pg_locked
+            && let Some(conn) = self.conn.take()
+        {
+            drop(conn.detach());
+        }
+    }
+}
+
+pub fn one_line(s: &str) -> String {
+    s.split(['\r', '\n']).map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+/// The commit message: the summary (plus the user's message body, if any), then the
+/// trailers that let `reindex` rebuild the page.
+fn commit_message(c: &Change, actor: i64, time: &str) -> String {
+    let st = &c.state;
+    format!(
+        "{}\n\nCairn-Page: {}\nCairn-Action: {}\nCairn-Slug: {}\nCairn-Title: {}\nCairn-Parent: {}\nCairn-Actor: {}\nCairn-Time: {}\n",
+        one_line(&c.summary),
+        st.uid,
+        c.action.as_str(),
+        st.slug,
+        one_line(&st.title),
+        st.parent_uid.as_deref().unwrap_or(""),
+        actor,
+        time,
+    )
+}
+
+/// A page's index row, as a save or `reindex` writes it.
+pub struct IndexedPage {
+    pub uid: String,
+    pub slug: String,
+    pub title: String,
+    pub content: String,
+    pub parent_uid: Option<String>,
+    pub path: String,
+    pub revision: String,
+    /// Used only when the row is new.
+    pub created_at: String,
+    pub created_by: i64,
+    pub updated_at: String,
+    pub updated_by: i64,
+    /// When and by whom it was trashed; None for a live page.
+    pub deleted: Option<(String, i64)>,
+}
+
+pub struct RevisionRow {
+    pub sha: String,
+    pub path: String,
+    pub action: String,
+    pub title: String,
+    pub message: String,
+    pub author_id: Option<i64>,
+    pub author_name: String,
+    pub created_at: String,
+}
+
+pub async fn set_head_in_tx(tx: &mut AnyConnection, ws_id: i64, head: &str) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO workspace_heads (workspace_id, head) VALUES ($1, $2) \
+         ON CONFLICT (workspace_id) DO UPDATE SET head = excluded.head",
+    )
+    .bind(ws_id)
+    .bind(head)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+/// Writes (inserts or updates) a page's row, tags and links; answers its row id.
+pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPage) -> Result<i64> {
+    let parsed = markdown::parse(&p.content);
+    let parent_id: Option<i64> = match &p.parent_uid {
+        Some(uid) => {
+            sqlx::query_scalar("SELECT id FROM pages WHERE workspace_id = $1 AND uid = $2")
+                .bind(ws_id)
+                .bind(uid)
+                .fetch_optional(&mut *tx)
+                .await?
+        }
+        None => None,
+    };
+    let (deleted_at, deleted_by) = match &p.deleted {
+        Some((at, by)) => (Some(at.clone()), Some(*by)),
+        None => (None, None),
+    };
+    let existing: Option<i64> = sqlx::query_scalar("SELECT id FROM pages WHERE workspace_id = $1 AND uid = $2")
+        .bind(ws_id)
+        .bind(&p.uid)
+        .fetch_optional(&mut *tx)
+        .await?;
+    let page_id = match existing {
+        Some(id) => {
+            sqlx::query(
+                "UPDATE pages SET slug = $1, title = $2, content = $3, body = $4, parent_id = $5, path = $6, \
+                 revision = $7, updated_at = $8, updated_by = $9, deleted_at = $10, deleted_by = $11 WHERE id = $12",
+            )
+            .bind(&p.slug)
+            .bind(&p.title)
+            .bind(&p.content)
+            .bind(&parsed.text)
+            .bind(parent_id)
+            .bind(&p.path)
+            .bind(&p.revision)
+            .bind(&p.updated_at)
+            .bind(p.updated_by)
+            .bind(deleted_at)
+            .bind(deleted_by)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+            id
+        }
+        None => {
+            sqlx::query_scalar(
+                "INSERT INTO pages (workspace_id, uid, slug, title, content, body, parent_id, path, revision, \
+                 created_at, created_by, updated_at, updated_by, deleted_at, deleted_by) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id",
+            )
+            .bind(ws_id)
+            .bind(&p.uid)
+            .bind(&p.slug)
+            .bind(&p.title)
+            .bind(&p.content)
+            .bind(&parsed.text)
+            .bind(parent_id)
+            .bind(&p.path)
+            .bind(&p.revision)
+            .bind(&p.created_at)
+            .bind(p.created_by)
+            .bind(&p.updated_at)
+            .bind(p.updated_by)
+            .bind(deleted_at)
+            .bind(deleted_by)
+            .fetch_one(&mut *tx)
+            .await?
+        }
+    };
+    sqlx::query("DELETE FROM page_tags WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
+    for tag in &parsed.tags {
+        sqlx::query("INSERT INTO page_tags (page_id, workspace_id, tag) VALUES ($1, $2, $3)")
+            .bind(page_id)
+            .bind(ws_id)
+            .bind(tag)
+            .execute(&mut *tx)
+            .await?;
+    }
+    sqlx::query("DELETE FROM page_links WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
+    for (i, link) in parsed.links.iter().enumerate() {
+        sqlx::query("INSERT INTO page_links (page_id, workspace_id, target, position) VALUES ($1, $2, $3, $4)")
+            .bind(page_id)
+            .bind(ws_id)
+            .bind(&link.slug)
+            .bind(i as i64)
+            .execute(&mut *tx)
+            .await?;
+    }
+    Ok(page_id)
+}
+
+pub async fn insert_revision_in_tx(tx: &mut AnyConnection, ws_id: i64, page_id: i64, r: &RevisionRow) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO revisions (workspace_id, page_id, sha, path, action, title, message, author_id, author_name, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    )
+    .bind(ws_id)
+    .bind(page_id)
+    .bind(&r.sha)
+    .bind(&r.path)
+    .bind(&r.action)
+    .bind(&r.title)
+    .bind(&r.message)
+    .bind(r.author_id)
+    .bind(&r.author_name)
+    .bind(&r.created_at)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+async fn purge_rows_in_tx(tx: &mut AnyConnection, ws_id: i64, uid: &str) -> Result<()> {
+    let id: Option<i64> = sqlx::query_scalar("SELECT id FROM pages WHERE workspace_id = $1 AND uid = $2")
+        .bind(ws_id)
+        .bind(uid)
+        .fetch_optional(&mut *tx)
+        .await?;
+    let Some(id) = id else { return Ok(()) };
+    sqlx::query("UPDATE pages SET parent_id = NULL WHERE parent_id = $1").bind(id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM pages WHERE id = $1").bind(id).execute(&mut *tx).await?;
+    Ok(())
+}
+
+/// A new page id for the `Cairn-Page` trailer.
+pub fn new_uid() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// Refuses content over 1 MiB (exactly 1,048,576 bytes is allowed).
+pub fn check_content(content: &str) -> Result<()> {
+    if content.len() > super::MAX_CONTENT_BYTES {
+        return Err(Error::bad_request(
+            "content_too_large",
+            format!("page content is {} bytes; the limit is {} bytes (1 MiB)", content.len(), super::MAX_CONTENT_BYTES),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! Rebuilding the index from the repositories.
+//!
+//! Everything about pages — rows, revisions, tags, links — is derived from each
+//! workspace's git history: the `Cairn-*` trailers say which page a commit changed and
+//! how, the branch head holds the current files. `cairn reindex` rebuilds all
+//! workspaces; at start-up [`repair`] compares each branch head with the head the index
+//! last recorded and rebuilds the workspaces where they differ (a crash between a commit
+//! and its database transaction).
+
+use std::collections::HashMap;
+
+use crate::core::Ctx;
+use crate::core::pages::save::{self, Action, IndexedPage, RevisionRow, Writer};
+use crate::core::workspaces::{Access, Role};
+use crate::error::Result;
+use crate::git;
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub workspaces: usize,
+    pub pages: usize,
+    pub revisions: usize,
+}
+
+/// One commit's record of a page change, read back from its trailers.
+struct Entry {
+    sha: String,
+    uid: String,
+    action: Action,
+    slug: String,
+    title: String,
+    parent: Option<String>,
+    actor: Option<i64>,
+    author_name: String,
+    time: String,
+    summary: String,
+}
+
+struct Snapshot {
+    head: Option<String>,
+    /// Per page id: its entries, oldest first, and its current content.
+    pages: Vec<(Vec<Entry>, String)>,
+}
+
+fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
+    let Some(head) = git::head(repo)? else { return Ok(Snapshot { head: None, pages: vec![] }) };
+    let mut by_uid: HashMap<String, Vec<Entry>> = HashMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for oid in git::log(repo)? {
+        let commit = repo.find_commit(oid)?;
+        let message = commit.message().unwrap_or_default();
+        let t = git::trailers(message);
+        let (Some(uid), Some(action)) = (t.get("page"), t.get("action").and_then(|a| Action::parse(a))) else {
+            continue;
+        };
+        let entry = Entry {
+            sha: oid.to_string(),
+            uid: uid.clone(),
+            action,
+            slug: t.get("slug").cloned().unwrap_or_default(),
+            title: t.get("title").cloned().unwrap_or_default(),
+            parent: t.get("parent").filter(|p| !p.is_empty()).cloned(),
+            actor: t.get("actor").and_then(|a| a.parse().ok()),
+            author_name: commit.author().name().unwrap_or_default().to_owned(),
+            time: t.get("time").cloned().unwrap_or_else(|| crate::time::rfc3339_from_unix(commit.time().seconds())),
+            summary: message.lines().next().unwrap_or_default().to_owned(),
+        };
+        if !by_uid.contains_key(uid) {
+            order.push(uid.clone());
+        }
+        by_uid.entry(uid.clone()).or_default().push(entry);
+    }
+    let tree = repo.find_commit(head)?.tree()?;
+    let mut pages = Vec::new();
+    // Oldest pages first, so row ids follow creation order.
+    for uid in order.into_iter().rev() {
+        let mut entries = by_uid.remove(&uid).unwrap_or_default();
+        entries.reverse();
+        let Some(last) = entries.last() else { continue };
+        if last.action == Action::Purge {
+            continue;
+        }
+        let path = if last.action == Action::Trash { git::trash_path(&last.slug) } else { git::live_path(&last.slug) };
+        let Ok(entry) = tree.get_path(std::path::Path::new(&path)) else {
+            tracing::warn!(page = %uid, %path, "reindex: the page's file is missing at the branch head; skipped");
+            continue;
+        };
+        let content = String::from_utf8_lossy(repo.find_blob(entry.id())?.content()).into_owned();
+        pages.push((entries, content));
+    }
+    Ok(Snapshot { head: Some(head.to_string()), pages })
+}
+
+/// Rebuilds one workspace's page rows from its repository, under its write lock.
+pub async fn workspace(ctx: &Ctx, ws_id: i64, ws_slug: &str) -> Result<Report> {
+    let access = Access {
+        workspace_id: ws_id,
+        slug: ws_slug.to_owned(),
+        name: String::new(),
+        created_at: String::new(),
+        role: Role::Owner,
+        user_id: 0,
+    };
+    let mut w = Writer::begin(ctx, &access).await?;
+    let result = rebuild_locked(ctx, &mut w, ws_id, ws_slug).await;
+    w.release().await;
+    result
+}
+
+async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) -> Result<Report> {
+    let repo = ctx.repo(ws_slug)?;
+    let snap = repo.with(read_snapshot).await?;
+    let mut report = Report { workspaces: 1, ..Default::default() };
+    let mut tx = sqlx::Connection::begin(w.conn()).await?;
+    // Writes first (see save.rs): SQLite takes its write lock at once.
+    sqlx::query("DELETE FROM pages WHERE workspace_id = $1").bind(ws_id).execute(&mut *tx).await?;
+    match &snap.head {
+        Some(head) => save::set_head_in_tx(&mut tx, ws_id, head).await?,
+        None => {
+            sqlx::query("DELETE FROM workspace_heads WHERE workspace_id = $1").bind(ws_id).execute(&mut *tx).await?;
+        }
+    }
+    let mut parents: Vec<(i64, String)> = Vec::new();
+    for (entries, content) in &snap.pages {
+        let (first, last) = (&entries[0], &entries[entries.len() - 1]);
+        let row = IndexedPage {
+            uid: last.uid.clone(),
+            slug: last.slug.clone(),
+            title: last.title.clone(),
+            content: content.clone(),
+            parent_uid: None,
+            path: if last.action == Action::Trash { git::trash_path(&last.slug) } else { git::live_path(&last.slug) },
+            revision: last.sha.clone(),
+            created_at: first.time.clone(),
+            created_by: first.actor.unwrap_or_default(),
+            updated_at: last.time.clone(),
+            updated_by: last.actor.unwrap_or_default(),
+            deleted: (last.action == Action::Trash).then(|| (last.time.clone(), last.actor.unwrap_or_default())),
+        };
+        let page_id = save::upsert_page_in_tx(&mut tx, ws_id, &row).await?;
+        if let Some(p) = &last.parent {
+            parents.push((page_id, p.clone()));
+        }
+        for e in entries {
+            let path = match e.action {
+                Action::Trash | Action::Purge => git::trash_path(&e.slug),
+                _ => git::live_path(&e.slug),
+            };
+            let r = RevisionRow {
+                sha: e.sha.clone(),
+                path,
+                action: e.action.as_str().to_owned(),
+                title: e.title.clone(),
+                message: e.summary.clone(),
+                author_id: e.actor,
+                author_name: e.author_name.clone(),
+                created_at: e.time.clone(),
+            };
+            save::insert_revision_in_tx(&mut tx, ws_id, page_id, &r).await?;
+            report.revisions += 1;
+        }
+        report.pages += 1;
+    }
+    for (page_id, parent_uid) in parents {
+        sqlx::query(
+            "UPDATE pages SET parent_id = (SELECT p.id FROM pages p WHERE p.workspace_id = $1 AND p.uid = $2) WHERE id = $3",
+        )
+        .bind(ws_id)
+        .bind(parent_uid)
+        .bind(page_id)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(report)
+}
+
+async fn all_workspaces(ctx: &Ctx) -> Result<Vec<(i64, String)>> {
+    Ok(sqlx::query_as("SELECT id, slug FROM workspaces ORDER BY id").fetch_all(&ctx.db.pool).await?)
+}
+
+/// `cairn reindex`: rebuilds every workspace.
+pub async fn all(ctx: &Ctx) -> Result<Report> {
+    let mut total = Report::default();
+    for (id, slug) in all_workspaces(ctx).await? {
+        let r = workspace(ctx, id, &slug).await?;
+        tracing::info!(workspace = %slug, pages = r.pages, revisions = r.revisions, "reindexed");
+        total.workspaces += 1;
+        total.pages += r.pages;
+        total.revisions += r.revisions;
+    }
+    Ok(total)
+}
+
+/// The cheap start-up check: rebuilds only workspaces whose branch head is not the head
+/// the index recorded. Answers the slugs it repaired.
+pub async fn repair(ctx: &Ctx) -> Result<Vec<String>> {
+    let mut repaired = Vec::new();
+    for (id, slug) in all_workspaces(ctx).await? {
+        let dir = ctx.workspace_dir(&slug);
+        if !dir.exists() {
+            continue;
+        }
+        let repo = ctx.repo(&slug)?;
+        let head = repo.with(|r| Ok(git::head(r)?.map(|h| h.to_string()))).await?;
+        let recorded: Option<String> = sqlx::query_scalar("SELECT head FROM workspace_heads WHERE workspace_id = $1")
+            .bind(id)
+            .fetch_optional(&ctx.db.pool)
+            .await?;
+        if head != recorded {
+            tracing::warn!(workspace = %slug, ?head, ?recorded, "index behind the repository; reindexing the workspace");
+            workspace(ctx, id, &slug).await?;
+            repaired.push(slug);
+        }
+    }
+    Ok(repaired)
+}

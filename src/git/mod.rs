@@ -1,0 +1,249 @@
+//! Workspace repositories: one ordinary bare git repository per workspace under
+//! `DATA_DIR/workspaces/<slug>.git`, written without a work tree.
+//!
+//! Layout, chosen so a person browsing a clone finds a page by its slug while a save stays
+//! cheap in a workspace of 10,000 pages (only the small trees on the changed path are
+//! rewritten): a live page is `<first character of slug>/<slug>.md`; a trashed one is
+//! `.trash/<slug>.md`. Each save is exactly one commit on `refs/heads/main`, authored by
+//! the saving user, whose message ends in `Cairn-*` trailers (page id, action, slug,
+//! title, parent, actor, time) — enough for `cairn reindex` to rebuild every index row.
+//!
+//! With `enable_fsync` on, libgit2 fsyncs every object file and ref it writes, so an
+//! acknowledged commit survives a power cut.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
+use git2::{ErrorCode, ObjectType, Oid, Repository, Signature, Time, Tree};
+
+pub const BRANCH: &str = "refs/heads/main";
+const FILE_MODE: i32 = 0o100644;
+const TREE_MODE: i32 = 0o040000;
+
+/// Makes libgit2 fsync objects and refs (process-wide). Called once at start-up.
+pub fn enable_fsync() {
+    libgit2_sys::init();
+    // SAFETY: git_libgit2_opts with GIT_OPT_ENABLE_FSYNC_GITDIR takes one int argument;
+    // it only sets a global flag, and libgit2 was initialised just above.
+    let rc = unsafe {
+        libgit2_sys::git_libgit2_opts(libgit2_sys::GIT_OPT_ENABLE_FSYNC_GITDIR as std::ffi::c_int, 1 as std::ffi::c_int)
+    };
+    if rc != 0 {
+        tracing::warn!("libgit2 refused to enable fsync; commits may not survive a power cut");
+    }
+}
+
+/// Where a live page's file lives.
+pub fn live_path(slug: &str) -> String {
+    let shard: String = slug.chars().take(1).collect();
+    format!("{shard}/{slug}.md")
+}
+
+/// Where a trashed page's file lives.
+pub fn trash_path(slug: &str) -> String {
+    format!(".trash/{slug}.md")
+}
+
+/// One workspace repository and the lock that serialises writes to it in this process.
+pub struct WorkspaceRepo {
+    /// Held for a whole save: git commit plus database transaction.
+    pub write_lock: Arc<tokio::sync::Mutex<()>>,
+    repo: Arc<Mutex<Repository>>,
+}
+
+impl WorkspaceRepo {
+    /// Runs `f` on the repository on the blocking pool (git work does file I/O and fsync).
+    pub async fn with<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Repository) -> anyhow::Result<R> + Send + 'static,
+    ) -> anyhow::Result<R> {
+        let repo = self.repo.clone();
+        tokio::task::spawn_blocking(move || {
+            let repo = repo.lock().map_err(|_| anyhow::anyhow!("repository lock poisoned"))?;
+            f(&repo)
+        })
+        .await
+        .context("git task failed")?
+    }
+}
+
+/// The open repositories, by workspace slug (slugs never change).
+#[derive(Default)]
+pub struct Repos {
+    open: Mutex<HashMap<String, Arc<WorkspaceRepo>>>,
+}
+
+impl Repos {
+    pub fn get(&self, dir: &Path, slug: &str) -> anyhow::Result<Arc<WorkspaceRepo>> {
+        let mut open = self.open.lock().map_err(|_| anyhow::anyhow!("repos lock poisoned"))?;
+        if let Some(r) = open.get(slug) {
+            return Ok(r.clone());
+        }
+        let repo = open_or_init(dir)?;
+        let r = Arc::new(WorkspaceRepo { write_lock: Default::default(), repo: Arc::new(Mutex::new(repo)) });
+        open.insert(slug.to_owned(), r.clone());
+        Ok(r)
+    }
+
+    /// Forgets a workspace's repository (after its files were moved aside).
+    pub fn forget(&self, slug: &str) {
+        if let Ok(mut open) = self.open.lock() {
+            open.remove(slug);
+        }
+    }
+}
+
+pub fn open_or_init(dir: &Path) -> anyhow::Result<Repository> {
+    match Repository::open_bare(dir) {
+        Ok(r) => Ok(r),
+        Err(_) => {
+            std::fs::create_dir_all(dir)?;
+            let r = Repository::init_bare(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            r.set_head(BRANCH)?;
+            Ok(r)
+        }
+    }
+}
+
+pub fn head(repo: &Repository) -> anyhow::Result<Option<Oid>> {
+    match repo.refname_to_id(BRANCH) {
+        Ok(oid) => Ok(Some(oid)),
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A file change in a commit: write `content` at `path`, or remove `path` (None).
+pub struct FileChange {
+    pub path: String,
+    pub content: Option<Vec<u8>>,
+}
+
+pub struct Author<'a> {
+    pub name: &'a str,
+    pub email: &'a str,
+    /// Unix seconds of the save.
+    pub time: i64,
+}
+
+/// Commits `changes` on top of `expected_parent` (which must still be the branch head:
+/// libgit2 refuses to move the ref otherwise). Answers the new commit id.
+pub fn commit(
+    repo: &Repository,
+    expected_parent: Option<Oid>,
+    changes: &[FileChange],
+    author: &Author<'_>,
+    message: &str,
+) -> anyhow::Result<Oid> {
+    let parent = expected_parent.map(|p| repo.find_commit(p)).transpose()?;
+    let mut tree_id = parent.as_ref().map(|c| c.tree_id());
+    for change in changes {
+        let blob = change.content.as_deref().map(|c| repo.blob(c)).transpose()?;
+        let base = tree_id.map(|t| repo.find_tree(t)).transpose()?;
+        let parts: Vec<&str> = change.path.split('/').collect();
+        tree_id = update_tree(repo, base.as_ref(), &parts, blob)?;
+    }
+    let tree_id = match tree_id {
+        Some(t) => t,
+        None => repo.treebuilder(None)?.write()?,
+    };
+    let tree = repo.find_tree(tree_id)?;
+    let sig = Signature::new(author.name, author.email, &Time::new(author.time, 0))?;
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    Ok(repo.commit(Some(BRANCH), &sig, &sig, message, &tree, &parents)?)
+}
+
+/// Puts the branch back to `to` (used when the database transaction after a commit
+/// fails, so the failed save leaves nothing behind).
+pub fn reset_branch(repo: &Repository, to: Option<Oid>, from: Oid) -> anyhow::Result<()> {
+    match to {
+        Some(oid) => {
+            repo.reference_matching(BRANCH, oid, true, from, "cairn: undo a save whose index write failed")?;
+        }
+        None => {
+            repo.find_reference(BRANCH)?.delete()?;
+        }
+    }
+    Ok(())
+}
+
+fn update_tree(
+    repo: &Repository,
+    base: Option<&Tree<'_>>,
+    parts: &[&str],
+    blob: Option<Oid>,
+) -> anyhow::Result<Option<Oid>> {
+    let mut builder = repo.treebuilder(base)?;
+    let name = parts[0];
+    if parts.len() == 1 {
+        match blob {
+            Some(b) => {
+                builder.insert(name, b, FILE_MODE)?;
+            }
+            None => {
+                if builder.get(name)?.is_some() {
+                    builder.remove(name)?;
+                }
+            }
+        }
+    } else {
+        let sub = match base.and_then(|t| t.get_name(name)) {
+            Some(entry) if entry.kind() == Some(ObjectType::Tree) => Some(repo.find_tree(entry.id())?),
+            _ => None,
+        };
+        match update_tree(repo, sub.as_ref(), &parts[1..], blob)? {
+            Some(oid) => {
+                builder.insert(name, oid, TREE_MODE)?;
+            }
+            None => {
+                if builder.get(name)?.is_some() {
+                    builder.remove(name)?;
+                }
+            }
+        }
+    }
+    if builder.is_empty() { Ok(None) } else { Ok(Some(builder.write()?)) }
+}
+
+/// The bytes of `path` as of commit `sha`, if it existed there.
+pub fn read_at(repo: &Repository, sha: Oid, path: &str) -> anyhow::Result<Option<Vec<u8>>> {
+    let commit = match repo.find_commit(sha) {
+        Ok(c) => c,
+        Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let tree = commit.tree()?;
+    let entry = match tree.get_path(Path::new(path)) {
+        Ok(e) => e,
+        Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let blob = repo.find_blob(entry.id())?;
+    Ok(Some(blob.content().to_vec()))
+}
+
+/// The `Cairn-*` trailers of a commit message, keys without the prefix.
+pub fn trailers(message: &str) -> HashMap<String, String> {
+    message
+        .lines()
+        .filter_map(|l| l.strip_prefix("Cairn-"))
+        .filter_map(|l| l.split_once(": ").or_else(|| l.strip_suffix(':').map(|k| (k, ""))))
+        .map(|(k, v)| (k.to_lowercase(), v.to_owned()))
+        .collect()
+}
+
+/// Every commit reachable from the branch head, newest first.
+pub fn log(repo: &Repository) -> anyhow::Result<Vec<Oid>> {
+    let Some(head) = head(repo)? else { return Ok(vec![]) };
+    let mut walk = repo.revwalk()?;
+    walk.set_sorting(git2::Sort::TOPOLOGICAL)?;
+    walk.push(head)?;
+    Ok(walk.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// A bare repository's path for workspace `slug`.
+pub fn repo_dir(data_dir: &Path, slug: &str) -> PathBuf {
+    data_dir.join("workspaces").join(format!("{slug}.git"))
+}

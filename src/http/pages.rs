@@ -1,0 +1,397 @@
+//! Page routes: tree, notes, CRUD, view, raw, move, rename, history, trash. Every route
+//! takes `ws=`; without it the caller's default workspace applies.
+
+use axum::extract::State;
+use axum::http::header::{CONTENT_TYPE, ETAG, IF_MATCH};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::auth::AuthUser;
+use crate::core::Ctx;
+use crate::core::pages::{
+    self, Diff, HistoryEntry, NewPage, Page, PageSummary, PageUpdate, PageView, Revision, TrashEntry, TreeNode, history,
+};
+use crate::core::workspaces::{self, Access};
+use crate::error::Result;
+use crate::http::extract::{Json, Paging, Path, Query};
+use crate::http::{List, Problem};
+
+pub fn router() -> OpenApiRouter<Ctx> {
+    OpenApiRouter::new()
+        .routes(routes!(page_tree, create_page))
+        .routes(routes!(get_page, update_page, delete_page))
+        .routes(routes!(list_notes))
+        .routes(routes!(list_children))
+        .routes(routes!(view_page))
+        .routes(routes!(raw_page))
+        .routes(routes!(move_page))
+        .routes(routes!(rename_page))
+        .routes(routes!(page_history))
+        .routes(routes!(page_revision))
+        .routes(routes!(revision_diff))
+        .routes(routes!(restore_revision))
+        .routes(routes!(list_trash))
+        .routes(routes!(restore_from_trash))
+        .routes(routes!(purge_from_trash))
+}
+
+#[derive(Deserialize, IntoParams, Default)]
+#[into_params(parameter_in = Query)]
+pub struct Ws {
+    /// Workspace slug (default: the caller's default workspace).
+    pub ws: Option<String>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    pub ws: Option<String>,
+    pub limit: Option<i64>,
+    pub offset: Option<i64>,
+    /// Only pages with this tag (`/api/notes`).
+    pub tag: Option<String>,
+}
+
+impl ListQuery {
+    fn paging(&self) -> Paging {
+        Paging { limit: self.limit, offset: self.offset }
+    }
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DeleteQuery {
+    pub ws: Option<String>,
+    /// Trash the page's live subtree too (otherwise a page with live children is 409).
+    pub recursive: Option<bool>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DiffQuery {
+    pub ws: Option<String>,
+    /// An earlier revision of the page (default: the one before `sha`).
+    pub against: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct CreatePage {
+    pub title: Option<String>,
+    /// Derived from the title when absent.
+    pub slug: Option<String>,
+    /// Raw markdown, at most 1 MiB.
+    pub content: Option<String>,
+    /// Slug of a live parent page.
+    pub parent: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct UpdatePage {
+    pub content: Option<String>,
+    pub title: Option<String>,
+    /// The revision the edit was based on; stale → 409 (or a merge with `merge: true`).
+    pub base_revision: Option<String>,
+    /// Merge a stale edit three-way against its base.
+    #[serde(default)]
+    pub merge: bool,
+    /// Commit message (default "Update <title>").
+    pub message: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct MovePage {
+    /// Slug of the new parent; null for the top level.
+    #[serde(default)]
+    pub parent: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct RenamePage {
+    pub new_slug: String,
+    pub title: Option<String>,
+}
+
+async fn access(ctx: &Ctx, auth: &AuthUser, ws: Option<&str>) -> Result<Access> {
+    workspaces::access_or_default(ctx, &auth.user, ws).await
+}
+
+fn with_etag(status: StatusCode, page: Page) -> Response {
+    let etag = HeaderValue::from_str(&format!("\"{}\"", page.revision)).ok();
+    let mut res = (status, axum::Json(page)).into_response();
+    if let Some(etag) = etag {
+        res.headers_mut().insert(ETAG, etag);
+    }
+    res
+}
+
+/// The live pages as a tree (not paginated).
+#[utoipa::path(get, path = "/api/pages", tag = "pages", params(Ws), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = Vec<TreeNode>), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn page_tree(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<Ws>) -> Result<axum::Json<Vec<TreeNode>>> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    Ok(axum::Json(pages::tree(&ctx, &a).await?))
+}
+
+/// Creates a page.
+#[utoipa::path(post, path = "/api/pages", tag = "pages", params(Ws), request_body = CreatePage, security(("bearer" = []), ("cookie" = [])),
+    responses((status = 201, body = Page, headers(("ETag" = String))),
+        (status = 400, body = Problem, description = "Bad slug, content over 1 MiB, no title or slug, unknown parent"),
+        (status = 401, body = Problem), (status = 404, body = Problem), (status = 409, body = Problem, description = "Slug taken"),
+        (status = 422, body = Problem), (status = 503, body = Problem)))]
+async fn create_page(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Query(q): Query<Ws>,
+    Json(req): Json<CreatePage>,
+) -> Result<Response> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    let req = NewPage { title: req.title, slug: req.slug, content: req.content, parent: req.parent };
+    Ok(with_etag(StatusCode::CREATED, pages::create(&ctx, &a, &auth.user, req).await?))
+}
+
+/// One page; `ETag` is its revision.
+#[utoipa::path(get, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = Page, headers(("ETag" = String))), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn get_page(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<Ws>,
+) -> Result<Response> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    Ok(with_etag(StatusCode::OK, pages::get(&ctx, &a, &slug).await?))
+}
+
+/// Updates a page. `base_revision` or `If-Match` guard against lost updates.
+#[utoipa::path(put, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), Ws, ("If-Match" = Option<String>, Header)),
+    request_body = UpdatePage, security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = Page, headers(("ETag" = String))), (status = 400, body = Problem), (status = 401, body = Problem),
+        (status = 404, body = Problem),
+        (status = 409, body = Problem, description = "Stale revision (body has current_revision) or merge conflict (body has merged)"),
+        (status = 422, body = Problem), (status = 503, body = Problem)))]
+async fn update_page(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<Ws>,
+    headers: HeaderMap,
+    Json(req): Json<UpdatePage>,
+) -> Result<Response> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    let if_match = headers
+        .get(IF_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().trim_start_matches("W/").trim_matches('"').to_owned())
+        .filter(|v| v != "*");
+    let change = PageUpdate {
+        content: req.content,
+        title: req.title,
+        base_revision: req.base_revision.or(if_match),
+        merge: req.merge,
+        message: req.message,
+    };
+    Ok(with_etag(StatusCode::OK, pages::update(&ctx, &a, &auth.user, &slug, change).await?))
+}
+
+/// Moves a page to the trash (`recursive=true` for a page with live children).
+#[utoipa::path(delete, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), DeleteQuery), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 204, description = "Trashed"), (status = 401, body = Problem), (status = 404, body = Problem),
+        (status = 409, body = Problem, description = "Has live children"), (status = 503, body = Problem)))]
+async fn delete_page(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<DeleteQuery>,
+) -> Result<StatusCode> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    pages::delete(&ctx, &a, &auth.user, &slug, q.recursive.unwrap_or(false)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Live pages, most recently updated first; `tag=` filters.
+#[utoipa::path(get, path = "/api/notes", tag = "pages", params(ListQuery), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = List<PageSummary>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn list_notes(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Query(q): Query<ListQuery>,
+) -> Result<axum::Json<List<PageSummary>>> {
+    let (limit, offset) = q.paging().resolve()?;
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    let (items, total) = pages::notes(&ctx, &a, q.tag.as_deref(), limit, offset).await?;
+    Ok(axum::Json(List::new(items, total)))
+}
+
+/// Direct live children of a page.
+#[utoipa::path(get, path = "/api/pages/{slug}/children", tag = "pages", params(("slug" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = List<PageSummary>), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn list_children(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<Ws>,
+) -> Result<axum::Json<List<PageSummary>>> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    let items = pages::children(&ctx, &a, &slug).await?;
+    let total = items.len() as i64;
+    Ok(axum::Json(List::new(items, total)))
+}
+
+/// The page with breadcrumbs, children, backlinks and headings.
+#[utoipa::path(get, path = "/api/pages/{slug}/view", tag = "pages", params(("slug" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = PageView), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn view_page(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<Ws>,
+) -> Result<axum::Json<PageView>> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    Ok(axum::Json(pages::view(&ctx, &a, &slug).await?))
+}
+
+/// The raw markdown (`text/markdown`).
+#[utoipa::path(get, path = "/api/pages/{slug}/raw", tag = "pages", params(("slug" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, content_type = "text/markdown", body = String, headers(("ETag" = String))), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn raw_page(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<Ws>,
+) -> Result<Response> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    let page = pages::get(&ctx, &a, &slug).await?;
+    let etag = format!("\"{}\"", page.revision);
+    Ok(([(CONTENT_TYPE, "text/markdown; charset=utf-8".to_owned()), (ETAG, etag)], page.content).into_response())
+}
+
+/// Moves a page (with its subtree) under another page, or to the top level.
+#[utoipa::path(post, path = "/api/pages/{slug}/move", tag = "pages", params(("slug" = String, Path), Ws), request_body = MovePage, security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = Page), (status = 400, body = Problem, description = "Into its own subtree, or unknown parent"),
+        (status = 401, body = Problem), (status = 404, body = Problem), (status = 422, body = Problem), (status = 503, body = Problem)))]
+async fn move_page(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<Ws>,
+    Json(req): Json<MovePage>,
+) -> Result<Response> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    Ok(with_etag(StatusCode::OK, pages::move_page(&ctx, &a, &auth.user, &slug, req.parent.as_deref()).await?))
+}
+
+/// Renames a page; its history follows, and links to it are rewritten.
+#[utoipa::path(post, path = "/api/pages/{slug}/rename", tag = "pages", params(("slug" = String, Path), Ws), request_body = RenamePage, security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = Page), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem),
+        (status = 409, body = Problem, description = "New slug taken"), (status = 422, body = Problem), (status = 503, body = Problem)))]
+async fn rename_page(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<Ws>,
+    Json(req): Json<RenamePage>,
+) -> Result<Response> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    Ok(with_etag(
+        StatusCode::OK,
+        pages::rename(&ctx, &a, &auth.user, &slug, &req.new_slug, req.title.as_deref()).await?,
+    ))
+}
+
+/// The page's revisions, newest first.
+#[utoipa::path(get, path = "/api/pages/{slug}/history", tag = "history", params(("slug" = String, Path), ListQuery), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = List<HistoryEntry>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn page_history(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<ListQuery>,
+) -> Result<axum::Json<List<HistoryEntry>>> {
+    let (limit, offset) = q.paging().resolve()?;
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    let (items, total) = history::list(&ctx, &a, &slug, limit, offset).await?;
+    Ok(axum::Json(List::new(items, total)))
+}
+
+/// One revision with its content.
+#[utoipa::path(get, path = "/api/pages/{slug}/history/{sha}", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = Revision), (status = 401, body = Problem), (status = 404, body = Problem, description = "Unknown sha, or not of this page"), (status = 503, body = Problem)))]
+async fn page_revision(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path((slug, sha)): Path<(String, String)>,
+    Query(q): Query<Ws>,
+) -> Result<axum::Json<Revision>> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    Ok(axum::Json(history::get(&ctx, &a, &slug, &sha).await?))
+}
+
+/// Unified diff of a revision against an earlier one.
+#[utoipa::path(get, path = "/api/pages/{slug}/history/{sha}/diff", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), DiffQuery), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = Diff), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn revision_diff(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path((slug, sha)): Path<(String, String)>,
+    Query(q): Query<DiffQuery>,
+) -> Result<axum::Json<Diff>> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    Ok(axum::Json(history::diff(&ctx, &a, &slug, &sha, q.against.as_deref()).await?))
+}
+
+/// Restores an earlier revision's content as a new revision.
+#[utoipa::path(post, path = "/api/pages/{slug}/restore/{sha}", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = Page), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn restore_revision(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path((slug, sha)): Path<(String, String)>,
+    Query(q): Query<Ws>,
+) -> Result<Response> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    Ok(with_etag(StatusCode::OK, pages::restore_revision(&ctx, &a, &auth.user, &slug, &sha).await?))
+}
+
+/// Trashed pages, most recently trashed first.
+#[utoipa::path(get, path = "/api/trash", tag = "trash", params(ListQuery), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = List<TrashEntry>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn list_trash(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Query(q): Query<ListQuery>,
+) -> Result<axum::Json<List<TrashEntry>>> {
+    let (limit, offset) = q.paging().resolve()?;
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    let (items, total) = pages::trash(&ctx, &a, limit, offset).await?;
+    Ok(axum::Json(List::new(items, total)))
+}
+
+/// Restores a trashed page (to the top level if its parent is gone).
+#[utoipa::path(post, path = "/api/trash/{slug}/restore", tag = "trash", params(("slug" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = Page), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn restore_from_trash(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<Ws>,
+) -> Result<Response> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    Ok(with_etag(StatusCode::OK, pages::restore_from_trash(&ctx, &a, &auth.user, &slug).await?))
+}
+
+/// Removes a trashed page for good, history included.
+#[utoipa::path(post, path = "/api/trash/{slug}/purge", tag = "trash", params(("slug" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 204, description = "Purged"), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn purge_from_trash(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<Ws>,
+) -> Result<StatusCode> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    pages::purge(&ctx, &a, &auth.user, &slug).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,594 @@
+//! Pages on git: the write path, reads, history, trash (CONTRACT §5).
+
+mod common;
+
+use common::*;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn create_get_and_the_title_tag_link_rules() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("pat@x.io").await;
+    let content = "---\ntags: [Guide, setup]\n---\n# Getting Started\n\nSee [[install]] and [[Other Page|the other]]. #Onboarding\n\n```\n[[not-a-link]] #notatag\n```\n";
+    let r = api.send(Method::POST, "/api/pages", Some(json!({"title": "Getting Started!", "content": content}))).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let page = r.json();
+    assert_eq!(page["slug"], "getting-started");
+    assert_eq!(page["title"], "Getting Started!");
+    assert_eq!(page["content"], content);
+    assert_eq!(page["tags"], json!(["guide", "onboarding", "setup"]));
+    assert_eq!(page["links"], json!(["install", "other-page"]));
+    assert_eq!(page["workspace"], "pat");
+    assert!(page["parent"].is_null());
+    assert_eq!(page["updated_by"]["name"], "pat@x.io");
+    let rev = page["revision"].as_str().unwrap();
+    assert_eq!(rev.len(), 40);
+    assert_eq!(r.headers.get("etag").unwrap().to_str().unwrap(), format!("\"{rev}\""));
+
+    let r = api.send(Method::GET, "/api/pages/getting-started", None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json(), page);
+    assert_eq!(r.headers.get("etag").unwrap().to_str().unwrap(), format!("\"{rev}\""));
+    let raw = api.send(Method::GET, "/api/pages/getting-started/raw", None).await;
+    assert_eq!(raw.status, StatusCode::OK);
+    assert!(raw.headers.get("content-type").unwrap().to_str().unwrap().starts_with("text/markdown"));
+    assert_eq!(raw.text, content);
+
+    // Title precedence: front matter, then first H1, then previous title, then slug.
+    let p = api.page("fm", "---\ntitle: From Front Matter\n---\n# Heading\n").await;
+    assert_eq!(p["title"], "From Front Matter");
+    let p = api.page("h1", "Setext Title\n============\n\ntext").await;
+    assert_eq!(p["title"], "Setext Title");
+    let p = api.page("bare", "no heading here").await;
+    assert_eq!(p["title"], "bare");
+    let (_, p) = api.put("/api/pages/h1", json!({"content": "now without a heading"})).await;
+    assert_eq!(p["title"], "Setext Title", "the previous title stays");
+    let (_, p) = api.put("/api/pages/h1", json!({"title": "Explicit"})).await;
+    assert_eq!(p["title"], "Explicit");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn page_input_rules() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("rules@x.io").await;
+    let exactly = "a".repeat(1_048_576);
+    let (s, _) = api.post("/api/pages", json!({"slug": "max", "content": exactly})).await;
+    assert_eq!(s, StatusCode::CREATED, "exactly 1 MiB is allowed");
+    let over = "a".repeat(1_048_577);
+    let r = api.send(Method::POST, "/api/pages", Some(json!({"slug": "over", "content": over}))).await;
+    assert_problem(&r, 400, "content_too_large");
+    // Multi-byte: 1 MiB counts bytes, not characters.
+    let multibyte = "é".repeat(524_289);
+    let r = api.send(Method::PUT, "/api/pages/max", Some(json!({"content": multibyte}))).await;
+    assert_problem(&r, 400, "content_too_large");
+    for (body, status, code) in [
+        (json!({"slug": "Bad"}), 400, "invalid_slug"),
+        (json!({"slug": ".hidden"}), 400, "invalid_slug"),
+        (json!({"slug": "a/b"}), 400, "invalid_slug"),
+        (json!({"slug": "x".repeat(129)}), 400, "invalid_slug"),
+        (json!({"content": "x"}), 400, "title_or_slug_required"),
+        (json!({"slug": "max"}), 409, "page_exists"),
+        (json!({"slug": "orphan", "parent": "nope"}), 400, "parent_not_found"),
+        (json!({"slug": 5}), 422, "invalid_body"),
+        (json!({"slug": "ok", "content": ["x"]}), 422, "invalid_body"),
+    ] {
+        let r = api.send(Method::POST, "/api/pages", Some(body.clone())).await;
+        assert_problem(&r, status, code);
+    }
+    let r = api.send(Method::GET, "/api/pages/missing", None).await;
+    assert_problem(&r, 404, "page_not_found");
+    let r = api.send(Method::PUT, "/api/pages/missing", Some(json!({"content": "x"}))).await;
+    assert_problem(&r, 404, "page_not_found");
+    // Nothing half-written: the refused creates made no commits and no rows.
+    let (_, notes) = api.get("/api/notes").await;
+    assert_eq!(notes["total"], 1);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn stale_updates_are_refused_and_merges_keep_both_edits() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("merge@x.io").await;
+    let base = api.page("doc", "line one\nline two\nline three\nline four\nline five\n").await;
+    let base_rev = base["revision"].as_str().unwrap().to_owned();
+
+    let (s, a) = api
+        .put(
+            "/api/pages/doc",
+            json!({"content": "LINE ONE\nline two\nline three\nline four\nline five\n", "base_revision": base_rev}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let current = a["revision"].as_str().unwrap().to_owned();
+    // Stale without merge: 409 with the current revision, nothing saved.
+    let r =
+        api.send(Method::PUT, "/api/pages/doc", Some(json!({"content": "mine\n", "base_revision": base_rev}))).await;
+    assert_problem(&r, 409, "stale_revision");
+    assert_eq!(r.json()["current_revision"], current);
+    // If-Match works the same way.
+    let r = api
+        .client
+        .put(format!("{}/api/pages/doc", srv.url))
+        .header("if-match", format!("\"{base_rev}\""))
+        .json(&json!({"content": "mine\n"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CONFLICT);
+    assert_eq!(api.get("/api/pages/doc").await.1["revision"], current);
+
+    // A non-overlapping stale edit merges; both edits are kept.
+    let (s, merged) = api
+        .put(
+            "/api/pages/doc",
+            json!({"content": "line one\nline two\nline three\nline four\nLINE FIVE\n", "base_revision": base_rev, "merge": true}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{merged}");
+    assert_eq!(merged["content"], "LINE ONE\nline two\nline three\nline four\nLINE FIVE\n");
+    // An overlapping one is 409 with the merged text and conflict markers.
+    let r = api
+        .send(
+            Method::PUT,
+            "/api/pages/doc",
+            Some(json!({"content": "Line One!\nline two\nline three\nline four\nline five\n", "base_revision": base_rev, "merge": true})),
+        )
+        .await;
+    assert_problem(&r, 409, "merge_conflict");
+    let body = r.json();
+    assert_eq!(body["current_revision"], merged["revision"]);
+    let text = body["merged"].as_str().unwrap();
+    assert!(
+        text.contains("<<<<<<<") && text.contains(">>>>>>>") && text.contains("Line One!") && text.contains("LINE ONE"),
+        "{text}"
+    );
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn twenty_concurrent_updates_with_one_base_exactly_one_wins() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("race@x.io").await;
+    let base = api.page("hot", "start\n").await;
+    let rev = base["revision"].as_str().unwrap().to_owned();
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let api = api.clone();
+        let rev = rev.clone();
+        tasks.push(tokio::spawn(async move {
+            api.put("/api/pages/hot", json!({"content": format!("writer {i}\n"), "base_revision": rev})).await.0
+        }));
+    }
+    let mut ok = 0;
+    let mut conflict = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            StatusCode::OK => ok += 1,
+            StatusCode::CONFLICT => conflict += 1,
+            other => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!((ok, conflict), (1, 19));
+    let (_, h) = api.get("/api/pages/hot/history").await;
+    assert_eq!(h["total"], 2);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn tree_notes_children_view() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("tree@x.io").await;
+    api.page("handbook", "# Handbook\n").await;
+    api.post("/api/pages", json!({"slug": "onboarding", "title": "Onboarding", "parent": "handbook", "content": "## Day one\n## Day two\nsee [[handbook]] #hr"})).await;
+    api.post(
+        "/api/pages",
+        json!({"slug": "laptop", "title": "A laptop", "parent": "onboarding", "content": "[[onboarding]] #hr #it"}),
+    )
+    .await;
+    api.page("zeta", "[[handbook]] [[missing-page]]").await;
+
+    let (_, tree) = api.get("/api/pages").await;
+    assert_eq!(
+        tree,
+        json!([
+            {"slug": "handbook", "title": "Handbook", "children": [
+                {"slug": "onboarding", "title": "Onboarding", "children": [
+                    {"slug": "laptop", "title": "A laptop", "children": []}
+                ]}
+            ]},
+            {"slug": "zeta", "title": "zeta", "children": []}
+        ])
+    );
+    let (_, notes) = api.get("/api/notes").await;
+    let order: Vec<_> = notes["items"].as_array().unwrap().iter().map(|n| n["slug"].as_str().unwrap()).collect();
+    assert_eq!(order, ["zeta", "laptop", "onboarding", "handbook"]);
+    let (_, hr) = api.get("/api/notes?tag=hr").await;
+    assert_eq!(hr["total"], 2);
+    let (_, it) = api.get("/api/notes?tag=%23IT").await;
+    assert_eq!(it["items"][0]["slug"], "laptop");
+    assert_eq!(it["items"][0]["tags"], json!(["hr", "it"]));
+    let (_, kids) = api.get("/api/pages/handbook/children").await;
+    assert_eq!(kids["items"][0]["slug"], "onboarding");
+    assert_eq!(kids["total"], 1);
+
+    let (s, view) = api.get("/api/pages/laptop/view").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(view["page"]["slug"], "laptop");
+    assert_eq!(
+        view["breadcrumbs"],
+        json!([{"slug": "handbook", "title": "Handbook"}, {"slug": "onboarding", "title": "Onboarding"}])
+    );
+    let (_, view) = api.get("/api/pages/onboarding/view").await;
+    assert_eq!(view["children"], json!([{"slug": "laptop", "title": "A laptop"}]));
+    assert_eq!(view["backlinks"], json!([{"slug": "laptop", "title": "A laptop"}]));
+    assert_eq!(view["headings"][0]["text"], "Day one");
+    assert_eq!(view["headings"][1]["anchor"], "day-two");
+    let (_, view) = api.get("/api/pages/handbook/view").await;
+    let back: Vec<_> = view["backlinks"].as_array().unwrap().iter().map(|b| b["slug"].as_str().unwrap()).collect();
+    assert_eq!(back, ["onboarding", "zeta"]);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn move_rename_and_links_follow() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("mover@x.io").await;
+    api.page("a", "# A\n").await;
+    api.post("/api/pages", json!({"slug": "b", "parent": "a", "content": "# B"})).await;
+    api.post("/api/pages", json!({"slug": "c", "parent": "b", "content": "# C"})).await;
+    let r = api.send(Method::POST, "/api/pages/a/move", Some(json!({"parent": "c"}))).await;
+    assert_problem(&r, 400, "move_cycle");
+    let r = api.send(Method::POST, "/api/pages/a/move", Some(json!({"parent": "a"}))).await;
+    assert_problem(&r, 400, "move_cycle");
+    let (s, c) = api.post("/api/pages/c/move", json!({"parent": null})).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(c["parent"].is_null());
+    let (_, b) = api.post("/api/pages/b/move", json!({"parent": "c"})).await;
+    assert_eq!(b["parent"], "c");
+
+    // Rename: history follows; links elsewhere are rewritten as commits.
+    api.page("linker", "See [[b]], [[b|the B page]] and `[[b]]` in code.\n").await;
+    api.put("/api/pages/b", json!({"content": "# B\nv2"})).await;
+    let r = api.send(Method::POST, "/api/pages/b/rename", Some(json!({"new_slug": "c"}))).await;
+    assert_problem(&r, 409, "page_exists");
+    let r = api.send(Method::POST, "/api/pages/b/rename", Some(json!({"new_slug": "Bad Slug"}))).await;
+    assert_problem(&r, 400, "invalid_slug");
+    let (s, renamed) = api.post("/api/pages/b/rename", json!({"new_slug": "bee", "title": "Bee"})).await;
+    assert_eq!(s, StatusCode::OK, "{renamed}");
+    assert_eq!(renamed["slug"], "bee");
+    assert_eq!(renamed["title"], "Bee");
+    assert_eq!(renamed["parent"], "c");
+    assert_eq!(api.get("/api/pages/b").await.0, StatusCode::NOT_FOUND);
+    let (_, h) = api.get("/api/pages/bee/history").await;
+    assert_eq!(h["total"], 4, "{h}");
+    assert!(h["items"][0]["message"].as_str().unwrap().contains("Rename b → bee"));
+    let (_, linker) = api.get("/api/pages/linker").await;
+    assert_eq!(linker["content"], "See [[bee]], [[bee|the B page]] and `[[b]]` in code.\n");
+    assert_eq!(linker["links"], json!(["bee"]));
+    let (_, lh) = api.get("/api/pages/linker/history").await;
+    assert_eq!(lh["total"], 2);
+    assert_eq!(lh["items"][0]["author"]["name"], "mover@x.io");
+    let (_, c_view) = api.get("/api/pages/c/view").await;
+    assert_eq!(c_view["children"][0]["slug"], "bee");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn history_entries_diffs_and_restore() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("hist@x.io").await;
+    let v1 = api.page("notes", "one\ntwo\n").await;
+    let (_, v2) = api.put("/api/pages/notes", json!({"content": "one\n2\nthree\n", "message": "Number two"})).await;
+    let (_, v3) = api.put("/api/pages/notes", json!({"content": "one\n2\nthree\nfour\n"})).await;
+    let (r1, r2, r3) =
+        (v1["revision"].as_str().unwrap(), v2["revision"].as_str().unwrap(), v3["revision"].as_str().unwrap());
+
+    let (_, h) = api.get("/api/pages/notes/history").await;
+    assert_eq!(h["total"], 3);
+    let shas: Vec<_> = h["items"].as_array().unwrap().iter().map(|i| i["sha"].as_str().unwrap()).collect();
+    assert_eq!(shas, [r3, r2, r1]);
+    assert_eq!(h["items"][1]["message"], "Number two");
+    assert_eq!(h["items"][2]["message"], "Create notes");
+    assert_eq!(h["items"][0]["author"]["name"], "hist@x.io");
+    let (_, h) = api.get("/api/pages/notes/history?limit=1&offset=1").await;
+    assert_eq!(h["items"][0]["sha"], r2);
+
+    let (s, e) = api.get(&format!("/api/pages/notes/history/{r2}")).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(e["content"], "one\n2\nthree\n");
+    assert_eq!(e["sha"], r2);
+    assert_eq!(e["message"], "Number two");
+
+    let (_, d) = api.get(&format!("/api/pages/notes/history/{r2}/diff")).await;
+    assert_eq!(d["from"], r1);
+    assert_eq!(d["to"], r2);
+    assert_eq!((d["added"].as_u64(), d["removed"].as_u64()), (Some(2), Some(1)));
+    assert!(d["unified"].as_str().unwrap().contains("-two\n+2\n+three\n"), "{}", d["unified"]);
+    let (_, d) = api.get(&format!("/api/pages/notes/history/{r3}/diff?against={r1}")).await;
+    assert_eq!((d["added"].as_u64(), d["removed"].as_u64()), (Some(3), Some(1)));
+    let (_, d) = api.get(&format!("/api/pages/notes/history/{r1}/diff")).await;
+    assert!(d["from"].is_null());
+    assert_eq!(d["added"], 2);
+
+    // Unknown sha, or one of another page: 404.
+    let other = api.page("other", "x").await;
+    let other_rev = other["revision"].as_str().unwrap();
+    for path in [
+        format!("/api/pages/notes/history/{other_rev}"),
+        "/api/pages/notes/history/0000000000000000000000000000000000000000".into(),
+        "/api/pages/notes/history/not-a-sha".into(),
+        format!("/api/pages/notes/history/{r2}/diff?against={other_rev}"),
+    ] {
+        let r = api.send(Method::GET, &path, None).await;
+        assert_problem(&r, 404, "revision_not_found");
+    }
+    let r = api.send(Method::POST, &format!("/api/pages/notes/restore/{other_rev}"), None).await;
+    assert_problem(&r, 404, "revision_not_found");
+
+    let (s, restored) = api.post(&format!("/api/pages/notes/restore/{r1}"), json!({})).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(restored["content"], "one\ntwo\n");
+    assert_ne!(restored["revision"], r1);
+    let (_, h) = api.get("/api/pages/notes/history").await;
+    assert_eq!(h["total"], 4);
+    assert!(h["items"][0]["message"].as_str().unwrap().starts_with("Restore notes to "));
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn trash_restore_and_purge() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("trash@x.io").await;
+    api.page("parent", "# Parent").await;
+    api.post("/api/pages", json!({"slug": "child", "parent": "parent", "content": "# Child\n\n#tagged"})).await;
+    api.post("/api/pages", json!({"slug": "grandchild", "parent": "child", "content": "# Grandchild"})).await;
+    api.page("solo", "# Solo").await;
+
+    let r = api.send(Method::DELETE, "/api/pages/parent", None).await;
+    assert_problem(&r, 409, "page_has_children");
+    assert_eq!(api.delete("/api/pages/solo").await.0, StatusCode::NO_CONTENT);
+    assert_eq!(api.delete("/api/pages/parent?recursive=true").await.0, StatusCode::NO_CONTENT);
+    let (_, tree) = api.get("/api/pages").await;
+    assert_eq!(tree, json!([]));
+    assert_eq!(api.get("/api/notes").await.1["total"], 0);
+    assert_eq!(api.get("/api/notes?tag=tagged").await.1["total"], 0);
+    assert_eq!(api.get("/api/pages/child").await.0, StatusCode::NOT_FOUND);
+    let (_, trash) = api.get("/api/trash").await;
+    assert_eq!(trash["total"], 4);
+    let item = trash["items"].as_array().unwrap().iter().find(|i| i["slug"] == "child").unwrap().clone();
+    assert_eq!(item["title"], "Child");
+    assert_eq!(item["deleted_by"]["name"], "trash@x.io");
+    assert!(item["deleted_at"].is_string());
+    // A trashed slug is still taken.
+    let r = api.send(Method::POST, "/api/pages", Some(json!({"slug": "solo"}))).await;
+    assert_problem(&r, 409, "page_exists");
+
+    // Purge the parent; restoring the child puts it at the top level.
+    assert_eq!(api.post("/api/trash/parent/purge", json!({})).await.0, StatusCode::NO_CONTENT);
+    let (s, child) = api.post("/api/trash/child/restore", json!({})).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(child["parent"].is_null());
+    assert_eq!(child["tags"], json!(["tagged"]));
+    let (s, gc) = api.post("/api/trash/grandchild/restore", json!({})).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(gc["parent"], "child", "the parent is live again, so it is kept");
+    let r = api.send(Method::POST, "/api/trash/child/restore", None).await;
+    assert_problem(&r, 404, "trash_entry_not_found");
+    let r = api.send(Method::POST, "/api/trash/child/purge", None).await;
+    assert_problem(&r, 404, "trash_entry_not_found");
+
+    // Purged: gone from every API, history included; its slug is free again.
+    assert_eq!(api.get("/api/pages/parent").await.0, StatusCode::NOT_FOUND);
+    assert_eq!(api.get("/api/pages/parent/history").await.0, StatusCode::NOT_FOUND);
+    assert!(!api.get("/api/trash").await.1.to_string().contains("\"parent\""));
+    let fresh = api.page("parent", "# New parent").await;
+    let (_, h) = api.get("/api/pages/parent/history").await;
+    assert_eq!(h["total"], 1);
+    assert_eq!(h["items"][0]["sha"], fresh["revision"]);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn ws_parameter_and_the_404_rule_on_page_routes() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let owner = srv.user("own@x.io").await;
+    let member = srv.user("mem@x.io").await;
+    let outsider = srv.user("out@x.io").await;
+    owner.post("/api/workspaces", json!({"name": "Team"})).await;
+    owner.post("/api/workspaces/team/members", json!({"email": "mem@x.io"})).await;
+    let (s, p) = owner.post("/api/pages?ws=team", json!({"slug": "shared", "content": "# Shared"})).await;
+    assert_eq!(s, StatusCode::CREATED);
+    assert_eq!(p["workspace"], "team");
+    assert_eq!(owner.get("/api/pages/shared").await.0, StatusCode::NOT_FOUND, "not in the default workspace");
+    // A member reads and writes.
+    let (s, _) = member.put("/api/pages/shared?ws=team", json!({"content": "# Shared\nby member"})).await;
+    assert_eq!(s, StatusCode::OK);
+    let rev = member.get("/api/pages/shared?ws=team").await.1["revision"].as_str().unwrap().to_owned();
+    // An outsider gets 404 on every page route, exactly as for a missing workspace.
+    let routes: Vec<(Method, String, Option<Value>)> = vec![
+        (Method::GET, "/api/pages".into(), None),
+        (Method::POST, "/api/pages".into(), Some(json!({"slug": "x"}))),
+        (Method::GET, "/api/notes".into(), None),
+        (Method::GET, "/api/trash".into(), None),
+        (Method::GET, "/api/pages/shared".into(), None),
+        (Method::PUT, "/api/pages/shared".into(), Some(json!({"content": "x"}))),
+        (Method::DELETE, "/api/pages/shared".into(), None),
+        (Method::GET, "/api/pages/shared/children".into(), None),
+        (Method::GET, "/api/pages/shared/view".into(), None),
+        (Method::GET, "/api/pages/shared/raw".into(), None),
+        (Method::GET, "/api/pages/shared/history".into(), None),
+        (Method::GET, format!("/api/pages/shared/history/{rev}"), None),
+        (Method::GET, format!("/api/pages/shared/history/{rev}/diff"), None),
+        (Method::POST, format!("/api/pages/shared/restore/{rev}"), None),
+        (Method::POST, "/api/pages/shared/move".into(), Some(json!({"parent": null}))),
+        (Method::POST, "/api/pages/shared/rename".into(), Some(json!({"new_slug": "y"}))),
+        (Method::POST, "/api/trash/shared/restore".into(), None),
+        (Method::POST, "/api/trash/shared/purge".into(), None),
+        (Method::GET, "/api/workspaces/team/export".into(), None),
+    ];
+    for (m, path, body) in routes {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let hidden = outsider.send(m.clone(), &format!("{path}{sep}ws=team"), body.clone()).await;
+        assert_problem(&hidden, 404, "workspace_not_found");
+        let missing = outsider.send(m.clone(), &format!("{path}{sep}ws=nope").replace("/team/", "/nope/"), body).await;
+        assert_problem(&missing, 404, "workspace_not_found");
+    }
+    assert_eq!(owner.get("/api/pages/shared?ws=team").await.1["content"], "# Shared\nby member");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn the_repository_is_ordinary_git() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("git@x.io").await;
+    api.post("/api/settings/profile", json!({"name": "Grace Hopper"})).await;
+    api.page("onboarding", "# Onboarding\n").await;
+    api.put("/api/pages/onboarding", json!({"content": "# Onboarding\nmore\n"})).await;
+    api.post("/api/pages/onboarding/rename", json!({"new_slug": "welcome"})).await;
+    api.delete("/api/pages/welcome").await;
+    let repo = env.data_dir().join("workspaces").join("git.git");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").arg("--git-dir").arg(&repo).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let fsck = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(&repo)
+        .args(["fsck", "--strict", "--full"])
+        .output()
+        .unwrap();
+    assert!(fsck.status.success(), "{}", String::from_utf8_lossy(&fsck.stderr));
+    let log = git(&["log", "--format=%an <%ae>|%s"]);
+    let lines: Vec<_> = log.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "Grace Hopper <git@x.io>|Trash Onboarding",
+            "Grace Hopper <git@x.io>|Rename onboarding → welcome",
+            "Grace Hopper <git@x.io>|Update Onboarding",
+            "Grace Hopper <git@x.io>|Create Onboarding",
+        ]
+    );
+    assert_eq!(git(&["show", "HEAD~1:w/welcome.md"]), "# Onboarding\nmore\n");
+    assert_eq!(git(&["show", "HEAD:.trash/welcome.md"]), "# Onboarding\nmore\n");
+    assert!(git(&["ls-tree", "-r", "--name-only", "HEAD"]).lines().eq([".trash/welcome.md"]));
+    srv.stop().await;
+}
+
+async fn snapshot(api: &Api, slugs: &[&str]) -> Vec<Value> {
+    let mut out = vec![api.get("/api/pages").await.1, api.get("/api/notes").await.1, api.get("/api/trash").await.1];
+    for s in slugs {
+        out.push(api.get(&format!("/api/pages/{s}")).await.1);
+        out.push(api.get(&format!("/api/pages/{s}/view")).await.1);
+        let h = api.get(&format!("/api/pages/{s}/history")).await.1;
+        if let Some(first) = h["items"].as_array().and_then(|i| i.first()) {
+            let sha = first["sha"].as_str().unwrap();
+            out.push(api.get(&format!("/api/pages/{s}/history/{sha}")).await.1);
+            out.push(api.get(&format!("/api/pages/{s}/history/{sha}/diff")).await.1);
+        }
+        out.push(h);
+    }
+    out
+}
+
+async fn build_a_wiki(api: &Api) {
+    api.page("home", "# Home\n[[guide]] #start").await;
+    api.post("/api/pages", json!({"slug": "guide", "parent": "home", "content": "# Guide\n[[home]]"})).await;
+    api.post("/api/pages", json!({"slug": "deep", "parent": "guide", "content": "# Deep\n"})).await;
+    api.put("/api/pages/guide", json!({"content": "# Guide\n[[home]] [[deep]]\nv2", "title": "The Guide"})).await;
+    api.post("/api/pages/deep/rename", json!({"new_slug": "deeper"})).await;
+    api.page("gone", "# Gone").await;
+    api.delete("/api/pages/gone").await;
+    api.page("purged", "# Purged").await;
+    api.delete("/api/pages/purged").await;
+    api.post("/api/trash/purged/purge", json!({})).await;
+    api.page("moved", "# Moved").await;
+    api.post("/api/pages/moved/move", json!({"parent": "deeper"})).await;
+}
+
+const SLUGS: &[&str] = &["home", "guide", "deeper", "moved", "gone", "purged"];
+
+#[tokio::test]
+async fn reindex_rebuilds_exactly_what_was_there() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("re@x.io").await;
+    build_a_wiki(&api).await;
+    let before = snapshot(&api, SLUGS).await;
+    for table in ["page_tags", "page_links", "revisions", "pages", "workspace_heads"] {
+        sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table}"))).execute(&srv.ctx.db.pool).await.unwrap();
+    }
+    assert_eq!(api.get("/api/notes").await.1["total"], 0);
+    let report = cairn::core::reindex::all(&srv.ctx).await.unwrap();
+    assert_eq!(report.pages, 5);
+    assert_eq!(snapshot(&api, SLUGS).await, before);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn the_start_up_check_repairs_an_index_behind_its_repository() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("crash@x.io").await;
+    build_a_wiki(&api).await;
+    let before = snapshot(&api, SLUGS).await;
+    // As if the process died between the last commit and its transaction.
+    sqlx::query("UPDATE workspace_heads SET head = 'older'").execute(&srv.ctx.db.pool).await.unwrap();
+    sqlx::query("DELETE FROM revisions WHERE id = (SELECT MAX(id) FROM revisions)")
+        .execute(&srv.ctx.db.pool)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE pages SET title = 'stale' WHERE slug = 'moved'").execute(&srv.ctx.db.pool).await.unwrap();
+    srv.stop().await;
+    let srv = env.start(&[]).await;
+    let api = Api { base: srv.url.clone(), ..api };
+    assert_eq!(snapshot(&api, SLUGS).await, before);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn export_is_a_zip_of_the_live_tree() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("exp@x.io").await;
+    let home = "# Home\r\nCRLF kept, ünïcödé kept, no trailing newline";
+    api.page("home", home).await;
+    api.post("/api/pages", json!({"slug": "child", "parent": "home", "content": "# Child\n"})).await;
+    api.post("/api/pages", json!({"slug": "日本", "parent": "child", "content": "# 日本\n"})).await;
+    api.page("trashed", "# Trashed").await;
+    api.delete("/api/pages/trashed").await;
+    let r = api.client.get(format!("{}/api/workspaces/exp/export", srv.url)).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.headers().get("content-type").unwrap(), "application/zip");
+    let bytes = r.bytes().await.unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
+    let mut names: Vec<String> = (0..zip.len()).map(|i| zip.by_index(i).unwrap().name().unwrap().to_string()).collect();
+    names.sort();
+    assert_eq!(names, ["home.md", "home/child.md", "home/child/日本.md"]);
+    let mut read = |name: &str| {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut zip.by_name(name).unwrap(), &mut s).unwrap();
+        s
+    };
+    assert_eq!(read("home.md"), home);
+    assert_eq!(read("home/child/日本.md"), "# 日本\n");
+    // An empty workspace exports an empty zip.
+    api.post("/api/workspaces", json!({"name": "Empty"})).await;
+    let r = api.client.get(format!("{}/api/workspaces/empty/export", srv.url)).send().await.unwrap();
+    let zip = zip::ZipArchive::new(std::io::Cursor::new(r.bytes().await.unwrap().to_vec())).unwrap();
+    assert_eq!(zip.len(), 0);
+    srv.stop().await;
+}
