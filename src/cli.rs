@@ -81,7 +81,23 @@ async fn run(config: Config, command: Command) -> anyhow::Result<()> {
             println!("reindexed {} workspaces: {} pages, {} revisions", r.workspaces, r.pages, r.revisions);
             Ok(())
         }
-        Command::Backup { .. } | Command::Import { .. } => {
+        Command::Backup { dir } => {
+            let s = crate::core::backup::backup(&ctx, &dir).await?;
+            println!("backed up {} rows and {} repositories to {}", s.rows, s.repositories, dir.display());
+            Ok(())
+        }
+        Command::Restore { dir } => {
+            let s = crate::core::backup::restore(&ctx, &dir).await?;
+            let repaired = crate::core::reindex::repair(&ctx).await?;
+            println!(
+                "restored {} rows and {} repositories; reindexed {} workspaces written after the database dump",
+                s.rows,
+                s.repositories,
+                repaired.len()
+            );
+            Ok(())
+        }
+        Command::Import { .. } => {
             anyhow::bail!("this sub-command is not available yet in this release")
         }
     }

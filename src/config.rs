@@ -30,6 +30,11 @@ pub enum Command {
         /// Directory to write the backup into (created if missing).
         dir: PathBuf,
     },
+    /// Restore a backup made by `cairn backup` into an empty database and DATA_DIR.
+    Restore {
+        /// The backup directory.
+        dir: PathBuf,
+    },
     /// Import a folder or zip of markdown files (e.g. an Obsidian vault) into a workspace.
     Import {
         /// The folder or .zip to import.

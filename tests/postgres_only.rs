@@ -117,4 +117,62 @@ mod postgres_only {
         assert_eq!(pat.post("/api/workspaces", json!({"name": "After outage"})).await.0, StatusCode::CREATED);
         srv.stop().await;
     }
+
+    /// Two `cairn` processes sharing one database and one `DATA_DIR` write to the same
+    /// workspace at once: the advisory lock serialises them, so the repository stays
+    /// sound and every acknowledged save is there.
+    #[tokio::test]
+    async fn postgres_only_two_processes_share_one_workspace_safely() {
+        use super::common::process::Proc;
+        let env = Env::new().await;
+        assert_eq!(backend(), "postgres", "run with CAIRN_TEST_BACKEND=postgres");
+        let a = Proc::start(env.dir.path(), &env.db_url, &[]);
+        let b = Proc::start(env.dir.path(), &env.db_url, &[]);
+        let anon =
+            Api { base: a.url(), client: reqwest::Client::builder().cookie_store(true).build().unwrap(), bearer: None };
+        assert_eq!(anon.post("/api/auth/register", json!({"email": "two@x.io", "password": PASSWORD})).await.0, 201);
+        let token = anon.pat().await;
+        let on_a = anon.with_bearer(&token);
+        let on_b = Api { base: b.url(), ..on_a.clone() };
+        for i in 0..3 {
+            on_a.page(&format!("shared-{i}"), "# Shared\n").await;
+        }
+        let mut tasks = Vec::new();
+        for (n, api) in [on_a.clone(), on_b.clone(), on_a.clone(), on_b.clone()].into_iter().enumerate() {
+            tasks.push(tokio::spawn(async move {
+                let mut acked = Vec::new();
+                for i in 0..15 {
+                    let slug = format!("shared-{}", i % 3);
+                    let content = format!("# Shared\nwriter {n} edit {i}\n");
+                    let (s, page) = api.put(&format!("/api/pages/{slug}"), json!({"content": content})).await;
+                    assert_eq!(s, StatusCode::OK, "{page}");
+                    acked.push((slug, page["revision"].as_str().unwrap().to_owned(), content));
+                    let own = format!("p{n}-{i}");
+                    let page = api.page(&own, "# Own\n").await;
+                    acked.push((own, page["revision"].as_str().unwrap().to_owned(), "# Own\n".to_owned()));
+                }
+                acked
+            }));
+        }
+        let mut acked = Vec::new();
+        for t in tasks {
+            acked.extend(t.await.unwrap());
+        }
+        let repo = env.data_dir().join("workspaces/two.git");
+        let git =
+            |args: &[&str]| std::process::Command::new("git").arg("--git-dir").arg(&repo).args(args).output().unwrap();
+        let fsck = git(&["fsck", "--strict", "--full"]);
+        assert!(fsck.status.success(), "{}", String::from_utf8_lossy(&fsck.stderr));
+        let commits = String::from_utf8(git(&["rev-list", "--count", "HEAD"]).stdout).unwrap();
+        assert_eq!(commits.trim().parse::<usize>().unwrap(), 3 + acked.len(), "one commit per acknowledged save");
+        for (slug, sha, content) in &acked {
+            let (s, rev) = on_b.get(&format!("/api/pages/{slug}/history/{sha}")).await;
+            assert_eq!(s, StatusCode::OK, "{slug}@{sha}");
+            assert_eq!(rev["content"].as_str().unwrap(), content);
+        }
+        let (_, h) = on_a.get("/api/pages/shared-0/history").await;
+        assert_eq!(h["total"], 1 + 20);
+        assert_eq!(a.terminate(), 0);
+        assert_eq!(b.terminate(), 0);
+    }
 }

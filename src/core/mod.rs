@@ -2,6 +2,7 @@
 //! the three doors (HTTP, MCP, CLI) call. Nothing in here knows about HTTP.
 
 pub mod accounts;
+pub mod backup;
 pub mod export;
 pub mod i18n;
 pub mod pages;

@@ -286,6 +286,16 @@ async fn table_exists(conn: &mut AnyConnection, backend: Backend, table: &str) -
     Ok(n > 0)
 }
 
+/// The tables this release knows, parents before children (the order a restore loads).
+pub fn table_names() -> impl Iterator<Item = &'static str> {
+    TABLES.iter().map(|t| t.name)
+}
+
+/// Whether the table's `id` is generated (a serial on PostgreSQL).
+pub fn has_serial_id(table: &str) -> bool {
+    TABLES.iter().any(|t| t.name == table && t.columns.first().is_some_and(|c| c.1 == "{id}"))
+}
+
 pub async fn columns_of(conn: &mut AnyConnection, backend: Backend, table: &str) -> anyhow::Result<Vec<String>> {
     let sql = match backend {
         Backend::Sqlite => "SELECT name FROM pragma_table_info($1)",

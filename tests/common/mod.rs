@@ -3,6 +3,8 @@
 //! fresh schema in the database named by `CAIRN_TEST_PG_URL`.
 #![allow(dead_code)]
 
+pub mod process;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -171,6 +173,22 @@ impl Api {
     /// A cookie-less client using `token` as bearer.
     pub fn with_bearer(&self, token: &str) -> Api {
         Api { base: self.base.clone(), client: Client::new(), bearer: Some(token.to_owned()) }
+    }
+
+    /// Like [`Api::send`], but None when the request fails (e.g. the server died).
+    pub async fn try_send(&self, method: Method, path: &str, body: Option<Value>) -> Option<Reply> {
+        let mut req = self.client.request(method, format!("{}{}", self.base, path));
+        if let Some(b) = &self.bearer {
+            req = req.bearer_auth(b);
+        }
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let res = req.send().await.ok()?;
+        let status = res.status();
+        let headers = res.headers().clone();
+        let text = res.text().await.ok()?;
+        Some(Reply { status, headers, text })
     }
 
     pub async fn send(&self, method: Method, path: &str, body: Option<Value>) -> Reply {

@@ -1,0 +1,398 @@
+//! cairn-bench: starts a release Cairn server per backend and corpus size, fills it with a
+//! deterministic corpus, and measures create / update / get / history / diff, each with
+//! one client and with N concurrent clients. Every loop runs a fixed number of requests,
+//! and corpus setup has a time budget, so a run always ends by itself.
+
+mod corpus;
+mod load;
+mod report;
+mod server;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use rand::Rng;
+use rand::seq::IndexedRandom;
+use serde_json::json;
+
+use crate::corpus::{MAX_DEPTH, Page, rng_for};
+use crate::load::{Req, RunOpts, Stats};
+use crate::server::{Backend, Server};
+
+#[derive(Parser, Debug, Clone)]
+#[command(name = "cairn-bench", about = "Load generator for Cairn (drives a release server over HTTP)")]
+pub struct Args {
+    /// Seed of the corpus and of every random choice.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Backends to measure, comma-separated: sqlite, postgres.
+    #[arg(long, default_value = "sqlite,postgres", value_delimiter = ',')]
+    backends: Vec<String>,
+    /// Corpus sizes (pages), comma-separated; each gets a fresh server.
+    #[arg(long, default_value = "1000,10000", value_delimiter = ',')]
+    sizes: Vec<usize>,
+    /// Timed operations per scenario with concurrent clients.
+    #[arg(long, default_value_t = 2000)]
+    ops: usize,
+    /// Timed operations per scenario with one client [default: the smaller of --ops and 500].
+    #[arg(long)]
+    seq_ops: Option<usize>,
+    /// Concurrent clients of the concurrent runs (one reqwest Client each).
+    #[arg(long, default_value_t = 16)]
+    concurrency: usize,
+    /// Untimed operations before each timed scenario, with the same clients.
+    #[arg(long, default_value_t = 50)]
+    warmup: usize,
+    /// Concurrent clients while creating the corpus and preparing history pages.
+    #[arg(long, default_value_t = 4)]
+    setup_concurrency: usize,
+    /// Longest time spent creating one corpus; past it the run measures the pages it has.
+    #[arg(long, default_value_t = 900)]
+    setup_budget_secs: u64,
+    /// Pages prepared with a long history for the history and diff scenarios.
+    #[arg(long, default_value_t = 20)]
+    history_pages: usize,
+    /// Revisions each of those pages has (1 create + N-1 updates).
+    #[arg(long, default_value_t = 50)]
+    history_revisions: usize,
+    /// Scenarios to run, comma-separated: get, history, diff, update, create.
+    #[arg(long, default_value = "get,history,diff,update,create", value_delimiter = ',')]
+    scenarios: Vec<String>,
+    /// The cairn server binary (a release build).
+    #[arg(long, env = "CAIRN_BIN", default_value = "/root/.cache/cairn-release/release/cairn")]
+    server_bin: PathBuf,
+    /// PostgreSQL server URL without a database (a database is created per run and dropped).
+    #[arg(long, env = "BENCH_PG_URL", default_value = "postgres://postgres@127.0.0.1:5432")]
+    pg_url: String,
+    /// Write the results as JSON here (rewritten after every run, so partial runs survive).
+    #[arg(long, default_value = "results.json")]
+    out: PathBuf,
+    /// Keep each run's temporary data directory and server logs.
+    #[arg(long)]
+    keep: bool,
+}
+
+const SCENARIOS: [&str; 5] = ["get", "history", "diff", "update", "create"];
+
+pub struct ScenarioResult {
+    pub op: String,
+    pub clients: usize,
+    pub stats: Stats,
+}
+
+pub struct RunResult {
+    pub backend: Backend,
+    pub size: usize,
+    pub pages_created: usize,
+    pub setup: Stats,
+    pub history_prep: Stats,
+    pub history_check: String,
+    pub scenarios: Vec<ScenarioResult>,
+    pub server_log_problems: usize,
+    pub data_bytes: u64,
+    pub loadavg_before: String,
+    pub loadavg_after: String,
+    pub wall_secs: f64,
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let mut args = Args::parse();
+    let seq_ops = args.seq_ops.unwrap_or(args.ops.min(500));
+    args.seq_ops = Some(seq_ops);
+    for s in &args.scenarios {
+        if !SCENARIOS.contains(&s.as_str()) {
+            bail!("unknown scenario {s:?} (one of {SCENARIOS:?})");
+        }
+    }
+    if args.history_revisions < 2 || args.history_pages == 0 {
+        bail!("--history-pages must be at least 1 and --history-revisions at least 2");
+    }
+    let backends: Vec<Backend> = args.backends.iter().map(|b| Backend::parse(b)).collect::<Result<_>>()?;
+    if !args.server_bin.exists() {
+        bail!("{} not found: build it with `cargo build --release --bin cairn` (see bench/README.md)", args.server_bin.display());
+    }
+    let max_size = args.sizes.iter().copied().max().context("--sizes is empty")?;
+    let t0 = Instant::now();
+    eprintln!("generating a corpus of {max_size} pages (seed {})…", args.seed);
+    let corpus = Arc::new(corpus::generate(args.seed, max_size));
+    let avg = corpus.iter().map(|p| p.content.len()).sum::<usize>() / corpus.len().max(1);
+    eprintln!("  done in {:.1} s, {avg} bytes per page on average", t0.elapsed().as_secs_f64());
+
+    let mut results: Vec<RunResult> = Vec::new();
+    for &backend in &backends {
+        for &size in &args.sizes {
+            eprintln!("\n=== {} with {size} pages ===", backend.name());
+            let r = run_one(&args, backend, size, &corpus).await.with_context(|| format!("{} {size}", backend.name()))?;
+            print!("{}", report::run_markdown(&r));
+            results.push(r);
+            std::fs::write(&args.out, serde_json::to_string_pretty(&report::json(&args_json(&args), &results))?)?;
+        }
+    }
+    print!("{}", report::ratios_markdown(&results));
+    print!("{}", report::targets_markdown(&results));
+    eprintln!("\nwrote {} (total {:.1} min)", args.out.display(), t0.elapsed().as_secs_f64() / 60.0);
+    Ok(())
+}
+
+fn args_json(a: &Args) -> serde_json::Value {
+    json!({
+        "seed": a.seed, "backends": a.backends, "sizes": a.sizes, "ops": a.ops, "seq_ops": a.seq_ops,
+        "concurrency": a.concurrency, "warmup": a.warmup, "setup_concurrency": a.setup_concurrency,
+        "setup_budget_secs": a.setup_budget_secs, "history_pages": a.history_pages,
+        "history_revisions": a.history_revisions, "scenarios": a.scenarios,
+        "server_bin": a.server_bin.display().to_string(),
+        "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+    })
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg").map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+}
+
+async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Page>>) -> Result<RunResult> {
+    let started = Instant::now();
+    let loadavg_before = loadavg();
+    let mut server = Server::start(server::Options {
+        bin: &args.server_bin,
+        backend,
+        tag: format!("{}-{size}", backend.name()),
+        pg_url: &args.pg_url,
+        keep: args.keep,
+    })
+    .await?;
+    let base = server.base.clone();
+    let token = sign_up(&base).await?;
+    let workers = args.concurrency.max(args.setup_concurrency).max(1);
+    let clients = load::clients(workers, &token)?;
+
+    // --- Corpus ---
+    eprintln!("creating {size} pages with {} clients (budget {} s)…", args.setup_concurrency, args.setup_budget_secs);
+    let pages = &corpus[..size];
+    let reqs: Vec<Req> = pages
+        .iter()
+        .map(|p| {
+            let mut r = Req::post(
+                "/api/pages",
+                json!({"slug": p.slug, "title": p.title, "content": p.content, "parent": p.parent.map(|i| &pages[i].slug)}),
+            );
+            r.after = p.parent;
+            r
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(args.setup_budget_secs);
+    let setup = load::run(
+        &clients,
+        &base,
+        Arc::new(reqs),
+        RunOpts { workers: args.setup_concurrency, keep_bodies: false, deadline: Some(deadline) },
+    )
+    .await;
+    let existing: Vec<usize> = setup.ok.clone();
+    eprintln!(
+        "  created {} of {size} pages in {:.1} s ({:.1} pages/s; p50 {:.2} ms, p99 {:.2} ms; {} errors, {} skipped)",
+        existing.len(),
+        setup.wall_secs,
+        existing.len() as f64 / setup.wall_secs,
+        setup.pct(50.0),
+        setup.pct(99.0),
+        setup.errors,
+        setup.skipped
+    );
+    print_errors(&setup);
+    if existing.len() < args.history_pages + 10 {
+        bail!("only {} pages were created; too few to measure", existing.len());
+    }
+    if existing.len() < size {
+        eprintln!("  NOTE: setup stopped short of {size} pages; the run measures {} pages", existing.len());
+    }
+
+    // --- Pages with a long history (prepared before any timing) ---
+    let mut rng = rng_for(args.seed, "history-pages", size as u64);
+    let hist: Vec<usize> = existing.choose_multiple(&mut rng, args.history_pages).copied().collect();
+    let updates_each = args.history_revisions - 1;
+    eprintln!("preparing {} pages with {} revisions each ({} updates)…", hist.len(), args.history_revisions, hist.len() * updates_each);
+    let mut contents: Vec<String> = hist.iter().map(|&i| corpus[i].content.clone()).collect();
+    let mut reqs = Vec::with_capacity(hist.len() * updates_each);
+    for round in 0..updates_each {
+        for (k, &i) in hist.iter().enumerate() {
+            let mut erng = rng_for(args.seed, "history-edit", (i * 1000 + round) as u64);
+            contents[k] = corpus::edit(&mut erng, &contents[k]);
+            let mut r = Req::put(format!("/api/pages/{}", corpus[i].slug), json!({"content": contents[k]}));
+            // Each page's updates run in order; different pages run side by side.
+            r.after = round.checked_sub(1).map(|prev| prev * hist.len() + k);
+            reqs.push(r);
+        }
+    }
+    let history_prep = load::run(
+        &clients,
+        &base,
+        Arc::new(reqs),
+        RunOpts { workers: args.setup_concurrency, keep_bodies: false, deadline: None },
+    )
+    .await;
+    eprintln!(
+        "  {} updates in {:.1} s ({:.1}/s; p50 {:.2} ms; {} errors)",
+        history_prep.count,
+        history_prep.wall_secs,
+        history_prep.ops_per_sec(),
+        history_prep.pct(50.0),
+        history_prep.errors
+    );
+    print_errors(&history_prep);
+    let reqs: Vec<Req> = hist
+        .iter()
+        .map(|&i| Req::get(format!("/api/pages/{}/history?limit={}", corpus[i].slug, args.history_revisions)))
+        .collect();
+    let check = load::run(&clients, &base, Arc::new(reqs), RunOpts { workers: 1, keep_bodies: true, deadline: None }).await;
+    let mut revs: Vec<(String, Vec<String>)> = Vec::new();
+    let mut totals = Vec::new();
+    for (k, body) in &check.bodies {
+        let v: serde_json::Value = serde_json::from_str(body)?;
+        let total = v["total"].as_u64().unwrap_or(0);
+        totals.push(total);
+        let shas: Vec<String> =
+            v["items"].as_array().map(|a| a.iter().filter_map(|e| e["sha"].as_str().map(str::to_owned)).collect()).unwrap_or_default();
+        if !shas.is_empty() {
+            revs.push((corpus[hist[*k]].slug.clone(), shas));
+        }
+    }
+    let exact = totals.iter().filter(|&&t| t == args.history_revisions as u64).count();
+    let history_check = format!(
+        "{exact} of {} pages have exactly {} revisions (totals {}–{})",
+        hist.len(),
+        args.history_revisions,
+        totals.iter().min().unwrap_or(&0),
+        totals.iter().max().unwrap_or(&0)
+    );
+    eprintln!("  {history_check}");
+    if revs.is_empty() {
+        bail!("no history pages could be read");
+    }
+
+    // --- Timed scenarios ---
+    let hist_set: std::collections::HashSet<usize> = hist.iter().copied().collect();
+    let updatable: Vec<usize> = existing.iter().copied().filter(|i| !hist_set.contains(i)).collect();
+    let parents: Vec<usize> = existing.iter().copied().filter(|&i| corpus[i].depth < MAX_DEPTH).collect();
+    let seq_ops = args.seq_ops.unwrap();
+    let mut scenarios = Vec::new();
+    for op in SCENARIOS.iter().filter(|s| args.scenarios.iter().any(|a| a == *s)) {
+        for (mode, clients_n, n) in [("seq", 1, seq_ops), ("conc", args.concurrency, args.ops)] {
+            let make = |label: &str, count: usize| -> Vec<Req> {
+                let mut rng = rng_for(args.seed, &format!("{op}-{mode}-{label}"), size as u64);
+                (0..count)
+                    .map(|k| match *op {
+                        "get" => {
+                            let &i = existing.choose(&mut rng).unwrap();
+                            Req::get(format!("/api/pages/{}", corpus[i].slug))
+                        }
+                        "history" => {
+                            let (slug, _) = revs.choose(&mut rng).unwrap();
+                            Req::get(format!("/api/pages/{slug}/history?limit={}", args.history_revisions))
+                        }
+                        "diff" => {
+                            let (slug, shas) = revs.choose(&mut rng).unwrap();
+                            let sha = shas.choose(&mut rng).unwrap();
+                            Req::get(format!("/api/pages/{slug}/history/{sha}/diff"))
+                        }
+                        "update" => {
+                            let &i = updatable.choose(&mut rng).unwrap();
+                            let content = corpus::edit(&mut rng, &corpus[i].content);
+                            Req::put(format!("/api/pages/{}", corpus[i].slug), json!({"content": content}))
+                        }
+                        _ => {
+                            let (title, content) = corpus::extra_page(&mut rng, corpus, existing.len());
+                            let parent = if rng.random_bool(0.9) { parents.choose(&mut rng).map(|&p| &corpus[p].slug) } else { None };
+                            let slug = format!("bench-{label}-{mode}-{k}");
+                            Req::post("/api/pages", json!({"slug": slug, "title": title, "content": content, "parent": parent}))
+                        }
+                    })
+                    .collect()
+            };
+            let warm = Arc::new(make("warm", args.warmup));
+            let timed = Arc::new(make("timed", n));
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let w = load::run(&clients, &base, warm, RunOpts { workers: clients_n, keep_bodies: false, deadline: None }).await;
+            if w.errors > 0 {
+                eprintln!("  warm-up of {op} had {} errors", w.errors);
+                print_errors(&w);
+            }
+            let st = load::run(&clients, &base, timed, RunOpts { workers: clients_n, keep_bodies: false, deadline: None }).await;
+            eprintln!(
+                "  {op:<8} {clients_n:>2} clients: {} ops, {} errors, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {:.0} ops/s",
+                st.count,
+                st.errors,
+                st.pct(50.0),
+                st.pct(95.0),
+                st.pct(99.0),
+                st.ops_per_sec()
+            );
+            print_errors(&st);
+            scenarios.push(ScenarioResult { op: op.to_string(), clients: clients_n, stats: st });
+        }
+    }
+    let server_log_problems = server.logged_problems();
+    if server_log_problems > 0 {
+        eprintln!("  the server logged {server_log_problems} warning/error lines; last lines:\n{}", server.log_tail());
+    }
+    let data_bytes = server.data_bytes();
+    server.stop();
+    Ok(RunResult {
+        backend,
+        size,
+        pages_created: existing.len(),
+        setup,
+        history_prep,
+        history_check,
+        scenarios,
+        server_log_problems,
+        data_bytes,
+        loadavg_before,
+        loadavg_after: loadavg(),
+        wall_secs: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn print_errors(st: &Stats) {
+    for e in &st.error_samples {
+        eprintln!("    error: {e}");
+    }
+}
+
+/// Registers the bench account (one argon2 hash) and trades its session for a token.
+async fn sign_up(base: &str) -> Result<String> {
+    let c = reqwest::Client::builder().timeout(Duration::from_secs(30)).build()?;
+    let r = c
+        .post(format!("{base}/api/auth/register"))
+        .json(&json!({"email": "bench@example.com", "password": "bench-password-1234"}))
+        .send()
+        .await?;
+    if r.status().as_u16() != 201 {
+        bail!("register answered {}: {}", r.status(), r.text().await.unwrap_or_default());
+    }
+    let cookie = r
+        .headers()
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| v.split(';').next())
+        .collect::<Vec<_>>()
+        .join("; ");
+    if cookie.is_empty() {
+        bail!("register set no cookie");
+    }
+    let r = c
+        .post(format!("{base}/api/tokens"))
+        .header(reqwest::header::COOKIE, cookie)
+        .json(&json!({"name": "bench"}))
+        .send()
+        .await?;
+    if r.status().as_u16() != 201 {
+        bail!("POST /api/tokens answered {}: {}", r.status(), r.text().await.unwrap_or_default());
+    }
+    let v: serde_json::Value = r.json().await?;
+    v["token"].as_str().map(str::to_owned).context("no token in the answer of POST /api/tokens")
+}

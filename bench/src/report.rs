@@ -1,0 +1,220 @@
+//! Markdown tables and JSON of the results.
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use crate::load::Stats;
+use crate::server::Backend;
+use crate::{RunResult, ScenarioResult};
+
+fn f2(x: f64) -> String {
+    if x.is_finite() { format!("{x:.2}") } else { "–".to_owned() }
+}
+
+fn f0(x: f64) -> String {
+    if x.is_finite() { format!("{x:.0}") } else { "–".to_owned() }
+}
+
+pub fn run_markdown(r: &RunResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "\n### {}, {} pages\n", r.backend.name(), r.size);
+    let _ = writeln!(
+        s,
+        "Setup: created {} of {} pages in {:.1} s ({:.1} pages/s; create p50 {} ms, p99 {} ms; {} errors{}). \
+         History pages: {} updates in {:.1} s; {}. Data on disk after the run: {:.1} MiB. \
+         Load average before/after: {} / {}. Run took {:.1} min.\n",
+        r.pages_created,
+        r.size,
+        r.setup.wall_secs,
+        r.pages_created as f64 / r.setup.wall_secs,
+        f2(r.setup.pct(50.0)),
+        f2(r.setup.pct(99.0)),
+        r.setup.errors,
+        if r.setup.skipped > 0 { format!(", {} skipped: setup budget ran out", r.setup.skipped) } else { String::new() },
+        r.history_prep.count,
+        r.history_prep.wall_secs,
+        r.history_check,
+        r.data_bytes as f64 / 1_048_576.0,
+        r.loadavg_before,
+        r.loadavg_after,
+        r.wall_secs / 60.0,
+    );
+    let _ = writeln!(s, "| operation | clients | count | errors | p50 ms | p95 ms | p99 ms | mean ms | max ms | ops/s |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for sc in &r.scenarios {
+        let st = &sc.stats;
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            sc.op,
+            sc.clients,
+            st.count,
+            st.errors,
+            f2(st.pct(50.0)),
+            f2(st.pct(95.0)),
+            f2(st.pct(99.0)),
+            f2(st.mean()),
+            f2(st.max()),
+            f0(st.ops_per_sec())
+        );
+    }
+    if r.server_log_problems > 0 {
+        let _ = writeln!(s, "\nThe server logged {} warning/error lines during this run.", r.server_log_problems);
+    }
+    s
+}
+
+fn find<'a>(r: &'a RunResult, op: &str, clients: usize) -> Option<&'a Stats> {
+    r.scenarios.iter().find(|s| s.op == op && s.clients == clients).map(|s| &s.stats)
+}
+
+/// For each backend: the largest size against the smallest, p50 and p99 of each
+/// operation and client count.
+pub fn ratios(results: &[RunResult]) -> Vec<(Backend, usize, usize, &ScenarioResult, &Stats, f64, f64)> {
+    let mut out = Vec::new();
+    let mut backends: Vec<Backend> = results.iter().map(|r| r.backend).collect();
+    backends.dedup();
+    for b in backends {
+        let runs: Vec<&RunResult> = results.iter().filter(|r| r.backend == b).collect();
+        let (Some(small), Some(large)) = (runs.iter().min_by_key(|r| r.size), runs.iter().max_by_key(|r| r.size)) else {
+            continue;
+        };
+        if small.size == large.size {
+            continue;
+        }
+        for sc in &small.scenarios {
+            if let Some(l) = find(large, &sc.op, sc.clients) {
+                let p50 = l.pct(50.0) / sc.stats.pct(50.0);
+                let p99 = l.pct(99.0) / sc.stats.pct(99.0);
+                out.push((b, small.size, large.size, sc, l, p50, p99));
+            }
+        }
+    }
+    out
+}
+
+pub fn ratios_markdown(results: &[RunResult]) -> String {
+    let rows = ratios(results);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("\n### Growth with corpus size (large ÷ small)\n\n");
+    let _ = writeln!(s, "| backend | operation | clients | p50 small → large ms | p50 ratio | p99 small → large ms | p99 ratio |");
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|");
+    for (b, small, large, sc, l, p50, p99) in rows {
+        let _ = writeln!(
+            s,
+            "| {} ({small}→{large}) | {} | {} | {} → {} | {}× | {} → {} | {}× |",
+            b.name(),
+            sc.op,
+            sc.clients,
+            f2(sc.stats.pct(50.0)),
+            f2(l.pct(50.0)),
+            f2(p50),
+            f2(sc.stats.pct(99.0)),
+            f2(l.pct(99.0)),
+            f2(p99)
+        );
+    }
+    s
+}
+
+/// The project's targets (SQLite, durability on), checked against every SQLite run.
+pub fn targets_markdown(results: &[RunResult]) -> String {
+    let sqlite: Vec<&RunResult> = results.iter().filter(|r| r.backend == Backend::Sqlite).collect();
+    if sqlite.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("\n### Targets (SQLite; latencies with 1 client, throughput with the concurrent clients)\n\n");
+    let _ = writeln!(s, "| target | pages | measured | met? |");
+    let _ = writeln!(s, "|---|---:|---:|---|");
+    let mut line = |name: &str, size: usize, v: f64, ok: bool, unit: &str| {
+        let _ = writeln!(s, "| {name} | {size} | {}{unit} | {} |", f2(v), if ok { "met" } else { "NOT met" });
+    };
+    for r in &sqlite {
+        let conc = r.scenarios.iter().map(|s| s.clients).max().unwrap_or(1);
+        if let Some(u) = find(r, "update", 1) {
+            line("update p50 ≤ 3 ms", r.size, u.pct(50.0), u.pct(50.0) <= 3.0, " ms");
+            line("update p99 ≤ 15 ms", r.size, u.pct(99.0), u.pct(99.0) <= 15.0, " ms");
+        }
+        if let Some(g) = find(r, "get", 1) {
+            line("get p50 ≤ 0.5 ms", r.size, g.pct(50.0), g.pct(50.0) <= 0.5, " ms");
+        }
+        if let Some(g) = find(r, "get", conc) {
+            line(&format!("≥ 10,000 gets/s with {conc} clients"), r.size, g.ops_per_sec(), g.ops_per_sec() >= 10_000.0, "/s");
+        }
+        if let Some(h) = find(r, "history", 1) {
+            line("history (50 revisions) p50 ≤ 3 ms", r.size, h.pct(50.0), h.pct(50.0) <= 3.0, " ms");
+        }
+    }
+    for (b, small, large, sc, _, p50, p99) in ratios(results) {
+        if b != Backend::Sqlite {
+            continue;
+        }
+        let worst = p50.max(p99);
+        let _ = writeln!(
+            s,
+            "| {} ({} clients) grows ≤ 1.5× ({small}→{large}, p50 / p99) | {large} | {}× / {}× | {} |",
+            sc.op,
+            sc.clients,
+            f2(p50),
+            f2(p99),
+            if worst <= 1.5 { "met" } else { "NOT met" }
+        );
+    }
+    s
+}
+
+fn stats_json(st: &Stats) -> Value {
+    json!({
+        "count": st.count, "errors": st.errors,
+        "p50_ms": round2(st.pct(50.0)), "p95_ms": round2(st.pct(95.0)), "p99_ms": round2(st.pct(99.0)),
+        "mean_ms": round2(st.mean()), "max_ms": round2(st.max()),
+        "ops_per_sec": round2(st.ops_per_sec()), "wall_secs": round2(st.wall_secs),
+        "error_samples": st.error_samples,
+    })
+}
+
+fn round2(x: f64) -> Value {
+    if x.is_finite() { json!((x * 100.0).round() / 100.0) } else { Value::Null }
+}
+
+pub fn json(config: &Value, results: &[RunResult]) -> Value {
+    let runs: Vec<Value> = results
+        .iter()
+        .map(|r| {
+            json!({
+                "backend": r.backend.name(), "size": r.size, "pages_created": r.pages_created,
+                "setup": {
+                    "pages_per_sec": round2(r.pages_created as f64 / r.setup.wall_secs),
+                    "skipped": r.setup.skipped,
+                    "create": stats_json(&r.setup),
+                },
+                "history_prep": stats_json(&r.history_prep),
+                "history_check": r.history_check,
+                "scenarios": r.scenarios.iter().map(|s| {
+                    let mut v = stats_json(&s.stats);
+                    v["op"] = json!(s.op);
+                    v["clients"] = json!(s.clients);
+                    v
+                }).collect::<Vec<_>>(),
+                "server_log_problems": r.server_log_problems,
+                "data_bytes": r.data_bytes,
+                "loadavg_before": r.loadavg_before, "loadavg_after": r.loadavg_after,
+                "wall_secs": round2(r.wall_secs),
+            })
+        })
+        .collect();
+    let ratios: Vec<Value> = ratios(results)
+        .into_iter()
+        .map(|(b, small, large, sc, l, p50, p99)| {
+            json!({
+                "backend": b.name(), "op": sc.op, "clients": sc.clients, "small": small, "large": large,
+                "p50_small_ms": round2(sc.stats.pct(50.0)), "p50_large_ms": round2(l.pct(50.0)), "p50_ratio": round2(p50),
+                "p99_small_ms": round2(sc.stats.pct(99.0)), "p99_large_ms": round2(l.pct(99.0)), "p99_ratio": round2(p99),
+            })
+        })
+        .collect();
+    json!({ "config": config, "runs": runs, "ratios": ratios })
+}

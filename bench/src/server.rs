@@ -1,0 +1,199 @@
+//! A Cairn server run as a child process on a fresh data directory and database, and
+//! stopped with SIGTERM (also when dropped, so an error never leaves one behind).
+
+use std::fs::{self, File};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn parse(s: &str) -> Result<Backend> {
+        match s.trim() {
+            "sqlite" => Ok(Backend::Sqlite),
+            "postgres" | "postgresql" | "pg" => Ok(Backend::Postgres),
+            other => bail!("unknown backend {other:?} (sqlite or postgres)"),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+pub struct Server {
+    child: Option<Child>,
+    pub base: String,
+    dir: PathBuf,
+    keep: bool,
+    pg: Option<(String, String)>,
+}
+
+pub struct Options<'a> {
+    pub bin: &'a Path,
+    pub backend: Backend,
+    pub tag: String,
+    pub pg_url: &'a str,
+    pub keep: bool,
+}
+
+impl Server {
+    pub async fn start(o: Options<'_>) -> Result<Server> {
+        let dir = std::env::temp_dir().join(format!("cairn-bench-{}-{}", std::process::id(), o.tag));
+        if dir.exists() {
+            fs::remove_dir_all(&dir)?;
+        }
+        fs::create_dir_all(dir.join("data"))?;
+        fs::create_dir_all(dir.join("logs"))?;
+        let port = free_port()?;
+        let mut server = Server { child: None, base: format!("http://127.0.0.1:{port}"), dir: dir.clone(), keep: o.keep, pg: None };
+        let url = match o.backend {
+            Backend::Sqlite => format!("sqlite://{}", dir.join("cairn.db").display()),
+            Backend::Postgres => {
+                let db = format!("cairn_bench_{}_{}", std::process::id(), o.tag.replace('-', "_"));
+                psql(o.pg_url, &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))?;
+                psql(o.pg_url, &format!("CREATE DATABASE {db}"))?;
+                server.pg = Some((o.pg_url.to_owned(), db.clone()));
+                format!("{}/{db}", o.pg_url.trim_end_matches('/'))
+            }
+        };
+        let out = File::create(dir.join("server.out"))?;
+        let err = File::create(dir.join("server.err"))?;
+        let child = Command::new(o.bin)
+            .env("DATA_DIR", dir.join("data"))
+            .env("LOG_DIR", dir.join("logs"))
+            .env("PORT", port.to_string())
+            .env("HOST", "127.0.0.1")
+            .env("LOG_LEVEL", "warn")
+            .env("DATABASE_URL", &url)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .with_context(|| format!("starting {}", o.bin.display()))?;
+        server.child = Some(child);
+        server.wait_healthy().await?;
+        Ok(server)
+    }
+
+    async fn wait_healthy(&mut self) -> Result<()> {
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(2)).build()?;
+        let url = format!("{}/health", self.base);
+        // At most 120 s: migrations on a fresh database take well under that.
+        for _ in 0..480 {
+            if let Some(child) = self.child.as_mut()
+                && let Some(status) = child.try_wait()?
+            {
+                bail!("server exited during start-up ({status}); stderr:\n{}", self.log_tail());
+            }
+            if let Ok(r) = client.get(&url).send().await
+                && r.status().as_u16() == 200
+            {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        bail!("server did not answer /health within 120 s; stderr:\n{}", self.log_tail())
+    }
+
+    pub fn log_tail(&self) -> String {
+        let mut s = String::new();
+        for f in ["server.err", "server.out"] {
+            if let Ok(t) = fs::read_to_string(self.dir.join(f)) {
+                let lines: Vec<&str> = t.lines().collect();
+                for l in &lines[lines.len().saturating_sub(20)..] {
+                    s.push_str(l);
+                    s.push('\n');
+                }
+            }
+        }
+        s
+    }
+
+    /// Warning and error lines the server logged (LOG_LEVEL=warn), counted.
+    pub fn logged_problems(&self) -> usize {
+        ["server.out", "server.err"]
+            .iter()
+            .filter_map(|f| fs::read_to_string(self.dir.join(f)).ok())
+            .map(|t| t.lines().filter(|l| l.contains("WARN") || l.contains("ERROR")).count())
+            .sum()
+    }
+
+    /// Disk used by the data directory (git repositories, SQLite file), in bytes.
+    pub fn data_bytes(&self) -> u64 {
+        fn walk(p: &Path) -> u64 {
+            let Ok(rd) = fs::read_dir(p) else { return 0 };
+            rd.filter_map(|e| e.ok())
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => walk(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        }
+        walk(&self.dir)
+    }
+
+    /// SIGTERM, then up to 30 s for a graceful exit, then SIGKILL.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                match child.try_wait() {
+                    Ok(Some(_)) => break,
+                    Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+                    _ => {
+                        eprintln!("server did not stop after SIGTERM; killing it");
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some((url, db)) = self.pg.take()
+            && let Err(e) = psql(&url, &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+        {
+            eprintln!("could not drop database {db}: {e:#}");
+        }
+        if !self.keep && self.dir.exists() {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn free_port() -> Result<u16> {
+    let l = TcpListener::bind("127.0.0.1:0")?;
+    Ok(l.local_addr()?.port())
+}
+
+fn psql(base_url: &str, sql: &str) -> Result<()> {
+    let out = Command::new("psql")
+        .arg("-d")
+        .arg(format!("{}/postgres", base_url.trim_end_matches('/')))
+        .args(["-v", "ON_ERROR_STOP=1", "-q", "-c", sql])
+        .output()
+        .context("running psql")?;
+    if !out.status.success() {
+        bail!("psql {sql:?} failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(())
+}
