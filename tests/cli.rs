@@ -222,3 +222,43 @@ fn unfinished_sub_commands_say_so() {
     assert_ne!(code, 0, "import must not pretend to work");
     assert!(stderr.contains("not available yet"), "{stderr}");
 }
+
+#[tokio::test]
+async fn backup_and_restore_commands() {
+    let env = Env::new().await;
+    let p = Proc::start(env.dir.path(), &env.db_url, &[]);
+    let api =
+        Api { base: p.url(), client: reqwest::Client::builder().cookie_store(true).build().unwrap(), bearer: None };
+    assert_eq!(api.post("/api/auth/register", json!({"email": "cli@x.io", "password": PASSWORD})).await.0, 201);
+    api.page("kept", "# Kept\n").await;
+    assert_eq!(p.terminate(), 0);
+    let vars = |e: &Env| {
+        vec![
+            ("DATA_DIR".to_owned(), e.data_dir().display().to_string()),
+            ("LOG_DIR".to_owned(), e.dir.path().join("logs").display().to_string()),
+            ("DATABASE_URL".to_owned(), e.db_url.clone()),
+        ]
+    };
+
+    let backup = env.dir.path().join("bk");
+    let v = vars(&env);
+    let (code, out, err) = run_to_end(&as_refs(&v), &["backup", backup.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("backed up"), "{out}");
+    let fresh = Env::new().await;
+    let v = vars(&fresh);
+    let (code, out, err) = run_to_end(&as_refs(&v), &["restore", backup.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    // Restoring twice is refused: the target is no longer empty.
+    let (code, _, _) = run_to_end(&as_refs(&v), &["restore", backup.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    let p = Proc::start(fresh.dir.path(), &fresh.db_url, &[]);
+    let api = Api { base: p.url(), ..api };
+    assert_eq!(api.post("/api/auth/login", json!({"email": "cli@x.io", "password": PASSWORD})).await.0, 200);
+    assert_eq!(api.get("/api/pages/kept").await.1["content"], "# Kept\n");
+    assert_eq!(p.terminate(), 0);
+}
+
+fn as_refs(v: &[(String, String)]) -> Vec<(&str, &str)> {
+    v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect()
+}

@@ -74,6 +74,7 @@ mod postgres_only {
 
         let alice = srv.user("alice@x.io").await;
         let pat = alice.with_bearer(&alice.pat().await);
+        let page = pat.page("steady", "# Steady\n").await;
         assert_eq!(srv.anon().get("/health").await.1["db"], "ok");
 
         proxy.cut().await;
@@ -90,6 +91,8 @@ mod postgres_only {
             .await;
         assert_problem(&r, 503, "database_unavailable");
         let r = pat.send(Method::POST, "/api/workspaces", Some(json!({"name": "During outage"}))).await;
+        assert_problem(&r, 503, "database_unavailable");
+        let r = pat.send(Method::PUT, "/api/pages/steady", Some(json!({"content": "# Changed during outage"}))).await;
         assert_problem(&r, 503, "database_unavailable");
 
         // …and it recovers by itself.
@@ -110,6 +113,9 @@ mod postgres_only {
         assert_problem(&r, 401, "invalid_credentials");
         let (_, list) = pat.get("/api/workspaces").await;
         assert_eq!(list["total"], 1, "{list}");
+        let (_, now) = pat.get("/api/pages/steady").await;
+        assert_eq!(now["revision"], page["revision"], "the refused page write made no commit");
+        assert_eq!(pat.get("/api/pages/steady/history").await.1["total"], 1);
         assert_eq!(
             srv.anon().post("/api/auth/register", json!({"email": "bob@x.io", "password": PASSWORD})).await.0,
             StatusCode::CREATED
