@@ -361,72 +361,40 @@ pub async fn set_head_in_tx(tx: &mut AnyConnection, ws_id: i64, head: &str) -> R
 /// Writes (inserts or updates) a page's row, tags and links; answers its row id.
 pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPage) -> Result<i64> {
     let parsed = markdown::parse(&p.content);
-    let parent_id: Option<i64> = match &p.parent_uid {
-        Some(uid) => {
-            sqlx::query_scalar("SELECT id FROM pages WHERE workspace_id = $1 AND uid = $2")
-                .bind(ws_id)
-                .bind(uid)
-                .fetch_optional(&mut *tx)
-                .await?
-        }
-        None => None,
-    };
     let (deleted_at, deleted_by) = match &p.deleted {
         Some((at, by)) => (Some(at.clone()), Some(*by)),
         None => (None, None),
     };
-    let existing: Option<i64> = sqlx::query_scalar("SELECT id FROM pages WHERE workspace_id = $1 AND uid = $2")
-        .bind(ws_id)
-        .bind(&p.uid)
-        .fetch_optional(&mut *tx)
-        .await?;
-    let page_id = match existing {
-        Some(id) => {
-            sqlx::query(
-                "UPDATE pages SET slug = $1, title = $2, content = $3, body = $4, parent_id = $5, path = $6, \
-                 revision = $7, updated_at = $8, updated_by = $9, deleted_at = $10, deleted_by = $11 WHERE id = $12",
-            )
-            .bind(&p.slug)
-            .bind(&p.title)
-            .bind(&p.content)
-            .bind(&parsed.text)
-            .bind(parent_id)
-            .bind(&p.path)
-            .bind(&p.revision)
-            .bind(&p.updated_at)
-            .bind(p.updated_by)
-            .bind(deleted_at)
-            .bind(deleted_by)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-            id
-        }
-        None => {
-            sqlx::query_scalar(
-                "INSERT INTO pages (workspace_id, uid, slug, title, content, body, parent_id, path, revision, \
-                 created_at, created_by, updated_at, updated_by, deleted_at, deleted_by) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id",
-            )
-            .bind(ws_id)
-            .bind(&p.uid)
-            .bind(&p.slug)
-            .bind(&p.title)
-            .bind(&p.content)
-            .bind(&parsed.text)
-            .bind(parent_id)
-            .bind(&p.path)
-            .bind(&p.revision)
-            .bind(&p.created_at)
-            .bind(p.created_by)
-            .bind(&p.updated_at)
-            .bind(p.updated_by)
-            .bind(deleted_at)
-            .bind(deleted_by)
-            .fetch_one(&mut *tx)
-            .await?
-        }
-    };
+    // One statement for new and existing rows: the row is keyed by the page id kept in
+    // the commit trailers, and creation fields are written only once.
+    let page_id: i64 = sqlx::query_scalar(
+        "INSERT INTO pages (workspace_id, uid, slug, title, content, body, parent_id, path, revision, \
+         created_at, created_by, updated_at, updated_by, deleted_at, deleted_by) \
+         VALUES ($1, $2, $3, $4, $5, $6, (SELECT id FROM pages WHERE workspace_id = $1 AND uid = $7), \
+                 $8, $9, $10, $11, $12, $13, $14, $15) \
+         ON CONFLICT (workspace_id, uid) DO UPDATE SET slug = excluded.slug, title = excluded.title, \
+           content = excluded.content, body = excluded.body, parent_id = excluded.parent_id, path = excluded.path, \
+           revision = excluded.revision, updated_at = excluded.updated_at, updated_by = excluded.updated_by, \
+           deleted_at = excluded.deleted_at, deleted_by = excluded.deleted_by \
+         RETURNING id",
+    )
+    .bind(ws_id)
+    .bind(&p.uid)
+    .bind(&p.slug)
+    .bind(&p.title)
+    .bind(&p.content)
+    .bind(&parsed.text)
+    .bind(&p.parent_uid)
+    .bind(&p.path)
+    .bind(&p.revision)
+    .bind(&p.created_at)
+    .bind(p.created_by)
+    .bind(&p.updated_at)
+    .bind(p.updated_by)
+    .bind(deleted_at)
+    .bind(deleted_by)
+    .fetch_one(&mut *tx)
+    .await?;
     sqlx::query("DELETE FROM page_tags WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
     for tag in &parsed.tags {
         sqlx::query("INSERT INTO page_tags (page_id, workspace_id, tag) VALUES ($1, $2, $3)")
