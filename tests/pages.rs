@@ -660,3 +660,16 @@ async fn backup_then_restore_into_a_fresh_place() {
     assert!(fsck.status.success());
     srv.stop().await;
 }
+
+#[tokio::test]
+async fn a_page_with_very_many_links_and_tags_saves() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("many@x.io").await;
+    let content: String = (0..3000).map(|i| format!("[[target-{i}]] #t{i}x\n")).collect();
+    let page = api.page("many", &content).await;
+    assert_eq!(page["links"].as_array().unwrap().len(), 3000);
+    assert_eq!(page["links"][2999], "target-2999");
+    assert_eq!(page["tags"].as_array().unwrap().len(), 3000);
+    srv.stop().await;
+}

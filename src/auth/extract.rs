@@ -64,8 +64,7 @@ async fn resolve(parts: &Parts, ctx: &Ctx) -> Result<Option<AuthUser>, Error> {
         return Ok(Some(AuthUser { user, credential }));
     }
     if let Some(token) = cookie(parts, SESSION_COOKIE)
-        && let Some((session_id, user_id)) = accounts::find_session(ctx, token).await?
-        && let Some(user) = accounts::find_user(ctx, user_id).await?
+        && let Some((session_id, user)) = accounts::find_session(ctx, token).await?
     {
         return Ok(Some(AuthUser { user, credential: Credential::Session(session_id) }));
     }

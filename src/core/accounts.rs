@@ -29,10 +29,10 @@ pub struct User {
     pub credentials_since: i64,
 }
 
-const USER_COLUMNS: &str =
+pub(crate) const USER_COLUMNS: &str =
     "u.id, u.email, u.name, u.language, w.slug AS default_workspace, u.created_at, u.credentials_since";
 
-fn user_from_row(row: &AnyRow) -> Result<User> {
+pub(crate) fn user_from_row(row: &AnyRow) -> Result<User> {
     Ok(User {
         id: row.try_get("id")?,
         email: row.try_get("email")?,
@@ -159,16 +159,20 @@ pub async fn create_session(ctx: &Ctx, user_id: i64) -> Result<String> {
     Ok(token)
 }
 
-/// The session's id and user, when the cookie names a live session.
-pub async fn find_session(ctx: &Ctx, token: &str) -> Result<Option<(i64, i64)>> {
+/// The session's id and its user, when the cookie names a live session (one query).
+pub async fn find_session(ctx: &Ctx, token: &str) -> Result<Option<(i64, User)>> {
     let hash = secrets::sha256_hex(token);
-    let row: Option<(i64, i64, String)> =
-        sqlx::query_as("SELECT id, user_id, token_hash FROM sessions WHERE token_hash = $1 AND expires_at > $2")
-            .bind(&hash)
-            .bind(unix_now())
-            .fetch_optional(&ctx.db.pool)
-            .await?;
-    Ok(row.filter(|(_, _, stored)| secrets::constant_time_eq(stored, &hash)).map(|(id, user, _)| (id, user)))
+    let sql = format!(
+        "SELECT {USER_COLUMNS}, s.id AS session_id, s.token_hash FROM sessions s JOIN users u ON u.id = s.user_id \
+         LEFT JOIN workspaces w ON w.id = u.default_workspace_id WHERE s.token_hash = $1 AND s.expires_at > $2"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&hash).bind(unix_now()).fetch_optional(&ctx.db.pool).await?;
+    let Some(row) = row else { return Ok(None) };
+    let stored: String = row.try_get("token_hash")?;
+    if !secrets::constant_time_eq(&stored, &hash) {
+        return Ok(None);
+    }
+    Ok(Some((row.try_get("session_id")?, user_from_row(&row)?)))
 }
 
 pub async fn logout(ctx: &Ctx, session_id: i64) -> Result<()> {

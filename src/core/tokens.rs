@@ -8,7 +8,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::Ctx;
-use super::accounts::{User, find_user};
+use sqlx::Row;
+
+use super::accounts::{USER_COLUMNS, User, find_user, user_from_row};
 use crate::auth::jwt::LIFETIME_SECS;
 use crate::auth::secrets::{self, TOKEN_PREFIX};
 use crate::error::{Error, Result};
@@ -112,18 +114,21 @@ pub async fn authenticate_bearer(ctx: &Ctx, bearer: &str) -> Result<(User, Crede
     let invalid = || Error::unauthorized("the bearer token is invalid, expired or revoked");
     if bearer.starts_with(TOKEN_PREFIX) {
         let hash = secrets::sha256_hex(bearer);
-        let row: Option<(i64, i64, String, Option<String>)> =
-            sqlx::query_as("SELECT id, user_id, token_hash, last_used_at FROM api_tokens WHERE token_hash = $1")
-                .bind(&hash)
-                .fetch_optional(&ctx.db.pool)
-                .await?;
-        let (id, user_id, stored, last_used) = row.ok_or_else(invalid)?;
+        let sql = format!(
+            "SELECT {USER_COLUMNS}, t.id AS token_id, t.token_hash, t.last_used_at FROM api_tokens t \
+             JOIN users u ON u.id = t.user_id LEFT JOIN workspaces w ON w.id = u.default_workspace_id \
+             WHERE t.token_hash = $1"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&hash).fetch_optional(&ctx.db.pool).await?;
+        let row = row.ok_or_else(invalid)?;
+        let stored: String = row.try_get("token_hash")?;
         if !secrets::constant_time_eq(&stored, &hash) {
             return Err(invalid());
         }
+        let id: i64 = row.try_get("token_id")?;
+        let last_used: Option<String> = row.try_get("last_used_at")?;
         touch_token(ctx, id, last_used.as_deref()).await;
-        let user = find_user(ctx, user_id).await?.ok_or_else(invalid)?;
-        return Ok((user, Credential::Token(id)));
+        return Ok((user_from_row(&row)?, Credential::Token(id)));
     }
     let claims = ctx.jwt.verify(bearer).ok_or_else(invalid)?;
     let user_id: i64 = claims.sub.parse().map_err(|_| invalid())?;

@@ -31,10 +31,10 @@ pub struct Row {
     pub deleted_by: Option<Actor>,
 }
 
-const ROW_SELECT: &str = "SELECT p.id, p.uid, p.slug, p.title, p.content, p.parent_id, pp.slug AS parent_slug, \
+const ROW_COLUMNS: &str = "SELECT p.id, p.uid, p.slug, p.title, p.content, p.parent_id, pp.slug AS parent_slug, \
      pp.uid AS parent_uid, p.revision, p.created_at, p.updated_at, p.updated_by, \
-     COALESCE(u.name, '') AS updated_by_name, p.deleted_at, p.deleted_by, COALESCE(d.name, '') AS deleted_by_name \
-     FROM pages p LEFT JOIN pages pp ON pp.id = p.parent_id \
+     COALESCE(u.name, '') AS updated_by_name, p.deleted_at, p.deleted_by, COALESCE(d.name, '') AS deleted_by_name";
+const ROW_FROM: &str = "FROM pages p LEFT JOIN pages pp ON pp.id = p.parent_id \
      LEFT JOIN users u ON u.id = p.updated_by LEFT JOIN users d ON d.id = p.deleted_by";
 
 fn row_from(r: &AnyRow) -> Result<Row> {
@@ -78,7 +78,7 @@ pub async fn find_row(conn: &mut AnyConnection, ws_id: i64, slug: &str, state: S
         State::Trashed => " AND p.deleted_at IS NOT NULL",
         State::Any => "",
     };
-    let sql = format!("{ROW_SELECT} WHERE p.workspace_id = $1 AND p.slug = $2{filter}");
+    let sql = format!("{ROW_COLUMNS} {ROW_FROM} WHERE p.workspace_id = $1 AND p.slug = $2{filter}");
     let row = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(slug).fetch_optional(&mut *conn).await?;
     row.as_ref().map(row_from).transpose()
 }
@@ -119,11 +119,44 @@ pub async fn page_from_row(conn: &mut AnyConnection, access: &Access, row: Row) 
     })
 }
 
-/// One live page.
+/// Separates aggregated tags and links (neither can contain it).
+const SEP: &str = "\u{1f}";
+
+fn split_list(joined: Option<String>) -> Vec<String> {
+    joined.map(|j| j.split(SEP).map(str::to_owned).collect()).unwrap_or_default()
+}
+
+/// One live page, in one query (the hot read path).
 pub async fn get(ctx: &Ctx, access: &Access, slug: &str) -> Result<Page> {
-    let mut conn = ctx.db.pool.acquire().await?;
-    let row = live_row(&mut conn, access.workspace_id, slug).await?;
-    page_from_row(&mut conn, access, row).await
+    let sql = format!(
+        "{} , (SELECT string_agg(t.tag, $3 ORDER BY t.tag) FROM page_tags t WHERE t.page_id = p.id) AS tags, \
+         (SELECT string_agg(l.target, $3 ORDER BY l.position) FROM page_links l WHERE l.page_id = p.id) AS links \
+         {} WHERE p.workspace_id = $1 AND p.slug = $2 AND p.deleted_at IS NULL",
+        ROW_COLUMNS, ROW_FROM
+    );
+    let r = sqlx::query(AssertSqlSafe(sql))
+        .bind(access.workspace_id)
+        .bind(slug)
+        .bind(SEP)
+        .fetch_optional(&ctx.db.pool)
+        .await?
+        .ok_or_else(|| page_not_found(slug))?;
+    let tags = split_list(r.try_get("tags")?);
+    let links = split_list(r.try_get("links")?);
+    let row = row_from(&r)?;
+    Ok(Page {
+        slug: row.slug,
+        title: row.title,
+        content: row.content,
+        parent: row.parent_slug,
+        tags,
+        links,
+        revision: row.revision,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+        updated_by: row.updated_by,
+        workspace: access.slug.clone(),
+    })
 }
 
 /// The page tree of live pages, children ordered by title.

@@ -396,25 +396,43 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     .fetch_one(&mut *tx)
     .await?;
     sqlx::query("DELETE FROM page_tags WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
-    for tag in &parsed.tags {
-        sqlx::query("INSERT INTO page_tags (page_id, workspace_id, tag) VALUES ($1, $2, $3)")
-            .bind(page_id)
-            .bind(ws_id)
-            .bind(tag)
-            .execute(&mut *tx)
-            .await?;
-    }
+    let tags: Vec<&str> = parsed.tags.iter().map(String::as_str).collect();
+    insert_values(tx, "page_tags (page_id, workspace_id, tag)", page_id, ws_id, &tags, false).await?;
     sqlx::query("DELETE FROM page_links WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
-    for (i, link) in parsed.links.iter().enumerate() {
-        sqlx::query("INSERT INTO page_links (page_id, workspace_id, target, position) VALUES ($1, $2, $3, $4)")
-            .bind(page_id)
-            .bind(ws_id)
-            .bind(&link.slug)
-            .bind(i as i64)
-            .execute(&mut *tx)
-            .await?;
-    }
+    let links: Vec<&str> = parsed.links.iter().map(|l| l.slug.as_str()).collect();
+    insert_values(tx, "page_links (page_id, workspace_id, target, position)", page_id, ws_id, &links, true).await?;
     Ok(page_id)
+}
+
+/// Multi-row inserts of `(page_id, workspace_id, value[, position])`, in chunks that stay
+/// far below both engines' bound-parameter limits (a 1 MiB page can hold 100,000 links).
+async fn insert_values(
+    tx: &mut AnyConnection,
+    into: &str,
+    page_id: i64,
+    ws_id: i64,
+    values: &[&str],
+    with_position: bool,
+) -> Result<()> {
+    const CHUNK: usize = 500;
+    for (c, chunk) in values.chunks(CHUNK).enumerate() {
+        let rows: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                if with_position {
+                    format!("($1, $2, ${}, {})", i + 3, c * CHUNK + i)
+                } else {
+                    format!("($1, $2, ${})", i + 3)
+                }
+            })
+            .collect();
+        let sql = format!("INSERT INTO {into} VALUES {}", rows.join(", "));
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(page_id).bind(ws_id);
+        for v in chunk {
+            q = q.bind(*v);
+        }
+        q.execute(&mut *tx).await?;
+    }
+    Ok(())
 }
 
 pub async fn insert_revision_in_tx(tx: &mut AnyConnection, ws_id: i64, page_id: i64, r: &RevisionRow) -> Result<()> {
