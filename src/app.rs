@@ -7,12 +7,11 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{HeaderName, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tower_http::timeout::TimeoutLayer;
@@ -26,11 +25,9 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 const JSON_BODY_LIMIT: usize = 8 * 1024 * 1024;
 
 pub fn router(ctx: Ctx) -> Router {
-    let (api, openapi) = crate::http::api();
-    let openapi = std::sync::Arc::new(openapi);
+    let (api, _openapi) = crate::http::api();
     let timeout = Duration::from_secs(ctx.config.request_timeout_secs);
-    api.route("/openapi.json", get(move || async move { Json(openapi.as_ref().clone()) }))
-        .fallback(|| async { Error::route_not_found() })
+    api.fallback(|| async { Error::route_not_found() })
         .method_not_allowed_fallback(|method: Method| async move {
             Error::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", format!("{method} is not allowed here"))
         })

@@ -86,6 +86,7 @@ async fn openapi_describes_every_route() {
         ("get", "/api/i18n"),
         ("get", "/api/system"),
         ("get", "/health"),
+        ("get", "/openapi.json"),
         ("get", "/api/workspaces/{slug}/export"),
         ("get", "/api/notes"),
         ("get", "/api/pages"),

@@ -94,5 +94,8 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
         .merge(pages::router())
         .split_for_parts();
     doc.info.version = crate::core::VERSION.to_owned();
+    if let Ok(value) = serde_json::to_value(&doc) {
+        let _ = system::OPENAPI.set(value);
+    }
     (router, doc)
 }

@@ -11,7 +11,7 @@ use crate::core::{Ctx, VERSION, system};
 use crate::http::Problem;
 
 pub fn router() -> OpenApiRouter<Ctx> {
-    OpenApiRouter::new().routes(routes!(health)).routes(routes!(system_report))
+    OpenApiRouter::new().routes(routes!(health)).routes(routes!(system_report)).routes(routes!(openapi_json))
 }
 
 #[derive(Serialize, ToSchema)]
@@ -43,4 +43,14 @@ async fn health(State(ctx): State<Ctx>) -> Json<Health> {
     responses((status = 200, body = system::SystemReport), (status = 401, body = Problem)))]
 async fn system_report(State(ctx): State<Ctx>, _auth: AuthUser) -> Json<system::SystemReport> {
     Json(system::report(&ctx).await)
+}
+
+/// The document, rendered once when the router is built (see `http::api`).
+pub static OPENAPI: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+
+/// This OpenAPI 3.1 document: every route, with request and response schemas.
+#[utoipa::path(get, path = "/openapi.json", tag = "system",
+    responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json", body = Object)))]
+async fn openapi_json() -> Json<serde_json::Value> {
+    Json(OPENAPI.get().cloned().unwrap_or_default())
 }
