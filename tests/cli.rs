@@ -101,7 +101,7 @@ async fn sigterm_lets_the_request_in_flight_finish_and_exits_0() {
         body.len()
     )
     .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(1000));
     let pid = p.child.id();
     assert!(Command::new("kill").arg("-TERM").arg(pid.to_string()).status().unwrap().success());
     std::thread::sleep(Duration::from_millis(300));

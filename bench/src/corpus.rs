@@ -60,8 +60,11 @@ fn pick_parent(rng: &mut ChaCha8Rng, pages: &[Page], i: usize) -> (Option<usize>
     }
     // A random earlier page that is not yet at the deepest level; a few tries suffice
     // because most pages are shallower than MAX_DEPTH.
+    // The shallower of two random picks, so the tree is bushier near the top than a
+    // uniformly random choice would make it.
     for _ in 0..16 {
-        let p = rng.random_range(0..i);
+        let (a, b) = (rng.random_range(0..i), rng.random_range(0..i));
+        let p = if pages[b].depth < pages[a].depth { b } else { a };
         if pages[p].depth < MAX_DEPTH {
             return (Some(p), pages[p].depth + 1);
         }
@@ -176,21 +179,29 @@ fn body(rng: &mut ChaCha8Rng, title: &str, links: &[(String, String)]) -> String
     let target = rng.random_range(2000..4200);
     let mut s = format!("# {title}\n\n{}\n\n", paragraph(rng, 2..=4, &mut pending));
     while s.len() < target {
-        s.push_str(&format!("## {}\n\n", heading(rng)));
+        let before = pending.clone();
+        let mut sec = format!("## {}\n\n", heading(rng));
         for _ in 0..rng.random_range(1..=2) {
-            s.push_str(&paragraph(rng, 3..=6, &mut pending));
-            s.push_str("\n\n");
+            sec.push_str(&paragraph(rng, 3..=6, &mut pending));
+            sec.push_str("\n\n");
         }
         if rng.random_bool(0.5) {
             for _ in 0..rng.random_range(2..=5) {
-                s.push_str(&format!("- {}\n", sentence(rng, 4..=10, &mut pending)));
+                sec.push_str(&format!("- {}\n", sentence(rng, 4..=10, &mut pending)));
             }
-            s.push('\n');
+            sec.push('\n');
         }
-        if rng.random_bool(0.2) {
-            s.push_str(&code_block(rng));
-            s.push('\n');
+        if rng.random_bool(0.08) {
+            sec.push_str(&code_block(rng));
+            sec.push('\n');
         }
+        // Keep pages under 5 KB: leave room for the "See also" list and the tags.
+        let reserve = 80 + pending.iter().map(|l| l.len() + 3).sum::<usize>() + if pending.is_empty() { 0 } else { 16 };
+        if s.len() + sec.len() + reserve > 5000 {
+            pending = before;
+            break;
+        }
+        s.push_str(&sec);
     }
     if !pending.is_empty() {
         s.push_str("## See also\n\n");

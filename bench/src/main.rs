@@ -37,7 +37,7 @@ pub struct Args {
     /// Timed operations per scenario with concurrent clients.
     #[arg(long, default_value_t = 2000)]
     ops: usize,
-    /// Timed operations per scenario with one client [default: the smaller of --ops and 500].
+    /// Timed operations per scenario with one client [default: --ops].
     #[arg(long)]
     seq_ops: Option<usize>,
     /// Concurrent clients of the concurrent runs (one reqwest Client each).
@@ -73,6 +73,9 @@ pub struct Args {
     /// Keep each run's temporary data directory and server logs.
     #[arg(long)]
     keep: bool,
+    /// Print statistics of the corpus of the largest size and one sample page, then exit.
+    #[arg(long)]
+    corpus_stats: bool,
 }
 
 const SCENARIOS: [&str; 5] = ["get", "history", "diff", "update", "create"];
@@ -81,6 +84,9 @@ pub struct ScenarioResult {
     pub op: String,
     pub clients: usize,
     pub stats: Stats,
+    /// CPU share (of all cores, during the timed run) taken by processes other than the
+    /// client, the server and PostgreSQL: how disturbed the measurement was.
+    pub other_cpu_share: f64,
 }
 
 pub struct RunResult {
@@ -95,13 +101,18 @@ pub struct RunResult {
     pub data_bytes: u64,
     pub loadavg_before: String,
     pub loadavg_after: String,
+    /// CPU seconds during the run: the whole machine, this client, the server, and the
+    /// rest (PostgreSQL for that backend, and whatever else ran on the machine).
+    pub cpu_machine: f64,
+    pub cpu_bench: f64,
+    pub cpu_server: f64,
     pub wall_secs: f64,
 }
 
 #[tokio::main]
 async fn main() -> Result<()> {
     let mut args = Args::parse();
-    let seq_ops = args.seq_ops.unwrap_or(args.ops.min(500));
+    let seq_ops = args.seq_ops.unwrap_or(args.ops);
     args.seq_ops = Some(seq_ops);
     for s in &args.scenarios {
         if !SCENARIOS.contains(&s.as_str()) {
@@ -112,6 +123,28 @@ async fn main() -> Result<()> {
         bail!("--history-pages must be at least 1 and --history-revisions at least 2");
     }
     let backends: Vec<Backend> = args.backends.iter().map(|b| Backend::parse(b)).collect::<Result<_>>()?;
+    if args.corpus_stats {
+        let n = args.sizes.iter().copied().max().unwrap_or(1000);
+        let c = corpus::generate(args.seed, n);
+        let mut lens: Vec<usize> = c.iter().map(|p| p.content.len()).collect();
+        lens.sort_unstable();
+        let links: usize = c.iter().map(|p| p.content.matches("[[").count()).sum();
+        let broken: usize = c.iter().map(|p| p.content.matches("[[missing-").count()).sum();
+        let mut depth = [0usize; 5];
+        for p in &c {
+            depth[p.depth as usize] += 1;
+        }
+        let code = c.iter().filter(|p| p.content.contains("```")).count();
+        println!(
+            "{n} pages; bytes min {} p50 {} max {}; links {links} ({broken} broken); pages by depth 1–4: {:?}; with code: {code}",
+            lens[0],
+            lens[n / 2],
+            lens[n - 1],
+            &depth[1..]
+        );
+        println!("--- {} (parent {:?}) ---\n{}", c[n / 2].slug, c[n / 2].parent.map(|i| &c[i].slug), c[n / 2].content);
+        return Ok(());
+    }
     if !args.server_bin.exists() {
         bail!("{} not found: build it with `cargo build --release --bin cairn` (see bench/README.md)", args.server_bin.display());
     }
@@ -156,6 +189,7 @@ fn loadavg() -> String {
 async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Page>>) -> Result<RunResult> {
     let started = Instant::now();
     let loadavg_before = loadavg();
+    let (busy0, self0) = (server::machine_busy_secs(), server::proc_cpu_secs(std::process::id()));
     let mut server = Server::start(server::Options {
         bin: &args.server_bin,
         backend,
@@ -320,18 +354,21 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                 eprintln!("  warm-up of {op} had {} errors", w.errors);
                 print_errors(&w);
             }
+            let cpu0 = server.cpu_snapshot();
             let st = load::run(&clients, &base, timed, RunOpts { workers: clients_n, keep_bodies: false, deadline: None }).await;
+            let other_cpu_share = server.cpu_snapshot().other_since(&cpu0) / (st.wall_secs * ncpu());
             eprintln!(
-                "  {op:<8} {clients_n:>2} clients: {} ops, {} errors, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {:.0} ops/s",
+                "  {op:<8} {clients_n:>2} clients: {} ops, {} errors, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {:.0} ops/s, other CPU {:.0}%",
                 st.count,
                 st.errors,
                 st.pct(50.0),
                 st.pct(95.0),
                 st.pct(99.0),
-                st.ops_per_sec()
+                st.ops_per_sec(),
+                other_cpu_share * 100.0
             );
             print_errors(&st);
-            scenarios.push(ScenarioResult { op: op.to_string(), clients: clients_n, stats: st });
+            scenarios.push(ScenarioResult { op: op.to_string(), clients: clients_n, stats: st, other_cpu_share });
         }
     }
     let server_log_problems = server.logged_problems();
@@ -339,6 +376,9 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
         eprintln!("  the server logged {server_log_problems} warning/error lines; last lines:\n{}", server.log_tail());
     }
     let data_bytes = server.data_bytes();
+    let cpu_server = server.cpu_secs();
+    let (cpu_machine, cpu_bench) =
+        (server::machine_busy_secs() - busy0, server::proc_cpu_secs(std::process::id()) - self0);
     server.stop();
     Ok(RunResult {
         backend,
@@ -352,8 +392,15 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
         data_bytes,
         loadavg_before,
         loadavg_after: loadavg(),
+        cpu_machine,
+        cpu_bench,
+        cpu_server,
         wall_secs: started.elapsed().as_secs_f64(),
     })
+}
+
+fn ncpu() -> f64 {
+    std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64)
 }
 
 fn print_errors(st: &Stats) {

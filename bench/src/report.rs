@@ -23,7 +23,8 @@ pub fn run_markdown(r: &RunResult) -> String {
         s,
         "Setup: created {} of {} pages in {:.1} s ({:.1} pages/s; create p50 {} ms, p99 {} ms; {} errors{}). \
          History pages: {} updates in {:.1} s; {}. Data on disk after the run: {:.1} MiB. \
-         Load average before/after: {} / {}. Run took {:.1} min.\n",
+         Load average before/after: {} / {}. CPU during the run: {:.0} core-seconds busy on the machine, \
+         of which the bench client {:.0}, the server {:.0}, other processes {:.0}. Run took {:.1} min.\n",
         r.pages_created,
         r.size,
         r.setup.wall_secs,
@@ -38,15 +39,19 @@ pub fn run_markdown(r: &RunResult) -> String {
         r.data_bytes as f64 / 1_048_576.0,
         r.loadavg_before,
         r.loadavg_after,
+        r.cpu_machine,
+        r.cpu_bench,
+        r.cpu_server,
+        (r.cpu_machine - r.cpu_bench - r.cpu_server).max(0.0),
         r.wall_secs / 60.0,
     );
-    let _ = writeln!(s, "| operation | clients | count | errors | p50 ms | p95 ms | p99 ms | mean ms | max ms | ops/s |");
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "| operation | clients | count | errors | p50 ms | p95 ms | p99 ms | mean ms | max ms | ops/s | other CPU |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for sc in &r.scenarios {
         let st = &sc.stats;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0}% |",
             sc.op,
             sc.clients,
             st.count,
@@ -56,9 +61,15 @@ pub fn run_markdown(r: &RunResult) -> String {
             f2(st.pct(99.0)),
             f2(st.mean()),
             f2(st.max()),
-            f0(st.ops_per_sec())
+            f0(st.ops_per_sec()),
+            sc.other_cpu_share * 100.0
         );
     }
+    let _ = writeln!(
+        s,
+        "\n(other CPU: share of both cores used, during the timed run, by processes other than the bench client, \
+         the server and PostgreSQL.)"
+    );
     if r.server_log_problems > 0 {
         let _ = writeln!(s, "\nThe server logged {} warning/error lines during this run.", r.server_log_problems);
     }
@@ -130,7 +141,8 @@ pub fn targets_markdown(results: &[RunResult]) -> String {
     let _ = writeln!(s, "| target | pages | measured | met? |");
     let _ = writeln!(s, "|---|---:|---:|---|");
     let mut line = |name: &str, size: usize, v: f64, ok: bool, unit: &str| {
-        let _ = writeln!(s, "| {name} | {size} | {}{unit} | {} |", f2(v), if ok { "met" } else { "NOT met" });
+        let v = if unit == "/s" { f0(v) } else { f2(v) };
+        let _ = writeln!(s, "| {name} | {size} | {v}{unit} | {} |", if ok { "met" } else { "NOT met" });
     };
     for r in &sqlite {
         let conc = r.scenarios.iter().map(|s| s.clients).max().unwrap_or(1);
@@ -197,11 +209,14 @@ pub fn json(config: &Value, results: &[RunResult]) -> Value {
                     let mut v = stats_json(&s.stats);
                     v["op"] = json!(s.op);
                     v["clients"] = json!(s.clients);
+                    v["other_cpu_share"] = round2(s.other_cpu_share);
                     v
                 }).collect::<Vec<_>>(),
                 "server_log_problems": r.server_log_problems,
                 "data_bytes": r.data_bytes,
                 "loadavg_before": r.loadavg_before, "loadavg_after": r.loadavg_after,
+                "cpu_secs": {"machine": round2(r.cpu_machine), "bench": round2(r.cpu_bench), "server": round2(r.cpu_server),
+                    "other": round2((r.cpu_machine - r.cpu_bench - r.cpu_server).max(0.0))},
                 "wall_secs": round2(r.wall_secs),
             })
         })

@@ -145,6 +145,21 @@ impl Server {
         walk(&self.dir)
     }
 
+    /// CPU seconds the server process has used so far (Linux /proc).
+    pub fn cpu_secs(&self) -> f64 {
+        self.child.as_ref().map_or(0.0, |c| proc_cpu_secs(c.id()))
+    }
+
+    /// CPU seconds used so far by the machine, this client, the server and PostgreSQL.
+    pub fn cpu_snapshot(&self) -> CpuSnapshot {
+        CpuSnapshot {
+            machine: machine_busy_secs(),
+            bench: proc_cpu_secs(std::process::id()),
+            server: self.cpu_secs(),
+            postgres: postgres_cpu_secs(),
+        }
+    }
+
     /// SIGTERM, then up to 30 s for a graceful exit, then SIGKILL.
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -196,4 +211,56 @@ fn psql(base_url: &str, sql: &str) -> Result<()> {
         bail!("psql {sql:?} failed: {}", String::from_utf8_lossy(&out.stderr).trim());
     }
     Ok(())
+}
+
+/// utime + stime of a process, in seconds (/proc/PID/stat, 100 ticks per second).
+pub fn proc_cpu_secs(pid: u32) -> f64 {
+    let Ok(t) = fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0.0 };
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let Some(rest) = t.rfind(')').map(|i| &t[i + 2..]) else { return 0.0 };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Busy CPU seconds of the whole machine since boot, all cores added (/proc/stat).
+pub fn machine_busy_secs() -> f64 {
+    let Ok(t) = fs::read_to_string("/proc/stat") else { return 0.0 };
+    let Some(line) = t.lines().next() else { return 0.0 };
+    let v: Vec<f64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal: everything but idle and iowait.
+    let busy: f64 = v.iter().enumerate().filter(|(i, _)| *i != 3 && *i != 4 && *i < 8).map(|(_, x)| x).sum();
+    busy / 100.0
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuSnapshot {
+    pub machine: f64,
+    pub bench: f64,
+    pub server: f64,
+    pub postgres: f64,
+}
+
+impl CpuSnapshot {
+    /// Busy CPU seconds, in this interval, of everything but the client, the server and
+    /// PostgreSQL: other work on the shared machine.
+    pub fn other_since(&self, before: &CpuSnapshot) -> f64 {
+        let d = |a: f64, b: f64| (a - b).max(0.0);
+        (d(self.machine, before.machine)
+            - d(self.bench, before.bench)
+            - d(self.server, before.server)
+            - d(self.postgres, before.postgres))
+        .max(0.0)
+    }
+}
+
+/// CPU seconds of every process named `postgres` (the server and its backends).
+fn postgres_cpu_secs() -> f64 {
+    let Ok(rd) = fs::read_dir("/proc") else { return 0.0 };
+    rd.filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|pid| fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres"))
+        .map(proc_cpu_secs)
+        .sum()
 }
