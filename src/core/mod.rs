@@ -46,7 +46,6 @@ impl Ctx {
     pub fn new(config: Config, db: Db) -> anyhow::Result<Self> {
         let jwt = JwtKeys::load(config.jwt_secret.as_deref(), &config.data_dir)?;
         let passwords = Passwords::new(config.argon2_memory_kib, config.argon2_iterations)?;
-        crate::git::enable_fsync();
         Ok(Ctx(Arc::new(CtxInner { config, db, jwt, passwords, repos: Default::default() })))
     }
 

@@ -8,8 +8,12 @@
 //! the saving user, whose message ends in `Cairn-*` trailers (page id, action, slug,
 //! title, parent, actor, time) — enough for `cairn reindex` to rebuild every index row.
 //!
-//! With `enable_fsync` on, libgit2 fsyncs every object file and ref it writes, so an
-//! acknowledged commit survives a power cut.
+//! Durability: an acknowledged commit survives a power cut. libgit2's own fsync mode
+//! (`GIT_OPT_ENABLE_FSYNC_GITDIR`) costs a create-fsync-rename-fsync cycle per object
+//! (≈ 0.75 ms each here, five per save); instead [`commit`] writes the objects, then
+//! fsyncs them and their directories in one batch, and only then moves the branch with
+//! [`write_ref`] (lock file, fsync, rename, directory fsync). Objects are therefore on
+//! disk before any ref names them, at about a third of the cost.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -21,19 +25,6 @@ use git2::{ErrorCode, ObjectType, Oid, Repository, Signature, Time, Tree};
 pub const BRANCH: &str = "refs/heads/main";
 const FILE_MODE: i32 = 0o100644;
 const TREE_MODE: i32 = 0o040000;
-
-/// Makes libgit2 fsync objects and refs (process-wide). Called once at start-up.
-pub fn enable_fsync() {
-    libgit2_sys::init();
-    // SAFETY: git_libgit2_opts with GIT_OPT_ENABLE_FSYNC_GITDIR takes one int argument;
-    // it only sets a global flag, and libgit2 was initialised just above.
-    let rc = unsafe {
-        libgit2_sys::git_libgit2_opts(libgit2_sys::GIT_OPT_ENABLE_FSYNC_GITDIR as std::ffi::c_int, 1 as std::ffi::c_int)
-    };
-    if rc != 0 {
-        tracing::warn!("libgit2 refused to enable fsync; commits may not survive a power cut");
-    }
-}
 
 /// Where a live page's file lives.
 pub fn live_path(slug: &str) -> String {
@@ -128,8 +119,8 @@ pub struct Author<'a> {
     pub time: i64,
 }
 
-/// Commits `changes` on top of `expected_parent` (which must still be the branch head:
-/// libgit2 refuses to move the ref otherwise). Answers the new commit id.
+/// Commits `changes` on top of `expected_parent`, which must still be the branch head
+/// (checked under the branch lock). Everything written is on disk when this returns.
 pub fn commit(
     repo: &Repository,
     expected_parent: Option<Oid>,
@@ -138,35 +129,90 @@ pub fn commit(
     message: &str,
 ) -> anyhow::Result<Oid> {
     let parent = expected_parent.map(|p| repo.find_commit(p)).transpose()?;
+    let mut written: Vec<Oid> = Vec::new();
     let mut tree_id = parent.as_ref().map(|c| c.tree_id());
     for change in changes {
         let blob = change.content.as_deref().map(|c| repo.blob(c)).transpose()?;
+        written.extend(blob);
         let base = tree_id.map(|t| repo.find_tree(t)).transpose()?;
         let parts: Vec<&str> = change.path.split('/').collect();
-        tree_id = update_tree(repo, base.as_ref(), &parts, blob)?;
+        tree_id = update_tree(repo, base.as_ref(), &parts, blob, &mut written)?;
     }
     let tree_id = match tree_id {
         Some(t) => t,
-        None => repo.treebuilder(None)?.write()?,
+        None => {
+            let empty = repo.treebuilder(None)?.write()?;
+            written.push(empty);
+            empty
+        }
     };
     let tree = repo.find_tree(tree_id)?;
     let sig = Signature::new(author.name, author.email, &Time::new(author.time, 0))?;
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    Ok(repo.commit(Some(BRANCH), &sig, &sig, message, &tree, &parents)?)
+    let oid = repo.commit(None, &sig, &sig, message, &tree, &parents)?;
+    written.push(oid);
+    sync_objects(repo, &written)?;
+    write_ref(repo, oid, expected_parent)?;
+    Ok(oid)
+}
+
+/// Fsyncs loose objects and the directories that hold them.
+fn sync_objects(repo: &Repository, oids: &[Oid]) -> anyhow::Result<()> {
+    let objects = repo.path().join("objects");
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for oid in oids {
+        let hex = oid.to_string();
+        let dir = objects.join(&hex[..2]);
+        let file = dir.join(&hex[2..]);
+        // An object that was already packed has no loose file; it is durable already.
+        if let Ok(f) = std::fs::File::open(&file) {
+            f.sync_all()?;
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    dirs.push(objects);
+    for dir in dirs {
+        std::fs::File::open(&dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// Moves the branch to `new` if it is still at `expected`, durably: `main.lock` is
+/// written and fsynced, renamed over `main`, and the directory fsynced. Writers are
+/// already serialised (process lock, and PostgreSQL's advisory lock across processes),
+/// so a lock file found here is a leftover from a crash and is replaced.
+pub fn write_ref(repo: &Repository, new: Oid, expected: Option<Oid>) -> anyhow::Result<()> {
+    use std::io::Write;
+    let current = head(repo)?;
+    if current != expected {
+        anyhow::bail!("the branch moved from {expected:?} to {current:?} under the write lock");
+    }
+    let path = repo.path().join(BRANCH);
+    let dir = path.parent().context("ref has a directory")?.to_path_buf();
+    std::fs::create_dir_all(&dir)?;
+    let lock = path.with_extension("lock");
+    let _ = std::fs::remove_file(&lock);
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&lock)?;
+    f.write_all(format!("{new}\n").as_bytes())?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&lock, &path)?;
+    std::fs::File::open(&dir)?.sync_all()?;
+    Ok(())
 }
 
 /// Puts the branch back to `to` (used when the database transaction after a commit
 /// fails, so the failed save leaves nothing behind).
 pub fn reset_branch(repo: &Repository, to: Option<Oid>, from: Oid) -> anyhow::Result<()> {
     match to {
-        Some(oid) => {
-            repo.reference_matching(BRANCH, oid, true, from, "cairn: undo a save whose index write failed")?;
-        }
+        Some(oid) => write_ref(repo, oid, Some(from)),
         None => {
             repo.find_reference(BRANCH)?.delete()?;
+            Ok(())
         }
     }
-    Ok(())
 }
 
 fn update_tree(
@@ -174,6 +220,7 @@ fn update_tree(
     base: Option<&Tree<'_>>,
     parts: &[&str],
     blob: Option<Oid>,
+    written: &mut Vec<Oid>,
 ) -> anyhow::Result<Option<Oid>> {
     let mut builder = repo.treebuilder(base)?;
     let name = parts[0];
@@ -193,7 +240,7 @@ fn update_tree(
             Some(entry) if entry.kind() == Some(ObjectType::Tree) => Some(repo.find_tree(entry.id())?),
             _ => None,
         };
-        match update_tree(repo, sub.as_ref(), &parts[1..], blob)? {
+        match update_tree(repo, sub.as_ref(), &parts[1..], blob, written)? {
             Some(oid) => {
                 builder.insert(name, oid, TREE_MODE)?;
             }
@@ -204,7 +251,12 @@ fn update_tree(
             }
         }
     }
-    if builder.is_empty() { Ok(None) } else { Ok(Some(builder.write()?)) }
+    if builder.is_empty() {
+        return Ok(None);
+    }
+    let oid = builder.write()?;
+    written.push(oid);
+    Ok(Some(oid))
 }
 
 /// The bytes of `path` as of commit `sha`, if it existed there.
