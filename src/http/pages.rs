@@ -161,8 +161,7 @@ async fn get_page(
     Path(slug): Path<String>,
     Query(q): Query<Ws>,
 ) -> Result<Response> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(with_etag(StatusCode::OK, pages::get(&ctx, &a, &slug).await?))
+    Ok(with_etag(StatusCode::OK, pages::get_visible(&ctx, &auth.user, q.ws.as_deref(), &slug).await?))
 }
 
 /// Updates a page. `base_revision` or `If-Match` guard against lost updates.

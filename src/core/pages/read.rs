@@ -8,7 +8,8 @@ use sqlx::{AnyConnection, AssertSqlSafe, Row as _};
 
 use super::{Actor, Page, PageRef, PageSummary, PageView, TrashEntry, TreeNode};
 use crate::core::Ctx;
-use crate::core::workspaces::Access;
+use crate::core::accounts::User;
+use crate::core::workspaces::{self, Access};
 use crate::error::{Error, Result};
 use crate::markdown;
 
@@ -126,24 +127,14 @@ fn split_list(joined: Option<String>) -> Vec<String> {
     joined.map(|j| j.split(SEP).map(str::to_owned).collect()).unwrap_or_default()
 }
 
-/// One live page, in one query (the hot read path).
-pub async fn get(ctx: &Ctx, access: &Access, slug: &str) -> Result<Page> {
-    let sql = format!(
-        "{} , (SELECT string_agg(t.tag, $3 ORDER BY t.tag) FROM page_tags t WHERE t.page_id = p.id) AS tags, \
-         (SELECT string_agg(l.target, $3 ORDER BY l.position) FROM page_links l WHERE l.page_id = p.id) AS links \
-         {} WHERE p.workspace_id = $1 AND p.slug = $2 AND p.deleted_at IS NULL",
-        ROW_COLUMNS, ROW_FROM
-    );
-    let r = sqlx::query(AssertSqlSafe(sql))
-        .bind(access.workspace_id)
-        .bind(slug)
-        .bind(SEP)
-        .fetch_optional(&ctx.db.pool)
-        .await?
-        .ok_or_else(|| page_not_found(slug))?;
+/// Tags and links of `p`, aggregated in the row query itself.
+const AGGREGATES: &str = "(SELECT string_agg(t.tag, $3 ORDER BY t.tag) FROM page_tags t WHERE t.page_id = p.id) AS tags, \
+     (SELECT string_agg(l.target, $3 ORDER BY l.position) FROM page_links l WHERE l.page_id = p.id) AS links";
+
+fn page_from_aggregated(r: &AnyRow, workspace: &str) -> Result<Page> {
     let tags = split_list(r.try_get("tags")?);
     let links = split_list(r.try_get("links")?);
-    let row = row_from(&r)?;
+    let row = row_from(r)?;
     Ok(Page {
         slug: row.slug,
         title: row.title,
@@ -155,8 +146,47 @@ pub async fn get(ctx: &Ctx, access: &Access, slug: &str) -> Result<Page> {
         created_at: row.created_at,
         updated_at: row.updated_at,
         updated_by: row.updated_by,
-        workspace: access.slug.clone(),
+        workspace: workspace.to_owned(),
     })
+}
+
+/// One live page of a workspace the caller already has access to, in one query.
+pub async fn get(ctx: &Ctx, access: &Access, slug: &str) -> Result<Page> {
+    let sql = format!(
+        "{ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} WHERE p.workspace_id = $1 AND p.slug = $2 AND p.deleted_at IS NULL"
+    );
+    let r = sqlx::query(AssertSqlSafe(sql))
+        .bind(access.workspace_id)
+        .bind(slug)
+        .bind(SEP)
+        .fetch_optional(&ctx.db.pool)
+        .await?
+        .ok_or_else(|| page_not_found(slug))?;
+    page_from_aggregated(&r, &access.slug)
+}
+
+/// The hot read path: one query checks membership and reads the page. Only on a miss
+/// does a second query tell a hidden workspace (404 workspace) from a missing page.
+pub async fn get_visible(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Result<Page> {
+    if let Some(ws) = ws.or(user.default_workspace.as_deref()) {
+        let sql = format!(
+            "{ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} JOIN workspaces w ON w.id = p.workspace_id \
+             JOIN memberships m ON m.workspace_id = p.workspace_id AND m.user_id = $4 \
+             WHERE w.slug = $1 AND p.slug = $2 AND p.deleted_at IS NULL"
+        );
+        let row = sqlx::query(AssertSqlSafe(sql))
+            .bind(ws)
+            .bind(slug)
+            .bind(SEP)
+            .bind(user.id)
+            .fetch_optional(&ctx.db.pool)
+            .await?;
+        if let Some(r) = row {
+            return page_from_aggregated(&r, ws);
+        }
+    }
+    workspaces::access_or_default(ctx, user, ws).await?;
+    Err(page_not_found(slug))
 }
 
 /// The page tree of live pages, children ordered by title.
