@@ -34,6 +34,8 @@ struct Entry {
     author_name: String,
     time: String,
     summary: String,
+    /// The page's blob in this commit (none for a purge, which removes the file).
+    blob: Option<String>,
 }
 
 struct Snapshot {
@@ -53,7 +55,11 @@ fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
         let (Some(uid), Some(action)) = (t.get("page"), t.get("action").and_then(|a| Action::parse(a))) else {
             continue;
         };
+        let slug = t.get("slug").cloned().unwrap_or_default();
+        let path = if action == Action::Trash { git::trash_path(&slug) } else { git::live_path(&slug) };
+        let blob = commit.tree()?.get_path(std::path::Path::new(&path)).ok().map(|e| e.id().to_string());
         let entry = Entry {
+            blob,
             sha: oid.to_string(),
             uid: uid.clone(),
             action,
@@ -149,6 +155,7 @@ async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) ->
             let r = RevisionRow {
                 sha: e.sha.clone(),
                 path,
+                blob: e.blob.clone(),
                 action: e.action.as_str().to_owned(),
                 title: e.title.clone(),
                 message: e.summary.clone(),

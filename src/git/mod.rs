@@ -303,6 +303,44 @@ pub fn read_at(repo: &Repository, sha: Oid, path: &str) -> anyhow::Result<Option
     Ok(Some(blob.content().to_vec()))
 }
 
+thread_local! {
+    /// Read-only handles, one per repository per blocking thread: reads neither wait for
+    /// the writer's handle nor reopen the repository each time.
+    static READERS: std::cell::RefCell<HashMap<PathBuf, Repository>> = Default::default();
+}
+
+/// Runs `f` on a read-only handle of the repository at `dir`, on the blocking pool.
+pub async fn read<R: Send + 'static>(
+    dir: PathBuf,
+    f: impl FnOnce(&Repository) -> anyhow::Result<R> + Send + 'static,
+) -> anyhow::Result<R> {
+    tokio::task::spawn_blocking(move || {
+        READERS.with(|cell| {
+            let mut readers = cell.borrow_mut();
+            if !readers.contains_key(&dir) {
+                readers.insert(dir.clone(), Repository::open_bare(&dir)?);
+            }
+            f(&readers[&dir])
+        })
+    })
+    .await
+    .context("git task failed")?
+}
+
+/// The bytes of blob `oid`, if the repository has it.
+pub fn read_blob(repo: &Repository, oid: Oid) -> anyhow::Result<Option<Vec<u8>>> {
+    match repo.find_blob(oid) {
+        Ok(b) => Ok(Some(b.content().to_vec())),
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The blob id git gives `content`, computed without a repository.
+pub fn blob_id(content: &[u8]) -> anyhow::Result<Oid> {
+    Ok(Oid::hash_object(ObjectType::Blob, content)?)
+}
+
 /// The `Cairn-*` trailers of a commit message, keys without the prefix.
 pub fn trailers(message: &str) -> HashMap<String, String> {
     message

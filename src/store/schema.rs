@@ -150,6 +150,8 @@ const TABLES: &[Table] = &[
             ("sha", "TEXT NOT NULL"),
             // The page's file in that commit (history entries read their content there).
             ("path", "TEXT NOT NULL"),
+            // The page's blob in that commit: content is read by id, whatever the tree's size.
+            ("blob", "TEXT"),
             ("action", "TEXT NOT NULL"),
             ("title", "TEXT NOT NULL DEFAULT ''"),
             ("message", "TEXT NOT NULL"),

@@ -13,12 +13,24 @@ pub fn revision_not_found(sha: &str) -> Error {
     Error::not_found("revision_not_found", format!("no revision '{sha}' of this page"))
 }
 
-/// The bytes of `path` at commit `sha`, as UTF-8.
-pub async fn read_blob(ctx: &Ctx, access: &Access, sha: &str, path: &str) -> Result<Option<String>> {
-    let Ok(oid) = git2::Oid::from_str(sha) else { return Ok(None) };
-    let repo = ctx.repo(&access.slug)?;
-    let path = path.to_owned();
-    let bytes = repo.with(move |r| crate::git::read_at(r, oid, &path)).await?;
+/// The text of a page at a revision: by blob id when the index has it, else by path in
+/// the commit (rows written before blob ids were kept).
+pub async fn read_blob(
+    ctx: &Ctx,
+    access: &Access,
+    sha: &str,
+    path: &str,
+    blob: Option<&str>,
+) -> Result<Option<String>> {
+    let dir = ctx.workspace_dir(&access.slug);
+    let bytes = match blob.and_then(|b| git2::Oid::from_str(b).ok()) {
+        Some(oid) => crate::git::read(dir, move |r| crate::git::read_blob(r, oid)).await?,
+        None => {
+            let Ok(oid) = git2::Oid::from_str(sha) else { return Ok(None) };
+            let path = path.to_owned();
+            crate::git::read(dir, move |r| crate::git::read_at(r, oid, &path)).await?
+        }
+    };
     Ok(bytes.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
@@ -26,6 +38,7 @@ struct RevRow {
     id: i64,
     sha: String,
     path: String,
+    blob: Option<String>,
     title: String,
     message: String,
     author: Actor,
@@ -33,19 +46,20 @@ struct RevRow {
 }
 
 const REV_SELECT: &str =
-    "SELECT id, sha, path, title, message, COALESCE(author_id, 0), author_name, created_at FROM revisions";
+    "SELECT id, sha, path, blob, title, message, COALESCE(author_id, 0), author_name, created_at FROM revisions";
 
-type RevTuple = (i64, String, String, String, String, i64, String, String);
+type RevTuple = (i64, String, String, Option<String>, String, String, i64, String, String);
 
 fn rev(t: RevTuple) -> RevRow {
     RevRow {
         id: t.0,
         sha: t.1,
         path: t.2,
-        title: t.3,
-        message: t.4,
-        author: Actor { id: t.5, name: t.6 },
-        created_at: t.7,
+        blob: t.3,
+        title: t.4,
+        message: t.5,
+        author: Actor { id: t.6, name: t.7 },
+        created_at: t.8,
     }
 }
 
@@ -57,7 +71,7 @@ async fn find_rev(ctx: &Ctx, page_id: i64, sha: &str) -> Result<RevRow> {
 }
 
 async fn content_of(ctx: &Ctx, access: &Access, r: &RevRow) -> Result<String> {
-    read_blob(ctx, access, &r.sha, &r.path)
+    read_blob(ctx, access, &r.sha, &r.path, r.blob.as_deref())
         .await?
         .ok_or_else(|| Error::internal(anyhow::anyhow!("revision {} has no file {}", r.sha, r.path)))
 }

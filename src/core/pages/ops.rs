@@ -167,13 +167,14 @@ pub async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &str, req: Pa
 
 /// The content of revision `sha` of page `page_id`, if it is one of its revisions.
 async fn revision_content(ctx: &Ctx, access: &Access, page_id: i64, sha: &str) -> Result<Option<String>> {
-    let path: Option<String> = sqlx::query_scalar("SELECT path FROM revisions WHERE page_id = $1 AND sha = $2")
-        .bind(page_id)
-        .bind(sha)
-        .fetch_optional(&ctx.db.pool)
-        .await?;
-    let Some(path) = path else { return Ok(None) };
-    super::history::read_blob(ctx, access, sha, &path).await
+    let row: Option<(String, Option<String>)> =
+        sqlx::query_as("SELECT path, blob FROM revisions WHERE page_id = $1 AND sha = $2")
+            .bind(page_id)
+            .bind(sha)
+            .fetch_optional(&ctx.db.pool)
+            .await?;
+    let Some((path, blob)) = row else { return Ok(None) };
+    super::history::read_blob(ctx, access, sha, &path, blob.as_deref()).await
 }
 
 /// Moves a page (and its subtree) under `parent`, or to the top level with None.

@@ -249,6 +249,7 @@ impl Writer {
                     &RevisionRow {
                         sha: sha.clone(),
                         path: st.path(),
+                        blob: Some(git::blob_id(st.content.as_bytes())?.to_string()),
                         action: change.action.as_str().to_owned(),
                         title: st.title.clone(),
                         message: one_line(&change.summary),
@@ -338,6 +339,7 @@ pub struct IndexedPage {
 pub struct RevisionRow {
     pub sha: String,
     pub path: String,
+    pub blob: Option<String>,
     pub action: String,
     pub title: String,
     pub message: String,
@@ -437,13 +439,14 @@ async fn insert_values(
 
 pub async fn insert_revision_in_tx(tx: &mut AnyConnection, ws_id: i64, page_id: i64, r: &RevisionRow) -> Result<()> {
     sqlx::query(
-        "INSERT INTO revisions (workspace_id, page_id, sha, path, action, title, message, author_id, author_name, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        "INSERT INTO revisions (workspace_id, page_id, sha, path, blob, action, title, message, author_id, author_name, \
+         created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(ws_id)
     .bind(page_id)
     .bind(&r.sha)
     .bind(&r.path)
+    .bind(&r.blob)
     .bind(&r.action)
     .bind(&r.title)
     .bind(&r.message)
