@@ -262,7 +262,12 @@ fn code_block(rng: &mut ChaCha8Rng) -> String {
             "rust" => format!("let {} = {}(&{});", pick(rng, NOUNS), pick(rng, VERBS), pick(rng, NOUNS)),
             "bash" => format!("{} --{} {}", pick(rng, VERBS), pick(rng, NOUNS), pick(rng, NOUNS)),
             "python" => format!("{} = {}({})", pick(rng, NOUNS), pick(rng, VERBS), pick(rng, NOUNS)),
-            "sql" => format!("SELECT {} FROM {} WHERE id = {};", pick(rng, NOUNS), pick(rng, NOUNS), rng.random_range(1..999)),
+            "sql" => format!(
+                "SELECT {} FROM {} WHERE id = {};",
+                pick(rng, NOUNS),
+                pick(rng, NOUNS),
+                rng.random_range(1..999)
+            ),
             _ => format!("\"{}\": \"{}\",", pick(rng, NOUNS), pick(rng, ADJECTIVES)),
         };
         s.push_str(&line);
@@ -314,19 +319,23 @@ pub fn slugify(s: &str) -> String {
     out.trim_end_matches('-').to_owned()
 }
 
+#[rustfmt::skip]
 const SMALL: &[&str] = &[
     "the", "a", "of", "to", "and", "in", "for", "with", "on", "by", "from", "as", "that", "this", "it", "we", "our",
     "each", "every", "most", "some", "when", "then", "before", "after", "while", "because", "so", "not", "only",
 ];
 
+#[rustfmt::skip]
 const ADJECTIVES: &[&str] = &[
-    "quarterly", "internal", "shared", "recent", "annual", "initial", "final", "simple", "complex", "quick", "careful",
-    "detailed", "public", "private", "remote", "local", "early", "late", "stable", "new", "old", "main", "minor",
-    "major", "weekly", "daily", "common", "rare", "small", "large", "open", "closed", "clear", "useful", "formal",
-    "informal", "current", "previous", "next", "secure", "slow", "fast", "manual", "automatic", "regional", "global",
-    "technical", "practical", "typical", "critical", "optional", "standard", "legacy", "modern", "draft", "official",
+    "quarterly", "internal", "shared", "recent", "annual", "initial", "final", "simple", "complex", "quick",
+    "careful", "detailed", "public", "private", "remote", "local", "early", "late", "stable", "new", "old", "main",
+    "minor", "major", "weekly", "daily", "common", "rare", "small", "large", "open", "closed", "clear", "useful",
+    "formal", "informal", "current", "previous", "next", "secure", "slow", "fast", "manual", "automatic",
+    "regional", "global", "technical", "practical", "typical", "critical", "optional", "standard", "legacy",
+    "modern", "draft", "official",
 ];
 
+#[rustfmt::skip]
 const NOUNS: &[&str] = &[
     "budget", "review", "meeting", "project", "release", "roadmap", "team", "customer", "server", "database",
     "backup", "policy", "process", "document", "report", "design", "system", "service", "network", "account",
@@ -338,13 +347,16 @@ const NOUNS: &[&str] = &[
     "garden", "kitchen", "recipe", "journey", "trip", "library", "museum", "river", "mountain", "forest", "harbor",
 ];
 
+#[rustfmt::skip]
 const VERBS: &[&str] = &[
     "update", "review", "schedule", "deploy", "measure", "improve", "document", "approve", "track", "migrate",
-    "archive", "restore", "check", "monitor", "plan", "estimate", "discuss", "share", "publish", "prepare", "replace",
-    "configure", "install", "remove", "rotate", "verify", "compare", "collect", "summarize", "organize", "simplify",
-    "support", "extend", "reduce", "increase", "follow", "assign", "close", "open", "merge", "split", "test",
+    "archive", "restore", "check", "monitor", "plan", "estimate", "discuss", "share", "publish", "prepare",
+    "replace", "configure", "install", "remove", "rotate", "verify", "compare", "collect", "summarize", "organize",
+    "simplify", "support", "extend", "reduce", "increase", "follow", "assign", "close", "open", "merge", "split",
+    "test",
 ];
 
+#[rustfmt::skip]
 const TAGS: &[&str] = &[
     "meeting", "howto", "reference", "draft", "ops", "finance", "hr", "design", "roadmap", "incident", "todo",
     "archive", "research", "travel", "recipes", "reading", "ideas", "infra", "security", "onboarding",

@@ -24,7 +24,7 @@ pub fn run_markdown(r: &RunResult) -> String {
         "Setup: created {} of {} pages in {:.1} s ({:.1} pages/s; create p50 {} ms, p99 {} ms; {} errors{}). \
          History pages: {} updates in {:.1} s; {}. Data on disk after the run: {:.1} MiB. \
          Load average before/after: {} / {}. CPU during the run: {:.0} core-seconds busy on the machine, \
-         of which the bench client {:.0}, the server {:.0}, other processes {:.0}. Run took {:.1} min.\n",
+         of which the bench client {:.0}, the server {:.0}, PostgreSQL {:.0}, other processes {:.0}. Run took {:.1} min.\n",
         r.pages_created,
         r.size,
         r.setup.wall_secs,
@@ -32,26 +32,34 @@ pub fn run_markdown(r: &RunResult) -> String {
         f2(r.setup.pct(50.0)),
         f2(r.setup.pct(99.0)),
         r.setup.errors,
-        if r.setup.skipped > 0 { format!(", {} skipped: setup budget ran out", r.setup.skipped) } else { String::new() },
+        if r.setup.skipped > 0 {
+            format!(", {} skipped: setup budget ran out", r.setup.skipped)
+        } else {
+            String::new()
+        },
         r.history_prep.count,
         r.history_prep.wall_secs,
         r.history_check,
         r.data_bytes as f64 / 1_048_576.0,
         r.loadavg_before,
         r.loadavg_after,
-        r.cpu_machine,
-        r.cpu_bench,
-        r.cpu_server,
-        (r.cpu_machine - r.cpu_bench - r.cpu_server).max(0.0),
+        r.cpu.machine,
+        r.cpu.bench,
+        r.cpu.server,
+        r.cpu.postgres,
+        r.cpu_other,
         r.wall_secs / 60.0,
     );
-    let _ = writeln!(s, "| operation | clients | count | errors | p50 ms | p95 ms | p99 ms | mean ms | max ms | ops/s | other CPU |");
+    let _ = writeln!(
+        s,
+        "| operation | clients | count | errors | p50 ms | p95 ms | p99 ms | mean ms | max ms | ops/s | other CPU |"
+    );
     let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for sc in &r.scenarios {
         let st = &sc.stats;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0}% |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0}%{} |",
             sc.op,
             sc.clients,
             st.count,
@@ -62,13 +70,14 @@ pub fn run_markdown(r: &RunResult) -> String {
             f2(st.mean()),
             f2(st.max()),
             f0(st.ops_per_sec()),
-            sc.other_cpu_share * 100.0
+            sc.other_cpu_share * 100.0,
+            if sc.attempt > 1 { format!(" (try {})", sc.attempt) } else { String::new() }
         );
     }
     let _ = writeln!(
         s,
         "\n(other CPU: share of both cores used, during the timed run, by processes other than the bench client, \
-         the server and PostgreSQL.)"
+         the server and PostgreSQL; \"try N\": the run kept is the Nth, earlier ones were disturbed by other processes.)"
     );
     if r.server_log_problems > 0 {
         let _ = writeln!(s, "\nThe server logged {} warning/error lines during this run.", r.server_log_problems);
@@ -88,7 +97,8 @@ pub fn ratios(results: &[RunResult]) -> Vec<(Backend, usize, usize, &ScenarioRes
     backends.dedup();
     for b in backends {
         let runs: Vec<&RunResult> = results.iter().filter(|r| r.backend == b).collect();
-        let (Some(small), Some(large)) = (runs.iter().min_by_key(|r| r.size), runs.iter().max_by_key(|r| r.size)) else {
+        let (Some(small), Some(large)) = (runs.iter().min_by_key(|r| r.size), runs.iter().max_by_key(|r| r.size))
+        else {
             continue;
         };
         if small.size == large.size {
@@ -111,7 +121,10 @@ pub fn ratios_markdown(results: &[RunResult]) -> String {
         return String::new();
     }
     let mut s = String::from("\n### Growth with corpus size (large ÷ small)\n\n");
-    let _ = writeln!(s, "| backend | operation | clients | p50 small → large ms | p50 ratio | p99 small → large ms | p99 ratio |");
+    let _ = writeln!(
+        s,
+        "| backend | operation | clients | p50 small → large ms | p50 ratio | p99 small → large ms | p99 ratio |"
+    );
     let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|");
     for (b, small, large, sc, l, p50, p99) in rows {
         let _ = writeln!(
@@ -137,7 +150,8 @@ pub fn targets_markdown(results: &[RunResult]) -> String {
     if sqlite.is_empty() {
         return String::new();
     }
-    let mut s = String::from("\n### Targets (SQLite; latencies with 1 client, throughput with the concurrent clients)\n\n");
+    let mut s =
+        String::from("\n### Targets (SQLite; latencies with 1 client, throughput with the concurrent clients)\n\n");
     let _ = writeln!(s, "| target | pages | measured | met? |");
     let _ = writeln!(s, "|---|---:|---:|---|");
     let mut line = |name: &str, size: usize, v: f64, ok: bool, unit: &str| {
@@ -154,7 +168,13 @@ pub fn targets_markdown(results: &[RunResult]) -> String {
             line("get p50 ≤ 0.5 ms", r.size, g.pct(50.0), g.pct(50.0) <= 0.5, " ms");
         }
         if let Some(g) = find(r, "get", conc) {
-            line(&format!("≥ 10,000 gets/s with {conc} clients"), r.size, g.ops_per_sec(), g.ops_per_sec() >= 10_000.0, "/s");
+            line(
+                &format!("≥ 10,000 gets/s with {conc} clients"),
+                r.size,
+                g.ops_per_sec(),
+                g.ops_per_sec() >= 10_000.0,
+                "/s",
+            );
         }
         if let Some(h) = find(r, "history", 1) {
             line("history (50 revisions) p50 ≤ 3 ms", r.size, h.pct(50.0), h.pct(50.0) <= 3.0, " ms");
@@ -210,13 +230,14 @@ pub fn json(config: &Value, results: &[RunResult]) -> Value {
                     v["op"] = json!(s.op);
                     v["clients"] = json!(s.clients);
                     v["other_cpu_share"] = round2(s.other_cpu_share);
+                    v["attempt"] = json!(s.attempt);
                     v
                 }).collect::<Vec<_>>(),
                 "server_log_problems": r.server_log_problems,
                 "data_bytes": r.data_bytes,
                 "loadavg_before": r.loadavg_before, "loadavg_after": r.loadavg_after,
-                "cpu_secs": {"machine": round2(r.cpu_machine), "bench": round2(r.cpu_bench), "server": round2(r.cpu_server),
-                    "other": round2((r.cpu_machine - r.cpu_bench - r.cpu_server).max(0.0))},
+                "cpu_secs": {"machine": round2(r.cpu.machine), "bench": round2(r.cpu.bench), "server": round2(r.cpu.server),
+                    "postgres": round2(r.cpu.postgres), "other": round2(r.cpu_other)},
                 "wall_secs": round2(r.wall_secs),
             })
         })

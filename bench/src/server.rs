@@ -57,7 +57,8 @@ impl Server {
         fs::create_dir_all(dir.join("data"))?;
         fs::create_dir_all(dir.join("logs"))?;
         let port = free_port()?;
-        let mut server = Server { child: None, base: format!("http://127.0.0.1:{port}"), dir: dir.clone(), keep: o.keep, pg: None };
+        let mut server =
+            Server { child: None, base: format!("http://127.0.0.1:{port}"), dir: dir.clone(), keep: o.keep, pg: None };
         let url = match o.backend {
             Backend::Sqlite => format!("sqlite://{}", dir.join("cairn.db").display()),
             Backend::Postgres => {
