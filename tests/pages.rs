@@ -482,7 +482,7 @@ async fn the_repository_is_ordinary_git() {
             "Grace Hopper <git@x.io>|Create Onboarding",
         ]
     );
-    assert_eq!(git(&["show", "HEAD~1:w/welcome.md"]), "# Onboarding\nmore\n");
+    assert_eq!(git(&["show", "HEAD~1:w/we/welcome.md"]), "# Onboarding\nmore\n");
     assert_eq!(git(&["show", "HEAD:.trash/welcome.md"]), "# Onboarding\nmore\n");
     assert!(git(&["ls-tree", "-r", "--name-only", "HEAD"]).lines().eq([".trash/welcome.md"]));
     srv.stop().await;

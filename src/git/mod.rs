@@ -3,7 +3,8 @@
 //!
 //! Layout, chosen so a person browsing a clone finds a page by its slug while a save stays
 //! cheap in a workspace of 10,000 pages (only the small trees on the changed path are
-//! rewritten): a live page is `<first character of slug>/<slug>.md`; a trashed one is
+//! rewritten): a live page is `<first char>/<first two chars>/<slug>.md`
+//! (`o/on/onboarding.md`); a trashed one is
 //! `.trash/<slug>.md`. Each save is exactly one commit on `refs/heads/main`, authored by
 //! the saving user, whose message ends in `Cairn-*` trailers (page id, action, slug,
 //! title, parent, actor, time) — enough for `cairn reindex` to rebuild every index row.
@@ -30,8 +31,11 @@ const TREE_MODE: i32 = 0o040000;
 
 /// Where a live page's file lives.
 pub fn live_path(slug: &str) -> String {
-    let shard: String = slug.chars().take(1).collect();
-    format!("{shard}/{slug}.md")
+    // Two levels (`o/on/onboarding.md`): every tree on a page's path stays small — tens
+    // of entries at 10,000 pages — so a save rewrites little whatever the wiki's size.
+    let one: String = slug.chars().take(1).collect();
+    let two: String = slug.chars().take(2).collect();
+    format!("{one}/{two}/{slug}.md")
 }
 
 /// Where a trashed page's file lives.
