@@ -114,6 +114,7 @@ pub struct RunResult {
     pub scenarios: Vec<ScenarioResult>,
     pub server_log_problems: usize,
     pub data_bytes: u64,
+    pub export: Export,
     pub loadavg_before: String,
     pub loadavg_after: String,
     /// CPU seconds during the run: the whole machine, this client, the server, and the
@@ -450,6 +451,14 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
             });
         }
     }
+    let export = measure_export(&base, &token, server.pid()).await?;
+    eprintln!(
+        "  export: {:.1} MiB zip in {:.2} s; server RSS {:.1} MiB before, peak {:.1} MiB during",
+        export.bytes as f64 / 1_048_576.0,
+        export.secs,
+        export.rss_before_kib as f64 / 1024.0,
+        export.rss_peak_kib as f64 / 1024.0
+    );
     let server_log_problems = server.logged_problems();
     if server_log_problems > 0 {
         eprintln!("  the server logged {server_log_problems} warning/error lines; last lines:\n{}", server.log_tail());
@@ -474,6 +483,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
         scenarios,
         server_log_problems,
         data_bytes,
+        export,
         loadavg_before,
         loadavg_after: loadavg(),
         cpu,
@@ -503,6 +513,53 @@ fn print_errors(st: &Stats) {
     for e in &st.error_samples {
         eprintln!("    error: {e}");
     }
+}
+
+/// One workspace export, streamed and counted, with the server's memory sampled every
+/// 5 ms: flat memory means the zip is streamed, not built in memory.
+#[derive(Debug, Clone, Default)]
+pub struct Export {
+    pub bytes: u64,
+    pub secs: f64,
+    pub rss_before_kib: u64,
+    pub rss_peak_kib: u64,
+}
+
+async fn measure_export(base: &str, token: &str, pid: Option<u32>) -> Result<Export> {
+    let client = reqwest::Client::new();
+    let me: serde_json::Value = client.get(format!("{base}/api/me")).bearer_auth(token).send().await?.json().await?;
+    let ws = me["default_workspace"].as_str().context("no default workspace")?.to_owned();
+    let pid = pid.context("server not running")?;
+    let rss_before_kib = server::rss_kib(pid);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let mut peak = 0;
+            // Bounded: at most 10 minutes of samples.
+            for _ in 0..120_000 {
+                peak = peak.max(server::rss_kib(pid));
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            peak
+        })
+    };
+    let started = std::time::Instant::now();
+    let mut res = client.get(format!("{base}/api/workspaces/{ws}/export")).bearer_auth(token).send().await?;
+    if !res.status().is_success() {
+        bail!("export answered {}", res.status());
+    }
+    let mut bytes = 0u64;
+    while let Some(chunk) = res.chunk().await? {
+        bytes += chunk.len() as u64;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let rss_peak_kib = sampler.await?.max(rss_before_kib);
+    Ok(Export { bytes, secs, rss_before_kib, rss_peak_kib })
 }
 
 /// Registers the bench account (one argon2 hash) and trades its session for a token.

@@ -235,6 +235,8 @@ pub fn json(config: &Value, results: &[RunResult]) -> Value {
                 }).collect::<Vec<_>>(),
                 "server_log_problems": r.server_log_problems,
                 "data_bytes": r.data_bytes,
+                "export": {"bytes": r.export.bytes, "secs": round2(r.export.secs),
+                    "rss_before_kib": r.export.rss_before_kib, "rss_peak_kib": r.export.rss_peak_kib},
                 "loadavg_before": r.loadavg_before, "loadavg_after": r.loadavg_after,
                 "cpu_secs": {"machine": round2(r.cpu.machine), "bench": round2(r.cpu.bench), "server": round2(r.cpu.server),
                     "postgres": round2(r.cpu.postgres), "other": round2(r.cpu_other)},

@@ -132,6 +132,11 @@ impl Server {
     }
 
     /// Disk used by the data directory (git repositories, SQLite file), in bytes.
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
     pub fn data_bytes(&self) -> u64 {
         fn walk(p: &Path) -> u64 {
             let Ok(rd) = fs::read_dir(p) else { return 0 };
@@ -264,4 +269,15 @@ fn postgres_cpu_secs() -> f64 {
         .filter(|pid| fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres"))
         .map(proc_cpu_secs)
         .sum()
+}
+
+/// Resident memory of a process in KiB (`VmRSS`), 0 when unknown.
+pub fn rss_kib(pid: u32) -> u64 {
+    let Ok(status) = fs::read_to_string(format!("/proc/{pid}/status")) else { return 0 };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
