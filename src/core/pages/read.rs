@@ -105,19 +105,25 @@ pub async fn links_of(conn: &mut AnyConnection, page_id: i64) -> Result<Vec<Stri
 pub async fn page_from_row(conn: &mut AnyConnection, access: &Access, row: Row) -> Result<Page> {
     let tags = tags_of(conn, row.id).await?;
     let links = links_of(conn, row.id).await?;
-    Ok(Page {
-        slug: row.slug,
-        title: row.title,
-        content: row.content,
-        parent: row.parent_slug,
-        tags,
-        links,
-        revision: row.revision,
-        created_at: row.created_at,
-        updated_at: row.updated_at,
-        updated_by: row.updated_by,
-        workspace: access.slug.clone(),
-    })
+    Ok(row.into_page(tags, links, &access.slug))
+}
+
+impl Row {
+    fn into_page(self, tags: Vec<String>, links: Vec<String>, workspace: &str) -> Page {
+        Page {
+            slug: self.slug,
+            title: self.title,
+            content: self.content,
+            parent: self.parent_slug,
+            tags,
+            links,
+            revision: self.revision,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            updated_by: self.updated_by,
+            workspace: workspace.to_owned(),
+        }
+    }
 }
 
 /// Separates aggregated tags and links (neither can contain it).
@@ -134,20 +140,7 @@ const AGGREGATES: &str = "(SELECT string_agg(t.tag, $3 ORDER BY t.tag) FROM page
 fn page_from_aggregated(r: &AnyRow, workspace: &str) -> Result<Page> {
     let tags = split_list(r.try_get("tags")?);
     let links = split_list(r.try_get("links")?);
-    let row = row_from(r)?;
-    Ok(Page {
-        slug: row.slug,
-        title: row.title,
-        content: row.content,
-        parent: row.parent_slug,
-        tags,
-        links,
-        revision: row.revision,
-        created_at: row.created_at,
-        updated_at: row.updated_at,
-        updated_by: row.updated_by,
-        workspace: workspace.to_owned(),
-    })
+    Ok(row_from(r)?.into_page(tags, links, workspace))
 }
 
 /// One live page of a workspace the caller already has access to, in one query.
