@@ -4,6 +4,7 @@
 //! through [`Writer`].
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use serde_json::json;
 
@@ -56,6 +57,7 @@ fn state_of(row: &Row) -> PageState {
         content: row.content.clone(),
         parent_uid: row.parent_uid.clone(),
         trashed: row.deleted_at.is_some(),
+        parsed: None,
     }
 }
 
@@ -78,7 +80,8 @@ pub async fn create(ctx: &Ctx, access: &Access, user: &User, req: NewPage) -> Re
         }
     };
     slug::validate(&slug)?;
-    let title = decide_title(requested, &markdown::parse(&content), None, &slug);
+    let parsed = Arc::new(markdown::parse(&content));
+    let title = decide_title(requested, &parsed, None, &slug);
     let ws = access.workspace_id;
     locked!(ctx, access, |w| {
         if find_row(w.conn(), ws, &slug, State::Any).await?.is_some() {
@@ -89,7 +92,15 @@ pub async fn create(ctx: &Ctx, access: &Access, user: &User, req: NewPage) -> Re
             None => None,
         };
         let summary = format!("Create {title}");
-        let state = PageState { uid: new_uid(), slug: slug.clone(), title, content, parent_uid, trashed: false };
+        let state = PageState {
+            uid: new_uid(),
+            slug: slug.clone(),
+            title,
+            content,
+            parent_uid,
+            trashed: false,
+            parsed: Some(parsed.clone()),
+        };
         w.commit(user, vec![Change { action: Action::Create, summary, before_path: None, state, previous_slug: None }])
             .await
     })?;
@@ -148,7 +159,8 @@ pub async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &str, req: Pa
             }
             check_content(&content)?;
         }
-        let title = decide_title(requested.clone(), &markdown::parse(&content), Some(&row.title), &row.slug);
+        let parsed = Arc::new(markdown::parse(&content));
+        let title = decide_title(requested.clone(), &parsed, Some(&row.title), &row.slug);
         if content == row.content && title == row.title {
             // Nothing to save: no empty commit.
             return Ok(());
@@ -157,7 +169,7 @@ pub async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &str, req: Pa
             Some(m) => m.to_owned(),
             None => format!("Update {title}"),
         };
-        let state = PageState { title, content, ..state_of(&row) };
+        let state = PageState { title, content, parsed: Some(parsed), ..state_of(&row) };
         w.commit(user, vec![Change { action: Action::Update, summary, before_path: None, state, previous_slug: None }])
             .await?;
         Ok(())
@@ -385,13 +397,14 @@ pub async fn restore_revision(ctx: &Ctx, access: &Access, user: &User, slug: &st
         let row = live_row(w.conn(), ws, slug).await?;
         let content =
             revision_content(ctx, access, row.id, sha).await?.ok_or_else(|| super::history::revision_not_found(sha))?;
-        let title = decide_title(None, &markdown::parse(&content), Some(&row.title), &row.slug);
+        let parsed = Arc::new(markdown::parse(&content));
+        let title = decide_title(None, &parsed, Some(&row.title), &row.slug);
         let short: String = sha.chars().take(7).collect();
         let change = Change {
             action: Action::Restore,
             summary: format!("Restore {title} to {short}"),
             before_path: None,
-            state: PageState { title, content, ..state_of(&row) },
+            state: PageState { title, content, parsed: Some(parsed), ..state_of(&row) },
             previous_slug: None,
         };
         w.commit(user, vec![change]).await?;

@@ -18,7 +18,7 @@ use crate::core::accounts::User;
 use crate::core::workspaces::Access;
 use crate::error::{Error, Result};
 use crate::git::{self, FileChange, WorkspaceRepo};
-use crate::markdown;
+use crate::markdown::{self, Parsed};
 use crate::store::Backend;
 use crate::time::now_rfc3339;
 
@@ -90,6 +90,8 @@ pub struct PageState {
     pub content: String,
     pub parent_uid: Option<String>,
     pub trashed: bool,
+    /// `content` already parsed by the operation (for its title), so a save parses once.
+    pub parsed: Option<Arc<Parsed>>,
 }
 
 impl PageState {
@@ -240,6 +242,7 @@ impl Writer {
                     updated_at: now.to_owned(),
                     updated_by: user.id,
                     deleted: st.trashed.then(|| (now.to_owned(), user.id)),
+                    parsed: st.parsed.clone(),
                 };
                 let page_id = upsert_page_in_tx(&mut tx, ws_id, &row).await?;
                 insert_revision_in_tx(
@@ -334,6 +337,8 @@ pub struct IndexedPage {
     pub updated_by: i64,
     /// When and by whom it was trashed; None for a live page.
     pub deleted: Option<(String, i64)>,
+    /// `content` parsed, when the caller has it already.
+    pub parsed: Option<Arc<Parsed>>,
 }
 
 pub struct RevisionRow {
@@ -362,7 +367,10 @@ pub async fn set_head_in_tx(tx: &mut AnyConnection, ws_id: i64, head: &str) -> R
 
 /// Writes (inserts or updates) a page's row, tags and links; answers its row id.
 pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPage) -> Result<i64> {
-    let parsed = markdown::parse(&p.content);
+    let parsed = match &p.parsed {
+        Some(parsed) => parsed.clone(),
+        None => Arc::new(markdown::parse(&p.content)),
+    };
     let (deleted_at, deleted_by) = match &p.deleted {
         Some((at, by)) => (Some(at.clone()), Some(*by)),
         None => (None, None),
