@@ -70,13 +70,7 @@ async fn sigkill_during_saves_loses_no_acknowledged_save() {
     drop(p);
 
     let repo = env.data_dir().join("workspaces/crash.git");
-    let fsck = std::process::Command::new("git")
-        .arg("--git-dir")
-        .arg(&repo)
-        .args(["fsck", "--strict", "--full"])
-        .output()
-        .unwrap();
-    assert!(fsck.status.success(), "git fsck: {}", String::from_utf8_lossy(&fsck.stderr));
+    assert_fsck(&repo);
 
     // Restart: the start-up check repairs a commit whose transaction never ran.
     let p = Proc::start(env.dir.path(), &env.db_url, &[]);

@@ -459,18 +459,8 @@ async fn the_repository_is_ordinary_git() {
     api.post("/api/pages/onboarding/rename", json!({"new_slug": "welcome"})).await;
     api.delete("/api/pages/welcome").await;
     let repo = env.data_dir().join("workspaces").join("git.git");
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git").arg("--git-dir").arg(&repo).args(args).output().unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let fsck = std::process::Command::new("git")
-        .arg("--git-dir")
-        .arg(&repo)
-        .args(["fsck", "--strict", "--full"])
-        .output()
-        .unwrap();
-    assert!(fsck.status.success(), "{}", String::from_utf8_lossy(&fsck.stderr));
+    let git = |args: &[&str]| git(&repo, args);
+    assert_fsck(&repo);
     let log = git(&["log", "--format=%an <%ae>|%s"]);
     let lines: Vec<_> = log.lines().collect();
     assert_eq!(
@@ -651,13 +641,7 @@ async fn backup_then_restore_into_a_fresh_place() {
     assert_eq!(api.post("/api/pages", json!({"slug": "after-restore"})).await.0, StatusCode::CREATED);
     let other = srv.user("new-after-restore@x.io").await;
     assert_eq!(other.get("/api/me").await.0, StatusCode::OK);
-    let fsck = std::process::Command::new("git")
-        .arg("--git-dir")
-        .arg(fresh.data_dir().join("workspaces/bk.git"))
-        .args(["fsck", "--strict"])
-        .output()
-        .unwrap();
-    assert!(fsck.status.success());
+    assert_fsck(&fresh.data_dir().join("workspaces/bk.git"));
     srv.stop().await;
 }
 

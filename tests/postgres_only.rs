@@ -165,11 +165,8 @@ mod postgres_only {
             acked.extend(t.await.unwrap());
         }
         let repo = env.data_dir().join("workspaces/two.git");
-        let git =
-            |args: &[&str]| std::process::Command::new("git").arg("--git-dir").arg(&repo).args(args).output().unwrap();
-        let fsck = git(&["fsck", "--strict", "--full"]);
-        assert!(fsck.status.success(), "{}", String::from_utf8_lossy(&fsck.stderr));
-        let commits = String::from_utf8(git(&["rev-list", "--count", "HEAD"]).stdout).unwrap();
+        assert_fsck(&repo);
+        let commits = git(&repo, &["rev-list", "--count", "HEAD"]);
         assert_eq!(commits.trim().parse::<usize>().unwrap(), 3 + acked.len(), "one commit per acknowledged save");
         for (slug, sha, content) in &acked {
             let (s, rev) = on_b.get(&format!("/api/pages/{slug}/history/{sha}")).await;

@@ -249,3 +249,15 @@ pub fn assert_problem(reply: &Reply, status: u16, code: &str) {
     assert_eq!(body["type"], "about:blank");
     assert!(body["title"].is_string() && body["detail"].is_string(), "{body}");
 }
+
+/// Runs the git CLI on a bare repository; answers its standard output, panics on failure.
+pub fn git(repo: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git").arg("--git-dir").arg(repo).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `git fsck --strict --full` finds nothing wrong with the repository.
+pub fn assert_fsck(repo: &std::path::Path) {
+    git(repo, &["fsck", "--strict", "--full"]);
+}
