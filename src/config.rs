@@ -8,7 +8,7 @@
 use std::net::IpAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgAction, Args, Parser, Subcommand};
 
 #[derive(Parser, Debug)]
 #[command(name = "cairn", version, about = "Cairn: a self-hosted wiki and knowledge base")]
@@ -63,31 +63,31 @@ pub struct Config {
     #[arg(long, env = "LOG_LEVEL", default_value = "info")]
     pub log_level: String,
     /// Set to 1 to close POST /api/auth/register (answers 403).
-    #[arg(long, env = "DISABLE_REGISTRATION")]
+    #[arg(long, env = "DISABLE_REGISTRATION", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
     pub disable_registration: bool,
     /// Set to 1 to enable embedding-backed search and suggestions.
-    #[arg(long, env = "SEMANTIC_SEARCH")]
+    #[arg(long, env = "SEMANTIC_SEARCH", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
     pub semantic_search: bool,
     /// Directory of the sentence-embedding model (config.json, tokenizer.json, model.safetensors).
     #[arg(long, env = "EMBEDDING_MODEL_DIR", default_value = "./models/embedding")]
     pub embedding_model_dir: PathBuf,
     /// Set to 1 to rerank hybrid search with a cross-encoder.
-    #[arg(long, env = "RERANK")]
+    #[arg(long, env = "RERANK", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
     pub rerank: bool,
     /// Directory of the cross-encoder reranker model.
     #[arg(long, env = "RERANK_MODEL_DIR", default_value = "./models/rerank")]
     pub rerank_model_dir: PathBuf,
     /// Set to 1 to extract text from uploaded images when an OCR engine is present.
-    #[arg(long, env = "OCR_UPLOADS")]
+    #[arg(long, env = "OCR_UPLOADS", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
     pub ocr_uploads: bool,
     /// HS256 key for /api/token JWTs [default: generated once and kept in DATA_DIR]
     #[arg(long, env = "JWT_SECRET", hide_env_values = true)]
     pub jwt_secret: Option<String>,
     /// Set to 1 to mark the session cookie Secure (serve over HTTPS).
-    #[arg(long, env = "COOKIE_SECURE")]
+    #[arg(long, env = "COOKIE_SECURE", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
     pub cookie_secure: bool,
     /// Set to 1 to take the client address from X-Forwarded-For (behind a reverse proxy).
-    #[arg(long, env = "TRUST_PROXY")]
+    #[arg(long, env = "TRUST_PROXY", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
     pub trust_proxy: bool,
     /// Largest accepted upload, in bytes.
     #[arg(long, env = "UPLOAD_MAX_BYTES", default_value_t = 10_485_760)]
@@ -99,7 +99,7 @@ pub struct Config {
     #[arg(long, env = "LOGIN_WINDOW_SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     pub login_window_secs: u64,
     /// Set to 1 to let webhooks target loopback and private addresses.
-    #[arg(long, env = "WEBHOOK_ALLOW_PRIVATE")]
+    #[arg(long, env = "WEBHOOK_ALLOW_PRIVATE", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
     pub webhook_allow_private: bool,
     /// Seconds in-flight requests get to finish after SIGTERM or Ctrl-C.
     #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value_t = 10)]
@@ -116,6 +116,16 @@ pub struct Config {
     /// Argon2id iterations for new password hashes.
     #[arg(long, env = "ARGON2_ITERATIONS", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub argon2_iterations: u32,
+}
+
+/// An on/off setting (`DISABLE_REGISTRATION=1`, SPEC's spelling): `1`/`0`, `true`/`false`,
+/// `yes`/`no`, `on`/`off` in any case; empty is off. Anything else stops start-up.
+pub fn parse_switch(value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "" | "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err("use 1 or 0 (also true/false, yes/no, on/off)".into()),
+    }
 }
 
 /// Which database engine a URL names.
