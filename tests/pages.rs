@@ -180,6 +180,67 @@ async fn twenty_concurrent_updates_with_one_base_exactly_one_wins() {
     srv.stop().await;
 }
 
+/// A save answers what it committed — never a later save that landed before the answer
+/// was read. A pause after each write's lock is released lets the next save land first.
+#[tokio::test]
+async fn every_save_answers_its_own_commit() {
+    let env = Env::new().await;
+    // One pooled connection: nothing a write does under its lock may wait for another.
+    let srv = env.start(&["--db-max-connections", "1"]).await;
+    srv.ctx.test_hooks.pause_after_write_ms.store(30, std::sync::atomic::Ordering::Relaxed);
+    let api = srv.user("own@x.io").await;
+    // Sixteen sections far apart, so that every edit merges with every other.
+    let section = |i: usize, text: &str| format!("## Section {i}\n\n{text}\n\nspacer a\nspacer b\nspacer c\n\n");
+    let base: String = (0..16).map(|i| section(i, "untouched")).collect();
+    let created = api.page("race", &base).await;
+    let rev = created["revision"].as_str().unwrap().to_owned();
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let api = api.clone();
+        let (rev, base) = (rev.clone(), base.clone());
+        tasks.push(tokio::spawn(async move {
+            let content =
+                base.replacen(&format!("## Section {i}\n\nuntouched"), &format!("## Section {i}\n\nedited by {i}"), 1);
+            let body = json!({"content": content, "base_revision": rev, "merge": true});
+            api.send(Method::PUT, "/api/pages/race", Some(body)).await
+        }));
+    }
+    let repo = env.data_dir().join("workspaces").join("own.git");
+    let path = cairn::git::live_path("race");
+    let mut revisions = std::collections::HashSet::new();
+    for t in tasks {
+        let r = t.await.unwrap();
+        if r.status != StatusCode::OK {
+            assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+            continue;
+        }
+        let page = r.json();
+        let revision = page["revision"].as_str().unwrap().to_owned();
+        assert_eq!(r.headers["etag"].to_str().unwrap(), format!("\"{revision}\""));
+        assert_eq!(git(&repo, &["show", &format!("{revision}:{path}")]), page["content"].as_str().unwrap());
+        assert!(revisions.insert(revision.clone()), "two answers share revision {revision}");
+    }
+    assert!(revisions.len() >= 2, "only {} saves succeeded", revisions.len());
+    // Renames in quick succession each answer the page they made.
+    let mut tasks = Vec::new();
+    for (from, to) in [("race", "race-1"), ("race-1", "race-2"), ("race-2", "race-3")] {
+        let api = api.clone();
+        tasks.push(tokio::spawn(async move {
+            (to, api.post(&format!("/api/pages/{from}/rename"), json!({"new_slug": to})).await)
+        }));
+    }
+    for t in tasks {
+        let (to, (status, body)) = t.await.unwrap();
+        if status == StatusCode::OK {
+            assert_eq!(body["slug"], to, "{body}");
+        } else {
+            assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+        }
+    }
+    assert_fsck(&repo);
+    srv.stop().await;
+}
+
 #[tokio::test]
 async fn tree_notes_children_view() {
     let env = Env::new().await;

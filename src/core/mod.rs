@@ -33,6 +33,25 @@ pub struct CtxInner {
     pub passwords: Passwords,
     /// Open workspace repositories and their write locks.
     pub repos: crate::git::Repos,
+    /// Ways for tests to widen race windows; inert unless a test sets them.
+    pub test_hooks: TestHooks,
+}
+
+/// Delays a test can switch on to make a rare interleaving certain.
+#[derive(Default)]
+pub struct TestHooks {
+    /// Milliseconds a page write waits after releasing its workspace lock, before it
+    /// answers — where a read of "the page now" would see the next save.
+    pub pause_after_write_ms: std::sync::atomic::AtomicU64,
+}
+
+impl TestHooks {
+    pub async fn after_write(&self) {
+        let ms = self.pause_after_write_ms.load(std::sync::atomic::Ordering::Relaxed);
+        if ms > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        }
+    }
 }
 
 impl Deref for Ctx {
@@ -46,7 +65,14 @@ impl Ctx {
     pub fn new(config: Config, db: Db) -> anyhow::Result<Self> {
         let jwt = JwtKeys::load(config.jwt_secret.as_deref(), &config.data_dir)?;
         let passwords = Passwords::new(config.argon2_memory_kib, config.argon2_iterations)?;
-        Ok(Ctx(Arc::new(CtxInner { config, db, jwt, passwords, repos: Default::default() })))
+        Ok(Ctx(Arc::new(CtxInner {
+            config,
+            db,
+            jwt,
+            passwords,
+            repos: Default::default(),
+            test_hooks: Default::default(),
+        })))
     }
 
     /// Where a workspace's repository lives.

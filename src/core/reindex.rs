@@ -144,7 +144,7 @@ async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) ->
             deleted: (last.action == Action::Trash).then(|| (last.time.clone(), last.actor.unwrap_or_default())),
             parsed: None,
         };
-        let page_id = save::upsert_page_in_tx(&mut tx, ws_id, &row).await?;
+        let (page_id, _) = save::upsert_page_in_tx(&mut tx, ws_id, &row).await?;
         if let Some(p) = &last.parent {
             parents.push((page_id, p.clone()));
         }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::read::{self, Row, State, find_row, live_row};
-use super::save::{Action, Change, PageState, Writer, check_content, new_uid};
+use super::read::{Row, State, find_row, live_row, page_from_row};
+use super::save::{Action, Change, PageState, Parent, Writer, check_content, new_uid};
 use super::{MAX_TITLE_CHARS, Page};
 use crate::core::Ctx;
 use crate::core::accounts::User;
@@ -25,6 +25,7 @@ macro_rules! locked {
         let mut $w = Writer::begin($ctx, $access).await?;
         let result: Result<_> = async { $body }.await;
         $w.release().await;
+        $ctx.test_hooks.after_write().await;
         result
     }};
 }
@@ -55,10 +56,19 @@ fn state_of(row: &Row) -> PageState {
         slug: row.slug.clone(),
         title: row.title.clone(),
         content: row.content.clone(),
-        parent_uid: row.parent_uid.clone(),
+        parent: parent_of(row),
         trashed: row.deleted_at.is_some(),
         parsed: None,
     }
+}
+
+fn parent_of(row: &Row) -> Option<Parent> {
+    Some(Parent { uid: row.parent_uid.clone()?, slug: row.parent_slug.clone()? })
+}
+
+/// The one page a single change committed.
+fn only(mut pages: Vec<Page>) -> Result<Page> {
+    pages.pop().ok_or_else(|| Error::internal(anyhow::anyhow!("a commit answered no page")))
 }
 
 pub struct NewPage {
@@ -87,8 +97,11 @@ pub async fn create(ctx: &Ctx, access: &Access, user: &User, req: NewPage) -> Re
         if find_row(w.conn(), ws, &slug, State::Any).await?.is_some() {
             return Err(Error::conflict("page_exists", format!("a page '{slug}' exists (perhaps in the trash)")));
         }
-        let parent_uid = match &req.parent {
-            Some(p) => Some(parent_row(&mut w, ws, p).await?.uid),
+        let parent = match &req.parent {
+            Some(p) => {
+                let row = parent_row(&mut w, ws, p).await?;
+                Some(Parent { uid: row.uid, slug: row.slug })
+            }
             None => None,
         };
         let summary = format!("Create {title}");
@@ -97,14 +110,18 @@ pub async fn create(ctx: &Ctx, access: &Access, user: &User, req: NewPage) -> Re
             slug: slug.clone(),
             title,
             content,
-            parent_uid,
+            parent,
             trashed: false,
             parsed: Some(parsed.clone()),
         };
-        w.commit(user, vec![Change { action: Action::Create, summary, before_path: None, state, previous_slug: None }])
-            .await
-    })?;
-    read::get(ctx, access, &slug).await
+        only(
+            w.commit(
+                user,
+                vec![Change { action: Action::Create, summary, before_path: None, state, previous_slug: None }],
+            )
+            .await?,
+        )
+    })
 }
 
 async fn parent_row(w: &mut Writer, ws: i64, slug: &str) -> Result<Row> {
@@ -144,8 +161,7 @@ pub async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &str, req: Pa
             if !req.merge || req.content.is_none() {
                 return Err(stale(&row.revision));
             }
-            let base_content =
-                revision_content(ctx, access, row.id, base).await?.ok_or_else(|| stale(&row.revision))?;
+            let base_content = revision_content(&mut w, row.id, base).await?.ok_or_else(|| stale(&row.revision))?;
             match diffy::merge(&base_content, &row.content, &content) {
                 Ok(merged) => content = merged,
                 Err(conflicted) => {
@@ -163,30 +179,34 @@ pub async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &str, req: Pa
         let title = decide_title(requested.clone(), &parsed, Some(&row.title), &row.slug);
         if content == row.content && title == row.title {
             // Nothing to save: no empty commit.
-            return Ok(());
+            return page_from_row(w.conn(), access, row).await;
         }
         let summary = match req.message.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
             Some(m) => m.to_owned(),
             None => format!("Update {title}"),
         };
         let state = PageState { title, content, parsed: Some(parsed), ..state_of(&row) };
-        w.commit(user, vec![Change { action: Action::Update, summary, before_path: None, state, previous_slug: None }])
-            .await?;
-        Ok(())
-    })?;
-    read::get(ctx, access, slug).await
+        only(
+            w.commit(
+                user,
+                vec![Change { action: Action::Update, summary, before_path: None, state, previous_slug: None }],
+            )
+            .await?,
+        )
+    })
 }
 
-/// The content of revision `sha` of page `page_id`, if it is one of its revisions.
-async fn revision_content(ctx: &Ctx, access: &Access, page_id: i64, sha: &str) -> Result<Option<String>> {
+/// The content of revision `sha` of page `page_id`, if it is one of its revisions (read
+/// on the writer's own connection: the lock holds it).
+async fn revision_content(w: &mut Writer, page_id: i64, sha: &str) -> Result<Option<String>> {
     let row: Option<(String, Option<String>)> =
         sqlx::query_as("SELECT path, blob FROM revisions WHERE page_id = $1 AND sha = $2")
             .bind(page_id)
             .bind(sha)
-            .fetch_optional(&ctx.db.pool)
+            .fetch_optional(w.conn())
             .await?;
     let Some((path, blob)) = row else { return Ok(None) };
-    super::history::read_blob(ctx, access, sha, &path, blob.as_deref()).await
+    super::history::read_blob(&w.ctx, &w.access, sha, &path, blob.as_deref()).await
 }
 
 /// Moves a page (and its subtree) under `parent`, or to the top level with None.
@@ -215,18 +235,21 @@ pub async fn move_page(ctx: &Ctx, access: &Access, user: &User, slug: &str, pare
             None => None,
         };
         if new_parent.as_ref().map(|p| p.id) == row.parent_id {
-            return Ok(());
+            return page_from_row(w.conn(), access, row).await;
         }
         let summary = match &new_parent {
             Some(p) => format!("Move {} under {}", row.title, p.title),
             None => format!("Move {} to the top level", row.title),
         };
-        let state = PageState { parent_uid: new_parent.map(|p| p.uid), ..state_of(&row) };
-        w.commit(user, vec![Change { action: Action::Move, summary, before_path: None, state, previous_slug: None }])
-            .await?;
-        Ok(())
-    })?;
-    read::get(ctx, access, slug).await
+        let state = PageState { parent: new_parent.map(|p| Parent { uid: p.uid, slug: p.slug }), ..state_of(&row) };
+        only(
+            w.commit(
+                user,
+                vec![Change { action: Action::Move, summary, before_path: None, state, previous_slug: None }],
+            )
+            .await?,
+        )
+    })
 }
 
 /// Renames a page; its history follows it, and `[[old]]` links in other live pages are
@@ -245,7 +268,7 @@ pub async fn rename(
     locked!(ctx, access, |w| {
         let row = live_row(w.conn(), ws, slug).await?;
         if new_slug == slug && requested.as_ref().is_none_or(|t| *t == row.title) {
-            return Ok(());
+            return page_from_row(w.conn(), access, row).await;
         }
         if new_slug != slug && find_row(w.conn(), ws, new_slug, State::Any).await?.is_some() {
             return Err(Error::conflict("page_exists", format!("a page '{new_slug}' exists (perhaps in the trash)")));
@@ -282,10 +305,10 @@ pub async fn rename(
                 }
             }
         }
-        w.commit(user, changes).await?;
-        Ok(())
-    })?;
-    read::get(ctx, access, new_slug).await
+        // The renamed page is the first change; link rewrites in other pages follow.
+        let mut pages = w.commit(user, changes).await?;
+        Ok(pages.swap_remove(0))
+    })
 }
 
 /// Moves a page to the trash; with live children only when `recursive` (then the whole
@@ -357,18 +380,16 @@ pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &
             }
             None => false,
         };
-        let parent_uid = if parent_live { row.parent_uid.clone() } else { None };
+        let parent = if parent_live { parent_of(&row) } else { None };
         let change = Change {
             action: Action::Untrash,
             summary: format!("Restore {} from the trash", row.title),
             before_path: Some(git::trash_path(slug)),
-            state: PageState { trashed: false, parent_uid, ..state_of(&row) },
+            state: PageState { trashed: false, parent, ..state_of(&row) },
             previous_slug: None,
         };
-        w.commit(user, vec![change]).await?;
-        Ok(())
-    })?;
-    read::get(ctx, access, slug).await
+        only(w.commit(user, vec![change]).await?)
+    })
 }
 
 /// Removes a trashed page for good: from the tree, every index and every API, history
@@ -396,7 +417,7 @@ pub async fn restore_revision(ctx: &Ctx, access: &Access, user: &User, slug: &st
     locked!(ctx, access, |w| {
         let row = live_row(w.conn(), ws, slug).await?;
         let content =
-            revision_content(ctx, access, row.id, sha).await?.ok_or_else(|| super::history::revision_not_found(sha))?;
+            revision_content(&mut w, row.id, sha).await?.ok_or_else(|| super::history::revision_not_found(sha))?;
         let parsed = Arc::new(markdown::parse(&content));
         let title = decide_title(None, &parsed, Some(&row.title), &row.slug);
         let short: String = sha.chars().take(7).collect();
@@ -407,8 +428,6 @@ pub async fn restore_revision(ctx: &Ctx, access: &Access, user: &User, slug: &st
             state: PageState { title, content, parsed: Some(parsed), ..state_of(&row) },
             previous_slug: None,
         };
-        w.commit(user, vec![change]).await?;
-        Ok(())
-    })?;
-    read::get(ctx, access, slug).await
+        only(w.commit(user, vec![change]).await?)
+    })
 }

@@ -89,10 +89,10 @@ pub async fn live_row(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Resul
 }
 
 pub async fn tags_of(conn: &mut AnyConnection, page_id: i64) -> Result<Vec<String>> {
-    Ok(sqlx::query_scalar("SELECT tag FROM page_tags WHERE page_id = $1 ORDER BY tag")
-        .bind(page_id)
-        .fetch_all(&mut *conn)
-        .await?)
+    let mut tags: Vec<String> =
+        sqlx::query_scalar("SELECT tag FROM page_tags WHERE page_id = $1").bind(page_id).fetch_all(&mut *conn).await?;
+    tags.sort_unstable();
+    Ok(tags)
 }
 
 pub async fn links_of(conn: &mut AnyConnection, page_id: i64) -> Result<Vec<String>> {
@@ -138,7 +138,9 @@ const AGGREGATES: &str = "(SELECT string_agg(t.tag, $3 ORDER BY t.tag) FROM page
      (SELECT string_agg(l.target, $3 ORDER BY l.position) FROM page_links l WHERE l.page_id = p.id) AS links";
 
 fn page_from_aggregated(r: &AnyRow, workspace: &str) -> Result<Page> {
-    let tags = split_list(r.try_get("tags")?);
+    let mut tags = split_list(r.try_get("tags")?);
+    // Byte order, as a save answers them (PostgreSQL's collation may order otherwise).
+    tags.sort_unstable();
     let links = split_list(r.try_get("links")?);
     Ok(row_from(r)?.into_page(tags, links, workspace))
 }

@@ -13,6 +13,7 @@ use serde_json::json;
 use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, Connection};
 
+use super::{Actor, Page};
 use crate::core::Ctx;
 use crate::core::accounts::User;
 use crate::core::workspaces::Access;
@@ -81,6 +82,13 @@ impl Action {
     }
 }
 
+/// A page's parent, by the id kept in the commit trailers and by its slug (for the answer).
+#[derive(Debug, Clone)]
+pub struct Parent {
+    pub uid: String,
+    pub slug: String,
+}
+
 /// A page as one commit leaves it.
 #[derive(Debug, Clone)]
 pub struct PageState {
@@ -88,7 +96,7 @@ pub struct PageState {
     pub slug: String,
     pub title: String,
     pub content: String,
-    pub parent_uid: Option<String>,
+    pub parent: Option<Parent>,
     pub trashed: bool,
     /// `content` already parsed by the operation (for its title), so a save parses once.
     pub parsed: Option<Arc<Parsed>>,
@@ -165,13 +173,21 @@ impl Writer {
     }
 
     /// Commits each change (one commit each, in order) and then indexes them all in one
-    /// transaction. Answers the new commit ids.
-    pub async fn commit(&mut self, user: &User, changes: Vec<Change>) -> Result<Vec<String>> {
+    /// transaction. Answers each changed page exactly as its commit left it — built from
+    /// what was committed, while the lock is still held, never read back afterwards (a
+    /// later save could have landed by then, and its revision would be answered instead).
+    pub async fn commit(&mut self, user: &User, mut changes: Vec<Change>) -> Result<Vec<Page>> {
         if changes.is_empty() {
             return Ok(vec![]);
         }
         let now = now_rfc3339();
         let time = chrono::Utc::now().timestamp();
+        // Parse each page once: for its tags and links in the index and in the answer.
+        for c in &mut changes {
+            if c.state.parsed.is_none() && c.action != Action::Purge {
+                c.state.parsed = Some(Arc::new(markdown::parse(&c.state.content)));
+            }
+        }
         let plan: Vec<(Vec<FileChange>, String)> = changes
             .iter()
             .map(|c| {
@@ -206,20 +222,51 @@ impl Writer {
             .await?;
         let sha_strings: Vec<String> = shas.iter().map(|s| s.to_string()).collect();
         let indexed = self.index(user, &changes, &sha_strings, &now).await;
-        if let Err(e) = indexed {
-            let last = *shas.last().expect("at least one commit");
-            if let Err(undo) = self.repo.with(move |repo| git::reset_branch(repo, head, last)).await {
-                // The start-up check will index the commit instead.
-                tracing::error!(error = %undo, "could not undo commits after a failed index write");
+        let created = match indexed {
+            Ok(created) => created,
+            Err(e) => {
+                let last = *shas.last().expect("at least one commit");
+                if let Err(undo) = self.repo.with(move |repo| git::reset_branch(repo, head, last)).await {
+                    // The start-up check will index the commit instead.
+                    tracing::error!(error = %undo, "could not undo commits after a failed index write");
+                }
+                return Err(e);
             }
-            return Err(e);
-        }
-        Ok(sha_strings)
+        };
+        let actor = Actor { id: user.id, name: user.name.clone() };
+        Ok(changes
+            .into_iter()
+            .zip(sha_strings)
+            .zip(created)
+            .map(|((c, revision), created_at)| {
+                let st = c.state;
+                let (tags, links) = match &st.parsed {
+                    Some(p) => (p.tags.clone(), p.links.iter().map(|l| l.slug.clone()).collect()),
+                    None => (vec![], vec![]),
+                };
+                Page {
+                    slug: st.slug,
+                    title: st.title,
+                    content: st.content,
+                    parent: st.parent.map(|p| p.slug),
+                    tags,
+                    links,
+                    revision,
+                    created_at,
+                    updated_at: now.clone(),
+                    updated_by: actor.clone(),
+                    workspace: self.access.slug.clone(),
+                }
+            })
+            .collect())
     }
 
-    async fn index(&mut self, user: &User, changes: &[Change], shas: &[String], now: &str) -> Result<()> {
+    /// Writes the index rows of committed changes in one transaction; answers each
+    /// page's creation time (kept from its row, or now for a new page).
+    async fn index(&mut self, user: &User, changes: &[Change], shas: &[String], now: &str) -> Result<Vec<String>> {
         let ws_id = self.access.workspace_id;
         let ws_slug = self.access.slug.clone();
+        let mut created = Vec::with_capacity(changes.len());
         let mut tx = self.conn().begin().await?;
         // The first statement writes, so SQLite takes its write lock at once (a read
         // first would pin a snapshot that a concurrent writer could invalidate).
@@ -228,13 +275,14 @@ impl Writer {
             let st = &change.state;
             if change.action == Action::Purge {
                 purge_rows_in_tx(&mut tx, ws_id, &st.uid).await?;
+                created.push(now.to_owned());
             } else {
                 let row = IndexedPage {
                     uid: st.uid.clone(),
                     slug: st.slug.clone(),
                     title: st.title.clone(),
                     content: st.content.clone(),
-                    parent_uid: st.parent_uid.clone(),
+                    parent_uid: st.parent.as_ref().map(|p| p.uid.clone()),
                     path: st.path(),
                     revision: sha.clone(),
                     created_at: now.to_owned(),
@@ -244,7 +292,8 @@ impl Writer {
                     deleted: st.trashed.then(|| (now.to_owned(), user.id)),
                     parsed: st.parsed.clone(),
                 };
-                let page_id = upsert_page_in_tx(&mut tx, ws_id, &row).await?;
+                let (page_id, created_at) = upsert_page_in_tx(&mut tx, ws_id, &row).await?;
+                created.push(created_at);
                 insert_revision_in_tx(
                     &mut tx,
                     ws_id,
@@ -283,7 +332,7 @@ impl Writer {
                 .await?;
         }
         tx.commit().await?;
-        Ok(())
+        Ok(created)
     }
 }
 
@@ -315,7 +364,7 @@ fn commit_message(c: &Change, actor: i64, time: &str) -> String {
         c.action.as_str(),
         st.slug,
         one_line(&st.title),
-        st.parent_uid.as_deref().unwrap_or(""),
+        st.parent.as_ref().map_or("", |p| p.uid.as_str()),
         actor,
         time,
     )
@@ -365,8 +414,9 @@ pub async fn set_head_in_tx(tx: &mut AnyConnection, ws_id: i64, head: &str) -> R
     Ok(())
 }
 
-/// Writes (inserts or updates) a page's row, tags and links; answers its row id.
-pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPage) -> Result<i64> {
+/// Writes (inserts or updates) a page's row, tags and links; answers its row id and
+/// creation time.
+pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPage) -> Result<(i64, String)> {
     let parsed = match &p.parsed {
         Some(parsed) => parsed.clone(),
         None => Arc::new(markdown::parse(&p.content)),
@@ -377,7 +427,7 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     };
     // One statement for new and existing rows: the row is keyed by the page id kept in
     // the commit trailers, and creation fields are written only once.
-    let page_id: i64 = sqlx::query_scalar(
+    let (page_id, created_at): (i64, String) = sqlx::query_as(
         "INSERT INTO pages (workspace_id, uid, slug, title, content, body, parent_id, path, revision, \
          created_at, created_by, updated_at, updated_by, deleted_at, deleted_by) \
          VALUES ($1, $2, $3, $4, $5, $6, (SELECT id FROM pages WHERE workspace_id = $1 AND uid = $7), \
@@ -386,7 +436,7 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
            content = excluded.content, body = excluded.body, parent_id = excluded.parent_id, path = excluded.path, \
            revision = excluded.revision, updated_at = excluded.updated_at, updated_by = excluded.updated_by, \
            deleted_at = excluded.deleted_at, deleted_by = excluded.deleted_by \
-         RETURNING id",
+         RETURNING id, created_at",
     )
     .bind(ws_id)
     .bind(&p.uid)
@@ -411,7 +461,7 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     sqlx::query("DELETE FROM page_links WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
     let links: Vec<&str> = parsed.links.iter().map(|l| l.slug.as_str()).collect();
     insert_values(tx, "page_links (page_id, workspace_id, target, position)", page_id, ws_id, &links, true).await?;
-    Ok(page_id)
+    Ok((page_id, created_at))
 }
 
 /// Multi-row inserts of `(page_id, workspace_id, value[, position])`, in chunks that stay
