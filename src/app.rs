@@ -28,9 +28,7 @@ pub fn router(ctx: Ctx) -> Router {
     let (api, _openapi) = crate::http::api();
     let timeout = Duration::from_secs(ctx.config.request_timeout_secs);
     api.fallback(|| async { Error::route_not_found() })
-        .method_not_allowed_fallback(|method: Method| async move {
-            Error::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", format!("{method} is not allowed here"))
-        })
+        .method_not_allowed_fallback(|method: Method| async move { Error::method_not_allowed(method.as_str()) })
         .layer(DefaultBodyLimit::max(JSON_BODY_LIMIT))
         .with_state(ctx)
         .layer(middleware::from_fn(problem_for_bare_errors))
@@ -67,17 +65,7 @@ async fn problem_for_bare_errors(req: Request, next: Next) -> Response {
     let status = res.status();
     let has_type = res.headers().contains_key(axum::http::header::CONTENT_TYPE);
     if (status.is_client_error() || status.is_server_error()) && !has_type {
-        let code = match status {
-            StatusCode::SERVICE_UNAVAILABLE => "timeout",
-            StatusCode::PAYLOAD_TOO_LARGE => "body_too_large",
-            _ => "error",
-        };
-        let mut e = Error::new(status, code, status.canonical_reason().unwrap_or("error"));
-        e.detail = match status {
-            StatusCode::SERVICE_UNAVAILABLE => "the request took too long".into(),
-            _ => e.detail,
-        };
-        let mut new = e.into_response();
+        let mut new = Error::from_status(status).into_response();
         if let Some(v) = res.headers().get(REQUEST_ID) {
             new.headers_mut().insert(REQUEST_ID, v.clone());
         }
@@ -100,13 +88,15 @@ async fn json_charset(req: Request, next: Next) -> Response {
 }
 
 /// Serves until `shutdown` resolves, then stops accepting and gives in-flight requests
-/// `SHUTDOWN_GRACE_SECS` to finish.
+/// `SHUTDOWN_GRACE_SECS` to finish. The background workers run beside the server and
+/// are stopped (and waited for) after it.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     ctx: Ctx,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let grace = Duration::from_secs(ctx.config.shutdown_grace_secs);
+    let workers = crate::workers::start(&ctx);
     let app = router(ctx);
     let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
     let server = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
@@ -115,18 +105,22 @@ pub async fn serve(
         })
         .into_future();
     tokio::pin!(server);
-    tokio::select! {
-        r = &mut server => r?,
+    let served = tokio::select! {
+        r = &mut server => r,
         _ = shutdown => {
             tracing::info!(grace_secs = grace.as_secs(), "shutting down: no new connections, finishing requests");
             let _ = stop_tx.send(true);
             match tokio::time::timeout(grace, server).await {
-                Ok(r) => r?,
-                Err(_) => tracing::warn!("grace period over; closing remaining connections"),
+                Ok(r) => r,
+                Err(_) => {
+                    tracing::warn!("grace period over; closing remaining connections");
+                    Ok(())
+                }
             }
         }
-    }
-    Ok(())
+    };
+    workers.stop().await;
+    Ok(served?)
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

@@ -18,7 +18,7 @@ pub fn main() -> ExitCode {
         eprintln!("cairn: {msg}");
         return ExitCode::from(2);
     }
-    let _guard = match crate::logging::init(&cli.config) {
+    let _guard = match crate::logging::init(&cli.config.log_dir, &cli.config.log_level) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("cairn: cannot start logging in LOG_DIR: {e}");

@@ -26,7 +26,9 @@ pub struct Error {
 }
 
 impl Error {
-    pub fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
+    /// Private: every error is made by a named constructor below, so this file is the
+    /// catalogue of the codes clients can match on.
+    fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
         Self { status, code, detail: detail.into(), extra: None, retry_after: None, source: None }
     }
 
@@ -35,10 +37,20 @@ impl Error {
         self
     }
 
-    // --- 400: well-formed but refused -------------------------------------------------
-    pub fn bad_request(code: &'static str, detail: impl Into<String>) -> Self {
+    fn bad_request(code: &'static str, detail: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, code, detail)
     }
+    fn not_found(code: &'static str, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, code, detail)
+    }
+    fn conflict(code: &'static str, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, code, detail)
+    }
+    fn unauthorized(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", detail)
+    }
+
+    // --- 400: well-formed but refused -------------------------------------------------
     pub fn invalid_slug(slug: &str) -> Self {
         Self::bad_request(
             "invalid_slug",
@@ -47,36 +59,162 @@ impl Error {
             ),
         )
     }
+    pub fn invalid_email() -> Self {
+        Self::bad_request("invalid_email", "that is not a valid email address")
+    }
+    pub fn invalid_name(max: usize) -> Self {
+        Self::bad_request("invalid_name", format!("a name has 1-{max} printable characters"))
+    }
+    pub fn invalid_workspace_name(max: usize) -> Self {
+        Self::bad_request("invalid_workspace_name", format!("a workspace name has 1-{max} printable characters"))
+    }
+    pub fn invalid_token_name(max: usize) -> Self {
+        Self::bad_request("invalid_token_name", format!("a token name has 1-{max} printable characters"))
+    }
+    pub fn password_too_short(min: usize) -> Self {
+        Self::bad_request("password_too_short", format!("the password must have at least {min} characters"))
+    }
+    pub fn password_too_long(max: usize) -> Self {
+        Self::bad_request("password_too_long", format!("the password must have at most {max} characters"))
+    }
+    pub fn wrong_password() -> Self {
+        Self::bad_request("wrong_password", "the current password is wrong")
+    }
+    pub fn unknown_language(code: &str, available: &[&str]) -> Self {
+        Self::bad_request("unknown_language", format!("unknown language '{code}'; available: {}", available.join(", ")))
+    }
+    pub fn invalid_paging() -> Self {
+        Self::bad_request("invalid_paging", "limit must be at least 1 and offset at least 0")
+    }
+    pub fn invalid_query(detail: impl std::fmt::Display) -> Self {
+        Self::bad_request("invalid_query", format!("invalid query parameters: {detail}"))
+    }
+    pub fn invalid_text() -> Self {
+        Self::bad_request("invalid_text", "the request contains characters that cannot be stored (e.g. NUL)")
+    }
+    pub fn content_too_large(len: usize, max: usize) -> Self {
+        Self::bad_request("content_too_large", format!("page content is {len} bytes; the limit is {max} bytes (1 MiB)"))
+    }
+    pub fn title_too_long(max: usize) -> Self {
+        Self::bad_request("title_too_long", format!("a title has at most {max} characters"))
+    }
+    pub fn title_or_slug_required() -> Self {
+        Self::bad_request("title_or_slug_required", "give a title or a slug")
+    }
+    pub fn parent_not_found(slug: &str) -> Self {
+        Self::bad_request("parent_not_found", format!("no live page '{slug}' to be the parent"))
+    }
+    pub fn move_cycle() -> Self {
+        Self::bad_request("move_cycle", "a page cannot move into its own subtree")
+    }
+    pub fn last_owner() -> Self {
+        Self::bad_request("last_owner", "the last owner of a workspace cannot be removed")
+    }
 
-    // --- 401 / 403 ------------------------------------------------------------------------
-    pub fn unauthorized(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", detail)
+    // --- 401 ----------------------------------------------------------------------------
+    pub fn no_credential() -> Self {
+        Self::unauthorized("sign in, or send a bearer token (a personal access token or a JWT)")
+    }
+    pub fn malformed_authorization() -> Self {
+        Self::unauthorized("the Authorization header must be 'Bearer <token>'")
+    }
+    pub fn invalid_bearer() -> Self {
+        Self::unauthorized("the bearer token is invalid, expired or revoked")
+    }
+    pub fn account_gone() -> Self {
+        Self::unauthorized("the account no longer exists")
+    }
+    pub fn no_session() -> Self {
+        Self::unauthorized("no session to end; bearer tokens are revoked with DELETE /api/tokens/{id}")
     }
     pub fn invalid_credentials() -> Self {
         Self::new(StatusCode::UNAUTHORIZED, "invalid_credentials", "email or password is wrong")
     }
-    pub fn forbidden(code: &'static str, detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::FORBIDDEN, code, detail)
+
+    // --- 403 ----------------------------------------------------------------------------
+    pub fn registration_closed() -> Self {
+        Self::new(StatusCode::FORBIDDEN, "registration_closed", "registration is closed on this instance")
     }
+    /// For a member: it may see the workspace, so saying no openly leaks nothing.
     pub fn owner_only() -> Self {
-        Self::forbidden("owner_only", "only an owner of this workspace may do this")
+        Self::new(StatusCode::FORBIDDEN, "owner_only", "only an owner of this workspace may do this")
     }
 
-    // --- 404 --------------------------------------------------------------------------------
-    pub fn not_found(code: &'static str, detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, code, detail)
-    }
+    // --- 404 ----------------------------------------------------------------------------
     /// Also the answer for a workspace that exists but the caller may not see.
     pub fn workspace_not_found(slug: &str) -> Self {
         Self::not_found("workspace_not_found", format!("no workspace '{slug}'"))
     }
+    pub fn no_default_workspace() -> Self {
+        Self::not_found(
+            "no_default_workspace",
+            "no workspace given and no default workspace set; pass ws= or switch to a workspace",
+        )
+    }
     pub fn route_not_found() -> Self {
         Self::not_found("route_not_found", "no such route")
     }
+    /// A path parameter of the wrong type: no such thing can exist.
+    pub fn resource_not_found() -> Self {
+        Self::not_found("not_found", "no such resource")
+    }
+    pub fn token_not_found(id: i64) -> Self {
+        Self::not_found("token_not_found", format!("no token {id}"))
+    }
+    pub fn user_not_found(email: &str) -> Self {
+        Self::not_found("user_not_found", format!("no account with email {email}"))
+    }
+    pub fn member_not_found(id: i64) -> Self {
+        Self::not_found("member_not_found", format!("no member {id}"))
+    }
+    pub fn page_not_found(slug: &str) -> Self {
+        Self::not_found("page_not_found", format!("no page '{slug}'"))
+    }
+    pub fn revision_not_found(sha: &str) -> Self {
+        Self::not_found("revision_not_found", format!("no revision '{sha}' of this page"))
+    }
+    pub fn trash_entry_not_found(slug: &str) -> Self {
+        Self::not_found("trash_entry_not_found", format!("no page '{slug}' in the trash"))
+    }
 
-    // --- 409 / 422 / 429 / 503 ----------------------------------------------------------
-    pub fn conflict(code: &'static str, detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::CONFLICT, code, detail)
+    // --- 405 / 409 / 413 / 422 / 429 / 503 ------------------------------------------------
+    pub fn method_not_allowed(method: &str) -> Self {
+        Self::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", format!("{method} is not allowed here"))
+    }
+    pub fn email_taken() -> Self {
+        Self::conflict("email_taken", "an account with this email already exists")
+    }
+    pub fn workspace_slug_taken(slug: &str) -> Self {
+        Self::conflict("workspace_slug_taken", format!("the workspace slug '{slug}' is taken"))
+    }
+    pub fn already_member(email: &str) -> Self {
+        Self::conflict("already_member", format!("{email} is already a member"))
+    }
+    pub fn page_exists(slug: &str) -> Self {
+        Self::conflict("page_exists", format!("a page '{slug}' exists (perhaps in the trash)"))
+    }
+    pub fn page_has_children(slug: &str) -> Self {
+        Self::conflict(
+            "page_has_children",
+            format!("'{slug}' has live child pages; delete with recursive=true to trash the subtree"),
+        )
+    }
+    /// A stale `base_revision`; the body carries the current one.
+    pub fn stale_revision(current: &str) -> Self {
+        Self::conflict("stale_revision", "the page changed since base_revision; reload it or send merge: true")
+            .with_extra("current_revision", json!(current))
+    }
+    /// A merge whose edits overlap; the body carries the merged text with markers.
+    pub fn merge_conflict(current: &str, merged: &str) -> Self {
+        Self::conflict(
+            "merge_conflict",
+            "the edit overlaps a newer change; resolve the conflict markers and save against current_revision",
+        )
+        .with_extra("current_revision", json!(current))
+        .with_extra("merged", json!(merged))
+    }
+    pub fn body_too_large() -> Self {
+        Self::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "the request body is too large")
     }
     pub fn unprocessable(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", detail)
@@ -90,6 +228,9 @@ impl Error {
         e.retry_after = Some(retry_after.max(1));
         e
     }
+    pub fn timeout() -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "timeout", "the request took too long")
+    }
     pub fn database_unavailable(cause: impl Into<anyhow::Error>) -> Self {
         let mut e = Self::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -99,8 +240,16 @@ impl Error {
         e.source = Some(cause.into());
         e
     }
+    /// A bare error status from a layer outside the handlers, given a problem body.
+    pub fn from_status(status: StatusCode) -> Self {
+        match status {
+            StatusCode::SERVICE_UNAVAILABLE => Self::timeout(),
+            StatusCode::PAYLOAD_TOO_LARGE => Self::body_too_large(),
+            _ => Self::new(status, "error", status.canonical_reason().unwrap_or("error")),
+        }
+    }
 
-    // --- 500 --------------------------------------------------------------------------------
+    // --- 500 ----------------------------------------------------------------------------
     pub fn internal(cause: impl Into<anyhow::Error>) -> Self {
         let mut e = Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error");
         e.source = Some(cause.into());
@@ -142,7 +291,7 @@ impl From<sqlx::Error> for Error {
         if crate::store::is_connection_error(&e) {
             Error::database_unavailable(e)
         } else if crate::store::is_invalid_text(&e) {
-            Error::bad_request("invalid_text", "the request contains characters that cannot be stored (e.g. NUL)")
+            Error::invalid_text()
         } else {
             Error::internal(e)
         }
@@ -164,6 +313,18 @@ impl From<anyhow::Error> for Error {
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::internal(e)
+    }
+}
+
+/// A unique constraint turned into the conflict it means (detected by kind, not by
+/// constraint name: SQLite has none).
+pub trait OrConflict<T> {
+    fn or_conflict(self, conflict: impl FnOnce() -> Error) -> Result<T>;
+}
+
+impl<T> OrConflict<T> for std::result::Result<T, sqlx::Error> {
+    fn or_conflict(self, conflict: impl FnOnce() -> Error) -> Result<T> {
+        self.map_err(|e| if crate::store::is_unique_violation(&e) { conflict() } else { e.into() })
     }
 }
 

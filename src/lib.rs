@@ -4,10 +4,17 @@
 //! - [`config`]: every setting (env and flags), validated once.
 //! - [`core`]: the rules — accounts, workspaces, pages… — as plain async functions.
 //! - [`http`]: the HTTP door (axum handlers + OpenAPI); [`app`] assembles and serves it.
-//! - [`auth`]: passwords, secrets, JWTs, the login limiter, credential extractors.
+//! - [`auth`]: credential primitives — password hashes, secrets, JWT signing.
 //! - [`store`]: the database pool and schema convergence (SQLite and PostgreSQL).
-//! - [`error`]: the one error type, rendered as problem+json.
+//! - [`git`]: workspace repositories; [`markdown`]: reading a page once.
+//! - [`ids`]: slugs, emails, names and tags, validated once (a leaf every layer shares).
+//! - [`error`]: the one error type and its catalogue of codes, rendered as problem+json.
+//! - [`time`]: the clock; [`workers`]: background work beside the server.
 //! - [`cli`]: the `cairn` command and its sub-commands.
+//!
+//! Arrows point down only: doors (`http`, `cli`) → `core` → `auth`, `git`, `markdown`,
+//! `store` → `ids`, `error`, `config`, `time`. `docs/architecture.md` says where each
+//! rule lives; `tests/architecture.rs` keeps the graph free of circles.
 
 pub mod app;
 pub mod auth;
@@ -17,10 +24,12 @@ pub mod core;
 pub mod error;
 pub mod git;
 pub mod http;
+pub mod ids;
 pub mod logging;
 pub mod markdown;
 pub mod store;
 pub mod time;
+pub mod workers;
 
 pub use core::Ctx;
 pub use error::{Error, Result};

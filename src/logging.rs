@@ -7,8 +7,6 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-use crate::config::Config;
-
 /// `info` → `info,sqlx=warn` (sqlx is noisy at info); a filter string is used as given.
 pub fn parse_filter(level: &str) -> Result<EnvFilter, String> {
     let lower = level.trim().to_lowercase();
@@ -21,14 +19,14 @@ pub fn parse_filter(level: &str) -> Result<EnvFilter, String> {
 }
 
 /// Installs the global subscriber. Keep the guard alive: dropping it flushes the file.
-pub fn init(config: &Config) -> anyhow::Result<WorkerGuard> {
+pub fn init(log_dir: &std::path::Path, level: &str) -> anyhow::Result<WorkerGuard> {
     let appender = tracing_appender::rolling::Builder::new()
         .rotation(tracing_appender::rolling::Rotation::DAILY)
         .filename_prefix("cairn")
         .filename_suffix("log")
-        .build(&config.log_dir)?;
+        .build(log_dir)?;
     let (file_writer, guard) = tracing_appender::non_blocking(appender);
-    let filter = parse_filter(&config.log_level).map_err(anyhow::Error::msg)?;
+    let filter = parse_filter(level).map_err(anyhow::Error::msg)?;
     tracing_subscriber::registry()
         .with(filter)
         .with(tracing_subscriber::fmt::layer().with_target(false))

@@ -35,18 +35,21 @@ impl JwtKeys {
         })
     }
 
-    pub fn issue(&self, user_id: i64) -> anyhow::Result<String> {
-        let now = crate::time::unix_now();
+    /// A token for `user_id`, issued at `now` (unix seconds, from the service's clock).
+    pub fn issue(&self, user_id: i64, now: i64) -> anyhow::Result<String> {
         let claims = Claims { sub: user_id.to_string(), iat: now, exp: now + LIFETIME_SECS, iss: "cairn".into() };
         Ok(jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)?)
     }
 
-    /// The claims of a valid, unexpired token issued by this instance.
-    pub fn verify(&self, token: &str) -> Option<Claims> {
+    /// The claims of a valid token issued by this instance and unexpired at `now`.
+    pub fn verify(&self, token: &str, now: i64) -> Option<Claims> {
         let mut validation = Validation::new(Algorithm::HS256);
         validation.set_issuer(&["cairn"]);
-        validation.leeway = 0;
-        jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation).ok().map(|d| d.claims)
+        // Expiry is checked against the service's clock below, not the library's.
+        validation.validate_exp = false;
+        validation.set_required_spec_claims(&["exp", "iss", "sub"]);
+        let claims = jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation).ok()?.claims;
+        (claims.exp > now).then_some(claims)
     }
 }
 

@@ -1,10 +1,8 @@
-//! Credentials: password hashing, secrets, JWTs, the failed-login limiter, and the
-//! extractors that turn a request's credential into an [`AuthUser`].
+//! Credential primitives, below the core: password hashing, random secrets and their
+//! constant-time comparison, and JWT signing. No rule of Cairn lives here (the password
+//! length rule is in `core::accounts`); turning a request's credential into a user is
+//! `core::credentials`, and the HTTP extractor is `http::auth`.
 
-pub mod extract;
 pub mod jwt;
-pub mod limiter;
 pub mod password;
 pub mod secrets;
-
-pub use extract::{AuthUser, MaybeAuthUser};

@@ -7,10 +7,6 @@ use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 
-pub const MIN_LEN: usize = 8;
-/// Longer passwords are refused rather than hashed (a cheap denial-of-service guard).
-pub const MAX_LEN: usize = 1024;
-
 #[derive(Clone)]
 pub struct Passwords {
     params: Params,
@@ -28,23 +24,6 @@ impl Passwords {
 
     fn hasher(&self) -> Argon2<'static> {
         Argon2::new(Algorithm::Argon2id, Version::V0x13, self.params.clone())
-    }
-
-    pub fn check_rules(password: &str) -> Result<()> {
-        let n = password.chars().count();
-        if n < MIN_LEN {
-            return Err(Error::bad_request(
-                "password_too_short",
-                format!("the password must have at least {MIN_LEN} characters"),
-            ));
-        }
-        if n > MAX_LEN {
-            return Err(Error::bad_request(
-                "password_too_long",
-                format!("the password must have at most {MAX_LEN} characters"),
-            ));
-        }
-        Ok(())
     }
 
     fn hash_now(&self, password: &str) -> anyhow::Result<String> {

@@ -102,7 +102,7 @@ pub async fn backup(ctx: &Ctx, dir: &Path) -> anyhow::Result<Summary> {
 
     let manifest = json!({
         "cairn_version": crate::core::VERSION,
-        "created_at": crate::time::now_rfc3339(),
+        "created_at": ctx.clock.rfc3339(),
         "backend": ctx.db.backend.name(),
         "rows": counts,
         "repositories": summary.repositories,

@@ -13,6 +13,7 @@ use futures_util::Stream;
 use zip::write::SimpleFileOptions;
 
 use crate::core::Ctx;
+use crate::core::pages::rows;
 use crate::core::workspaces::Access;
 use crate::error::Result;
 use crate::git;
@@ -46,14 +47,11 @@ impl Write for ChannelWriter {
 
 /// (path in the zip, path in the repository) of every live page.
 async fn entries(ctx: &Ctx, access: &Access) -> Result<Vec<(String, String)>> {
-    let rows: Vec<(i64, String, Option<i64>)> =
-        sqlx::query_as("SELECT id, slug, parent_id FROM pages WHERE workspace_id = $1 AND deleted_at IS NULL")
-            .bind(access.workspace_id)
-            .fetch_all(&ctx.db.pool)
-            .await?;
-    let by_id: HashMap<i64, (&str, Option<i64>)> = rows.iter().map(|(id, s, p)| (*id, (s.as_str(), *p))).collect();
+    let mut conn = ctx.db.pool.acquire().await?;
+    let rows = rows::live_tree(&mut conn, access.workspace_id()).await?;
+    let by_id: HashMap<i64, (&str, Option<i64>)> = rows.iter().map(|(id, s, _, p)| (*id, (s.as_str(), *p))).collect();
     let mut out = Vec::with_capacity(rows.len());
-    for (_, slug, parent) in &rows {
+    for (_, slug, _, parent) in &rows {
         let mut parts = vec![slug.as_str()];
         let mut next = *parent;
         while let Some(id) = next {
@@ -73,7 +71,7 @@ async fn entries(ctx: &Ctx, access: &Access) -> Result<Vec<(String, String)>> {
 
 pub async fn zip_stream(ctx: &Ctx, access: &Access) -> Result<impl Stream<Item = std::io::Result<Bytes>> + use<>> {
     let files = entries(ctx, access).await?;
-    let dir = ctx.workspace_dir(&access.slug);
+    let dir = ctx.workspace_dir(access.slug());
     let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
     tokio::task::spawn_blocking(move || {
         let err_tx = tx.clone();

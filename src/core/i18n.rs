@@ -25,14 +25,7 @@ static CATALOGUES: LazyLock<BTreeMap<&'static str, BTreeMap<String, String>>> = 
 /// The code if it is a shipped language (case-insensitive), else 400.
 pub fn check_language(code: &str) -> Result<String> {
     let code = code.trim().to_lowercase();
-    if LANGUAGES.contains(&code.as_str()) {
-        Ok(code)
-    } else {
-        Err(Error::bad_request(
-            "unknown_language",
-            format!("unknown language '{code}'; available: {}", LANGUAGES.join(", ")),
-        ))
-    }
+    if LANGUAGES.contains(&code.as_str()) { Ok(code) } else { Err(Error::unknown_language(&code, LANGUAGES)) }
 }
 
 /// Picks the language: `lang=`, then the user's, then `Accept-Language`, then `en`.

@@ -3,13 +3,15 @@
 
 pub mod accounts;
 pub mod backup;
+pub mod credentials;
 pub mod export;
 pub mod i18n;
 pub mod pages;
+pub mod paging;
 pub mod reindex;
-pub mod slug;
 pub mod system;
 pub mod tokens;
+pub mod users;
 pub mod workspaces;
 
 use std::ops::Deref;
@@ -22,7 +24,8 @@ use crate::store::Db;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Everything a core function needs: settings, the database, keys. Cheap to clone.
+/// Everything a core function needs: settings, the database, keys, the clock. Cheap to
+/// clone.
 #[derive(Clone)]
 pub struct Ctx(Arc<CtxInner>);
 
@@ -33,6 +36,8 @@ pub struct CtxInner {
     pub passwords: Passwords,
     /// Open workspace repositories and their write locks.
     pub repos: crate::git::Repos,
+    /// What "now" is; tests move it instead of sleeping.
+    pub clock: crate::time::Clock,
     /// Ways for tests to widen race windows; inert unless a test sets them.
     pub test_hooks: TestHooks,
 }
@@ -71,6 +76,7 @@ impl Ctx {
             jwt,
             passwords,
             repos: Default::default(),
+            clock: Default::default(),
             test_hooks: Default::default(),
         })))
     }

@@ -10,8 +10,9 @@
 use std::collections::HashMap;
 
 use crate::core::Ctx;
-use crate::core::pages::save::{self, Action, IndexedPage, RevisionRow, Writer};
-use crate::core::workspaces::{Access, Role};
+use crate::core::pages::rows::{self, IndexedPage, RevisionRow};
+use crate::core::pages::save::{Action, Writer};
+use crate::core::workspaces::Access;
 use crate::error::Result;
 use crate::git;
 
@@ -56,7 +57,7 @@ fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
             continue;
         };
         let slug = t.get("slug").cloned().unwrap_or_default();
-        let path = if action == Action::Trash { git::trash_path(&slug) } else { git::live_path(&slug) };
+        let path = git::page_path(&slug, action == Action::Trash);
         let blob = commit.tree()?.get_path(std::path::Path::new(&path)).ok().map(|e| e.id().to_string());
         let entry = Entry {
             blob,
@@ -86,7 +87,7 @@ fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
         if last.action == Action::Purge {
             continue;
         }
-        let path = if last.action == Action::Trash { git::trash_path(&last.slug) } else { git::live_path(&last.slug) };
+        let path = git::page_path(&last.slug, last.action == Action::Trash);
         let Ok(entry) = tree.get_path(std::path::Path::new(&path)) else {
             tracing::warn!(page = %uid, %path, "reindex: the page's file is missing at the branch head; skipped");
             continue;
@@ -99,14 +100,7 @@ fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
 
 /// Rebuilds one workspace's page rows from its repository, under its write lock.
 pub async fn workspace(ctx: &Ctx, ws_id: i64, ws_slug: &str) -> Result<Report> {
-    let access = Access {
-        workspace_id: ws_id,
-        slug: ws_slug.to_owned(),
-        name: String::new(),
-        created_at: String::new(),
-        role: Role::Owner,
-        user_id: 0,
-    };
+    let access = Access::maintenance(ws_id, ws_slug);
     let mut w = Writer::begin(ctx, &access).await?;
     let result = rebuild_locked(ctx, &mut w, ws_id, ws_slug).await;
     w.release().await;
@@ -119,12 +113,9 @@ async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) ->
     let mut report = Report { workspaces: 1, ..Default::default() };
     let mut tx = sqlx::Connection::begin(w.conn()).await?;
     // Writes first (see save.rs): SQLite takes its write lock at once.
-    sqlx::query("DELETE FROM pages WHERE workspace_id = $1").bind(ws_id).execute(&mut *tx).await?;
-    match &snap.head {
-        Some(head) => save::set_head_in_tx(&mut tx, ws_id, head).await?,
-        None => {
-            sqlx::query("DELETE FROM workspace_heads WHERE workspace_id = $1").bind(ws_id).execute(&mut *tx).await?;
-        }
+    rows::clear_workspace_in_tx(&mut tx, ws_id).await?;
+    if let Some(head) = &snap.head {
+        rows::set_head_in_tx(&mut tx, ws_id, head).await?;
     }
     let mut parents: Vec<(i64, String)> = Vec::new();
     for (entries, content) in &snap.pages {
@@ -135,7 +126,7 @@ async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) ->
             title: last.title.clone(),
             content: content.clone(),
             parent_uid: None,
-            path: if last.action == Action::Trash { git::trash_path(&last.slug) } else { git::live_path(&last.slug) },
+            path: git::page_path(&last.slug, last.action == Action::Trash),
             revision: last.sha.clone(),
             created_at: first.time.clone(),
             created_by: first.actor.unwrap_or_default(),
@@ -144,15 +135,12 @@ async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) ->
             deleted: (last.action == Action::Trash).then(|| (last.time.clone(), last.actor.unwrap_or_default())),
             parsed: None,
         };
-        let (page_id, _) = save::upsert_page_in_tx(&mut tx, ws_id, &row).await?;
+        let (page_id, _) = rows::upsert_page_in_tx(&mut tx, ws_id, &row).await?;
         if let Some(p) = &last.parent {
             parents.push((page_id, p.clone()));
         }
         for e in entries {
-            let path = match e.action {
-                Action::Trash | Action::Purge => git::trash_path(&e.slug),
-                _ => git::live_path(&e.slug),
-            };
+            let path = git::page_path(&e.slug, matches!(e.action, Action::Trash | Action::Purge));
             let r = RevisionRow {
                 sha: e.sha.clone(),
                 path,
@@ -164,20 +152,13 @@ async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) ->
                 author_name: e.author_name.clone(),
                 created_at: e.time.clone(),
             };
-            save::insert_revision_in_tx(&mut tx, ws_id, page_id, &r).await?;
+            rows::insert_revision_in_tx(&mut tx, ws_id, page_id, &r).await?;
             report.revisions += 1;
         }
         report.pages += 1;
     }
     for (page_id, parent_uid) in parents {
-        sqlx::query(
-            "UPDATE pages SET parent_id = (SELECT p.id FROM pages p WHERE p.workspace_id = $1 AND p.uid = $2) WHERE id = $3",
-        )
-        .bind(ws_id)
-        .bind(parent_uid)
-        .bind(page_id)
-        .execute(&mut *tx)
-        .await?;
+        rows::set_parent_in_tx(&mut tx, ws_id, page_id, &parent_uid).await?;
     }
     tx.commit().await?;
     Ok(report)
@@ -211,10 +192,7 @@ pub async fn repair(ctx: &Ctx) -> Result<Vec<String>> {
         }
         let repo = ctx.repo(&slug)?;
         let head = repo.with(|r| Ok(git::head(r)?.map(|h| h.to_string()))).await?;
-        let recorded: Option<String> = sqlx::query_scalar("SELECT head FROM workspace_heads WHERE workspace_id = $1")
-            .bind(id)
-            .fetch_optional(&ctx.db.pool)
-            .await?;
+        let recorded = rows::recorded_head(&mut *ctx.db.pool.acquire().await?, id).await?;
         if head != recorded {
             tracing::warn!(workspace = %slug, ?head, ?recorded, "index behind the repository; reindexing the workspace");
             workspace(ctx, id, &slug).await?;

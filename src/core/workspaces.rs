@@ -1,26 +1,29 @@
 //! Workspaces, memberships and the access check every workspace route goes through.
 //!
 //! [`access`] answers 404 — never 403 — for a workspace the caller is not a member of,
-//! so its existence is not confirmed. What a role may do is in the types: owner-only
-//! functions take an [`Owner`], which only [`Access::owner`] hands out.
+//! so its existence is not confirmed. What a role may do is in the types: every
+//! workspace function takes an [`Access`], which only [`access`] (or, for maintenance,
+//! the greppable [`Access::maintenance`]) builds; owner-only functions take an
+//! [`Owner`], which only [`Access::owner`] hands out.
 
 use serde::{Deserialize, Serialize};
 use sqlx::{Any, Transaction};
 use utoipa::ToSchema;
 
 use super::Ctx;
-use super::accounts::User;
-use super::slug;
-use crate::error::{Error, Result};
-use crate::store::is_unique_violation;
-use crate::time::now_rfc3339;
+use super::paging::Paging;
+use super::users::User;
+use crate::error::{Error, OrConflict, Result};
+use crate::ids::{Email, Slug};
 
 pub const MAX_NAME_LEN: usize = 200;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+/// A member's role. A member added without one is a `member` (CONTRACT §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Owner,
+    #[default]
     Member,
 }
 
@@ -54,15 +57,16 @@ pub struct Member {
     pub role: Role,
 }
 
-/// Proof that `user_id` is a member of `workspace`, with its role.
+/// Proof that `user_id` is a member of `workspace`, with its role. Its fields are
+/// private: outside this module it can only be obtained, not made.
 #[derive(Debug, Clone)]
 pub struct Access {
-    pub workspace_id: i64,
-    pub slug: String,
-    pub name: String,
-    pub created_at: String,
-    pub role: Role,
-    pub user_id: i64,
+    workspace_id: i64,
+    slug: String,
+    name: String,
+    created_at: String,
+    role: Role,
+    user_id: i64,
 }
 
 /// Proof that the caller owns the workspace.
@@ -77,6 +81,35 @@ impl std::ops::Deref for Owner {
 }
 
 impl Access {
+    /// Owner access for maintenance that acts for no signed-in user (reindex, import).
+    /// The one way to build an `Access` without a membership check — keep it greppable.
+    pub fn maintenance(workspace_id: i64, slug: &str) -> Access {
+        Access {
+            workspace_id,
+            slug: slug.to_owned(),
+            name: String::new(),
+            created_at: String::new(),
+            role: Role::Owner,
+            user_id: 0,
+        }
+    }
+
+    pub fn workspace_id(&self) -> i64 {
+        self.workspace_id
+    }
+
+    pub fn slug(&self) -> &str {
+        &self.slug
+    }
+
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    pub fn user_id(&self) -> i64 {
+        self.user_id
+    }
+
     /// 403 for a member: it may see the workspace, so saying no openly leaks nothing.
     pub fn owner(self) -> Result<Owner> {
         match self.role {
@@ -98,7 +131,7 @@ impl Access {
 /// The caller's access to workspace `slug`; 404 when it does not exist or the caller
 /// is not a member.
 pub async fn access(ctx: &Ctx, user: &User, ws: &str) -> Result<Access> {
-    if !slug::is_valid(ws) {
+    if !Slug::is_valid(ws) {
         return Err(Error::workspace_not_found(ws));
     }
     let row: Option<(i64, String, String, String, String)> = sqlx::query_as(
@@ -117,32 +150,22 @@ pub async fn access(ctx: &Ctx, user: &User, ws: &str) -> Result<Access> {
 pub async fn access_or_default(ctx: &Ctx, user: &User, ws: Option<&str>) -> Result<Access> {
     match ws.or(user.default_workspace.as_deref()) {
         Some(ws) => access(ctx, user, ws).await,
-        None => Err(Error::not_found(
-            "no_default_workspace",
-            "no workspace given and no default workspace set; pass ws= or switch to a workspace",
-        )),
+        None => Err(Error::no_default_workspace()),
     }
 }
 
-fn clean_name(name: &str) -> Result<String> {
-    let name = name.trim();
-    if name.is_empty() || name.chars().count() > MAX_NAME_LEN || name.chars().any(char::is_control) {
-        return Err(Error::bad_request(
-            "invalid_workspace_name",
-            format!("a workspace name has 1-{MAX_NAME_LEN} printable characters"),
-        ));
-    }
-    Ok(name.to_owned())
+fn check_name(name: &str) -> Result<String> {
+    crate::ids::display_name(name, MAX_NAME_LEN).ok_or_else(|| Error::invalid_workspace_name(MAX_NAME_LEN))
 }
 
-pub async fn list(ctx: &Ctx, user: &User, limit: i64, offset: i64) -> Result<(Vec<WorkspaceInfo>, i64)> {
+pub async fn list(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<WorkspaceInfo>, i64)> {
     let rows: Vec<(String, String, String, String)> = sqlx::query_as(
         "SELECT w.slug, w.name, m.role, w.created_at FROM workspaces w \
          JOIN memberships m ON m.workspace_id = w.id WHERE m.user_id = $1 ORDER BY w.slug LIMIT $2 OFFSET $3",
     )
     .bind(user.id)
-    .bind(limit)
-    .bind(offset)
+    .bind(paging.limit)
+    .bind(paging.offset)
     .fetch_all(&ctx.db.pool)
     .await?;
     let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM memberships WHERE user_id = $1")
@@ -157,28 +180,27 @@ pub async fn list(ctx: &Ctx, user: &User, limit: i64, offset: i64) -> Result<(Ve
 }
 
 /// Inserts a workspace owned by `owner_id`; the caller's transaction commits it.
-pub async fn insert_in_tx(tx: &mut Transaction<'_, Any>, slug: &str, name: &str, owner_id: i64) -> Result<i64> {
-    let now = now_rfc3339();
-    let inserted = sqlx::query_scalar::<_, i64>(
+pub async fn insert_in_tx(
+    tx: &mut Transaction<'_, Any>,
+    slug: &str,
+    name: &str,
+    owner_id: i64,
+    now: &str,
+) -> Result<i64> {
+    let id = sqlx::query_scalar::<_, i64>(
         "INSERT INTO workspaces (slug, name, created_at, created_by) VALUES ($1, $2, $3, $4) RETURNING id",
     )
     .bind(slug)
     .bind(name)
-    .bind(&now)
+    .bind(now)
     .bind(owner_id)
     .fetch_one(&mut **tx)
-    .await;
-    let id = match inserted {
-        Ok(id) => id,
-        Err(e) if is_unique_violation(&e) => {
-            return Err(Error::conflict("workspace_slug_taken", format!("the workspace slug '{slug}' is taken")));
-        }
-        Err(e) => return Err(e.into()),
-    };
+    .await
+    .or_conflict(|| Error::workspace_slug_taken(slug))?;
     sqlx::query("INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, 'owner', $3)")
         .bind(id)
         .bind(owner_id)
-        .bind(&now)
+        .bind(now)
         .execute(&mut **tx)
         .await?;
     Ok(id)
@@ -187,7 +209,7 @@ pub async fn insert_in_tx(tx: &mut Transaction<'_, Any>, slug: &str, name: &str,
 /// `base`, or `base-2`, `base-3`… — the first slug no workspace has (for personal
 /// workspaces, whose slug nobody chose).
 pub async fn free_slug_in_tx(tx: &mut Transaction<'_, Any>, base: &str, user_id: i64) -> Result<String> {
-    let base = if slug::is_valid(base) { base.chars().take(100).collect() } else { format!("user-{user_id}") };
+    let base = if Slug::is_valid(base) { base.chars().take(100).collect() } else { format!("user-{user_id}") };
     for n in 1..1000 {
         let candidate = if n == 1 { base.clone() } else { format!("{base}-{n}") };
         let taken: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM workspaces WHERE slug = $1")
@@ -202,23 +224,22 @@ pub async fn free_slug_in_tx(tx: &mut Transaction<'_, Any>, base: &str, user_id:
 }
 
 pub async fn create(ctx: &Ctx, user: &User, name: &str, slug: Option<&str>) -> Result<WorkspaceInfo> {
-    let name = clean_name(name)?;
+    let name = check_name(name)?;
     let slug = match slug {
-        Some(s) => s.to_owned(),
-        None => slug::derive(&name),
+        Some(s) => Slug::parse(s)?,
+        None => Slug::parse(&Slug::derive(&name))?,
     };
-    slug::validate(&slug)?;
     let mut tx = ctx.db.pool.begin().await?;
-    insert_in_tx(&mut tx, &slug, &name, user.id).await?;
+    insert_in_tx(&mut tx, slug.as_str(), &name, user.id, &ctx.clock.rfc3339()).await?;
     tx.commit().await?;
     tracing::info!(user_id = user.id, workspace = %slug, "workspace created");
-    Ok(access(ctx, user, &slug).await?.info())
+    Ok(access(ctx, user, slug.as_str()).await?.info())
 }
 
 pub async fn update(ctx: &Ctx, owner: &Owner, name: Option<&str>) -> Result<WorkspaceInfo> {
     let mut info = owner.info();
     if let Some(name) = name {
-        let name = clean_name(name)?;
+        let name = check_name(name)?;
         sqlx::query("UPDATE workspaces SET name = $1 WHERE id = $2")
             .bind(&name)
             .bind(owner.workspace_id)
@@ -250,7 +271,7 @@ pub async fn delete(ctx: &Ctx, owner: Owner) -> Result<()> {
         let aside = ctx.config.data_dir.join("deleted").join(format!(
             "{}-{}",
             owner.slug,
-            chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ")
+            ctx.clock.now().format("%Y%m%dT%H%M%S%.6fZ")
         ));
         std::fs::create_dir_all(aside.parent().unwrap_or(&ctx.config.data_dir))?;
         std::fs::rename(&dir, &aside)?;
@@ -260,14 +281,14 @@ pub async fn delete(ctx: &Ctx, owner: Owner) -> Result<()> {
     Ok(())
 }
 
-pub async fn members(ctx: &Ctx, access: &Access, limit: i64, offset: i64) -> Result<(Vec<Member>, i64)> {
+pub async fn members(ctx: &Ctx, access: &Access, paging: Paging) -> Result<(Vec<Member>, i64)> {
     let rows: Vec<(i64, String, String, String)> = sqlx::query_as(
         "SELECT u.id, u.email, u.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id \
          WHERE m.workspace_id = $1 ORDER BY u.id LIMIT $2 OFFSET $3",
     )
     .bind(access.workspace_id)
-    .bind(limit)
-    .bind(offset)
+    .bind(paging.limit)
+    .bind(paging.offset)
     .fetch_all(&ctx.db.pool)
     .await?;
     let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM memberships WHERE workspace_id = $1")
@@ -279,36 +300,31 @@ pub async fn members(ctx: &Ctx, access: &Access, limit: i64, offset: i64) -> Res
     Ok((items, total))
 }
 
-/// Adds an existing account by email (the service sends no mail).
-pub async fn add_member(ctx: &Ctx, owner: &Owner, email: &str, role: Role) -> Result<Member> {
-    let email = super::accounts::normalize_email(email)?;
-    let user: Option<(i64, String)> =
-        sqlx::query_as("SELECT id, name FROM users WHERE email = $1").bind(&email).fetch_optional(&ctx.db.pool).await?;
-    let (id, name) =
-        user.ok_or_else(|| Error::not_found("user_not_found", format!("no account with email {email}")))?;
-    let inserted =
-        sqlx::query("INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)")
-            .bind(owner.workspace_id)
-            .bind(id)
-            .bind(role.as_str())
-            .bind(now_rfc3339())
-            .execute(&ctx.db.pool)
-            .await;
-    match inserted {
-        Err(e) if is_unique_violation(&e) => {
-            Err(Error::conflict("already_member", format!("{email} is already a member")))
-        }
-        Err(e) => Err(e.into()),
-        Ok(_) => {
-            // A user without a default workspace gets this one.
-            sqlx::query("UPDATE users SET default_workspace_id = $1 WHERE id = $2 AND default_workspace_id IS NULL")
-                .bind(owner.workspace_id)
-                .bind(id)
-                .execute(&ctx.db.pool)
-                .await?;
-            Ok(Member { id, email, name, role })
-        }
-    }
+/// Adds an existing account by email (the service sends no mail), as a `member` unless
+/// another role is given.
+pub async fn add_member(ctx: &Ctx, owner: &Owner, email: &str, role: Option<Role>) -> Result<Member> {
+    let email = Email::parse(email)?;
+    let role = role.unwrap_or_default();
+    let user: Option<(i64, String)> = sqlx::query_as("SELECT id, name FROM users WHERE email = $1")
+        .bind(email.as_str())
+        .fetch_optional(&ctx.db.pool)
+        .await?;
+    let (id, name) = user.ok_or_else(|| Error::user_not_found(email.as_str()))?;
+    sqlx::query("INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)")
+        .bind(owner.workspace_id)
+        .bind(id)
+        .bind(role.as_str())
+        .bind(ctx.clock.rfc3339())
+        .execute(&ctx.db.pool)
+        .await
+        .or_conflict(|| Error::already_member(email.as_str()))?;
+    // A user without a default workspace gets this one.
+    sqlx::query("UPDATE users SET default_workspace_id = $1 WHERE id = $2 AND default_workspace_id IS NULL")
+        .bind(owner.workspace_id)
+        .bind(id)
+        .execute(&ctx.db.pool)
+        .await?;
+    Ok(Member { id, email: email.as_str().to_owned(), name, role })
 }
 
 /// Removes a member: an owner may remove anyone, a member only itself. The last owner
@@ -324,7 +340,7 @@ pub async fn remove_member(ctx: &Ctx, access: Access, member_id: i64) -> Result<
             .bind(member_id)
             .fetch_optional(&mut *tx)
             .await?;
-    let role = role.ok_or_else(|| Error::not_found("member_not_found", format!("no member {member_id}")))?;
+    let role = role.ok_or_else(|| Error::member_not_found(member_id))?;
     if role == "owner" {
         let owners: i64 =
             sqlx::query_scalar("SELECT COUNT(*) FROM memberships WHERE workspace_id = $1 AND role = 'owner'")
@@ -332,7 +348,7 @@ pub async fn remove_member(ctx: &Ctx, access: Access, member_id: i64) -> Result<
                 .fetch_one(&mut *tx)
                 .await?;
         if owners <= 1 {
-            return Err(Error::bad_request("last_owner", "the last owner of a workspace cannot be removed"));
+            return Err(Error::last_owner());
         }
     }
     sqlx::query("DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2")

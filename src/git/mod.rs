@@ -43,6 +43,11 @@ pub fn trash_path(slug: &str) -> String {
     format!(".trash/{slug}.md")
 }
 
+/// Where a page's file lives, live or trashed.
+pub fn page_path(slug: &str, trashed: bool) -> String {
+    if trashed { trash_path(slug) } else { live_path(slug) }
+}
+
 /// One workspace repository and the lock that serialises writes to it in this process.
 pub struct WorkspaceRepo {
     /// Held for a whole save: git commit plus database transaction.

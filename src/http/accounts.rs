@@ -9,12 +9,13 @@ use std::collections::BTreeMap;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::auth::extract::{clear_session_cookie, session_cookie};
-use crate::auth::{AuthUser, MaybeAuthUser};
-use crate::core::accounts::{self, ProfileChange, User};
+use crate::core::accounts::{self, ProfileChange};
+use crate::core::users::User;
 use crate::core::{Ctx, i18n};
 use crate::error::{Error, Result};
 use crate::http::Problem;
+use crate::http::auth::{AuthUser, MaybeAuthUser};
+use crate::http::auth::{clear_session_cookie, session_cookie};
 use crate::http::extract::{ClientAddr, Json, Path, Query};
 
 pub fn router() -> OpenApiRouter<Ctx> {
@@ -116,9 +117,7 @@ async fn login(
     security(("cookie" = [])),
     responses((status = 204, description = "Signed out"), (status = 401, body = Problem)))]
 async fn logout(State(ctx): State<Ctx>, auth: AuthUser) -> Result<Response> {
-    let session = auth.session_id().ok_or_else(|| {
-        Error::unauthorized("no session to end; bearer tokens are revoked with DELETE /api/tokens/{id}")
-    })?;
+    let session = auth.session_id().ok_or_else(Error::no_session)?;
     accounts::logout(&ctx, session).await?;
     Ok((StatusCode::NO_CONTENT, [(SET_COOKIE, clear_session_cookie(ctx.config.cookie_secure))]).into_response())
 }

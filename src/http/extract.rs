@@ -10,6 +10,7 @@ use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
 use crate::core::Ctx;
+use crate::core::paging::Paging;
 use crate::error::Error;
 
 /// A JSON request body.
@@ -21,7 +22,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
     async fn from_request(req: Request, state: &S) -> Result<Self, Error> {
         let bytes = Bytes::from_request(req, state).await.map_err(|e| {
             if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                Error::new(e.status(), "body_too_large", "the request body is too large")
+                Error::body_too_large()
             } else {
                 Error::unprocessable(format!("unreadable body: {e}"))
             }
@@ -48,9 +49,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
         let q = parts.uri.query().unwrap_or_default();
-        serde_urlencoded::from_str(q)
-            .map(Query)
-            .map_err(|e| Error::bad_request("invalid_query", format!("invalid query parameters: {e}")))
+        serde_urlencoded::from_str(q).map(Query).map_err(Error::invalid_query)
     }
 }
 
@@ -64,7 +63,7 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T>
         axum::extract::Path::<T>::from_request_parts(parts, state)
             .await
             .map(|p| Path(p.0))
-            .map_err(|_| Error::not_found("not_found", "no such resource"))
+            .map_err(|_| Error::resource_not_found())
     }
 }
 
@@ -93,23 +92,18 @@ impl FromRequestParts<Ctx> for ClientAddr {
     }
 }
 
-/// `limit` (default 50, at most 500) and `offset` of a list.
+/// `limit` (default 50, at most 500) and `offset` of a list, checked by the core.
 #[derive(serde::Deserialize, utoipa::IntoParams, Default)]
 #[into_params(parameter_in = Query)]
-pub struct Paging {
+pub struct PagingQuery {
     /// Items per page (default 50, at most 500).
     pub limit: Option<i64>,
     /// Items to skip.
     pub offset: Option<i64>,
 }
 
-impl Paging {
-    pub fn resolve(&self) -> Result<(i64, i64), Error> {
-        let limit = self.limit.unwrap_or(50);
-        let offset = self.offset.unwrap_or(0);
-        if limit < 1 || offset < 0 {
-            return Err(Error::bad_request("invalid_paging", "limit must be at least 1 and offset at least 0"));
-        }
-        Ok((limit.min(500), offset))
+impl PagingQuery {
+    pub fn paging(&self) -> Result<Paging, Error> {
+        Paging::new(self.limit, self.offset)
     }
 }

@@ -3,6 +3,7 @@
 //! the OpenAPI document from the same handlers, so the document cannot drift.
 
 pub mod accounts;
+pub mod auth;
 pub mod extract;
 pub mod pages;
 pub mod system;
@@ -62,7 +63,7 @@ impl Modify for SecuritySchemes {
         );
         components.add_security_scheme(
             "cookie",
-            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new(crate::auth::extract::SESSION_COOKIE))),
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new(crate::http::auth::SESSION_COOKIE))),
         );
     }
 }

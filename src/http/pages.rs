@@ -9,14 +9,15 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::auth::AuthUser;
 use crate::core::Ctx;
 use crate::core::pages::{
     self, Diff, HistoryEntry, NewPage, Page, PageSummary, PageUpdate, PageView, Revision, TrashEntry, TreeNode, history,
 };
+use crate::core::paging::Paging;
 use crate::core::workspaces::{self, Access};
 use crate::error::Result;
-use crate::http::extract::{Json, Paging, Path, Query};
+use crate::http::auth::AuthUser;
+use crate::http::extract::{Json, Path, Query};
 use crate::http::{List, Problem};
 
 pub fn router() -> OpenApiRouter<Ctx> {
@@ -56,8 +57,8 @@ pub struct ListQuery {
 }
 
 impl ListQuery {
-    fn paging(&self) -> Paging {
-        Paging { limit: self.limit, offset: self.offset }
+    fn paging(&self) -> Result<Paging> {
+        Paging::new(self.limit, self.offset)
     }
 }
 
@@ -161,7 +162,7 @@ async fn get_page(
     Path(slug): Path<String>,
     Query(q): Query<Ws>,
 ) -> Result<Response> {
-    Ok(with_etag(StatusCode::OK, pages::get_visible(&ctx, &auth.user, q.ws.as_deref(), &slug).await?))
+    Ok(with_etag(StatusCode::OK, pages::get(&ctx, &auth.user, q.ws.as_deref(), &slug).await?))
 }
 
 /// Updates a page. `base_revision` or `If-Match` guard against lost updates.
@@ -218,9 +219,9 @@ async fn list_notes(
     auth: AuthUser,
     Query(q): Query<ListQuery>,
 ) -> Result<axum::Json<List<PageSummary>>> {
-    let (limit, offset) = q.paging().resolve()?;
+    let paging = q.paging()?;
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    let (items, total) = pages::notes(&ctx, &a, q.tag.as_deref(), limit, offset).await?;
+    let (items, total) = pages::notes(&ctx, &a, q.tag.as_deref(), paging).await?;
     Ok(axum::Json(List::new(items, total)))
 }
 
@@ -248,8 +249,7 @@ async fn view_page(
     Path(slug): Path<String>,
     Query(q): Query<Ws>,
 ) -> Result<axum::Json<PageView>> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(axum::Json(pages::view(&ctx, &a, &slug).await?))
+    Ok(axum::Json(pages::view(&ctx, &auth.user, q.ws.as_deref(), &slug).await?))
 }
 
 /// The raw markdown (`text/markdown`).
@@ -261,8 +261,7 @@ async fn raw_page(
     Path(slug): Path<String>,
     Query(q): Query<Ws>,
 ) -> Result<Response> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    let page = pages::get(&ctx, &a, &slug).await?;
+    let page = pages::get(&ctx, &auth.user, q.ws.as_deref(), &slug).await?;
     let etag = format!("\"{}\"", page.revision);
     Ok(([(CONTENT_TYPE, "text/markdown; charset=utf-8".to_owned()), (ETAG, etag)], page.content).into_response())
 }
@@ -309,9 +308,9 @@ async fn page_history(
     Path(slug): Path<String>,
     Query(q): Query<ListQuery>,
 ) -> Result<axum::Json<List<HistoryEntry>>> {
-    let (limit, offset) = q.paging().resolve()?;
+    let paging = q.paging()?;
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    let (items, total) = history::list(&ctx, &a, &slug, limit, offset).await?;
+    let (items, total) = history::list(&ctx, &a, &slug, paging).await?;
     Ok(axum::Json(List::new(items, total)))
 }
 
@@ -362,9 +361,9 @@ async fn list_trash(
     auth: AuthUser,
     Query(q): Query<ListQuery>,
 ) -> Result<axum::Json<List<TrashEntry>>> {
-    let (limit, offset) = q.paging().resolve()?;
+    let paging = q.paging()?;
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    let (items, total) = pages::trash(&ctx, &a, limit, offset).await?;
+    let (items, total) = pages::trash(&ctx, &a, paging).await?;
     Ok(axum::Json(List::new(items, total)))
 }
 

@@ -6,9 +6,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::auth::AuthUser;
 use crate::core::{Ctx, VERSION, system};
 use crate::http::Problem;
+use crate::http::auth::AuthUser;
 
 pub fn router() -> OpenApiRouter<Ctx> {
     OpenApiRouter::new().routes(routes!(health)).routes(routes!(system_report)).routes(routes!(openapi_json))

@@ -6,11 +6,11 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::auth::AuthUser;
 use crate::core::Ctx;
 use crate::core::tokens::{self, AccessToken, NewToken, TokenInfo};
 use crate::error::Result;
-use crate::http::extract::{Json, Paging, Path, Query};
+use crate::http::auth::AuthUser;
+use crate::http::extract::{Json, PagingQuery, Path, Query};
 use crate::http::{List, Problem};
 
 pub fn router() -> OpenApiRouter<Ctx> {
@@ -34,15 +34,15 @@ async fn issue_jwt(State(ctx): State<Ctx>, auth: AuthUser) -> Result<axum::Json<
 }
 
 /// The caller's personal access tokens (never their secrets).
-#[utoipa::path(get, path = "/api/tokens", tag = "tokens", params(Paging), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/tokens", tag = "tokens", params(PagingQuery), security(("bearer" = []), ("cookie" = [])),
     responses((status = 200, body = List<TokenInfo>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 503, body = Problem)))]
 async fn list_tokens(
     State(ctx): State<Ctx>,
     auth: AuthUser,
-    Query(p): Query<Paging>,
+    Query(p): Query<PagingQuery>,
 ) -> Result<axum::Json<List<TokenInfo>>> {
-    let (limit, offset) = p.resolve()?;
-    let (items, total) = tokens::list(&ctx, &auth.user, limit, offset).await?;
+    let paging = p.paging()?;
+    let (items, total) = tokens::list(&ctx, &auth.user, paging).await?;
     Ok(axum::Json(List::new(items, total)))
 }
 

@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::auth::AuthUser;
 use crate::core::Ctx;
 use crate::core::workspaces::{self, Member, Role, WorkspaceInfo};
 use crate::error::Result;
-use crate::http::extract::{Json, Paging, Path, Query};
+use crate::http::auth::AuthUser;
+use crate::http::extract::{Json, PagingQuery, Path, Query};
 use crate::http::{List, Problem};
 
 pub fn router() -> OpenApiRouter<Ctx> {
@@ -50,15 +50,15 @@ pub struct Switched {
 }
 
 /// The caller's workspaces.
-#[utoipa::path(get, path = "/api/workspaces", tag = "workspaces", params(Paging), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/workspaces", tag = "workspaces", params(PagingQuery), security(("bearer" = []), ("cookie" = [])),
     responses((status = 200, body = List<WorkspaceInfo>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 503, body = Problem)))]
 async fn list_workspaces(
     State(ctx): State<Ctx>,
     auth: AuthUser,
-    Query(p): Query<Paging>,
+    Query(p): Query<PagingQuery>,
 ) -> Result<axum::Json<List<WorkspaceInfo>>> {
-    let (limit, offset) = p.resolve()?;
-    let (items, total) = workspaces::list(&ctx, &auth.user, limit, offset).await?;
+    let paging = p.paging()?;
+    let (items, total) = workspaces::list(&ctx, &auth.user, paging).await?;
     Ok(axum::Json(List::new(items, total)))
 }
 
@@ -105,18 +105,18 @@ async fn delete_workspace(State(ctx): State<Ctx>, auth: AuthUser, Path(slug): Pa
 
 /// The workspace's members.
 #[utoipa::path(get, path = "/api/workspaces/{slug}/members", tag = "workspaces",
-    params(("slug" = String, Path), Paging), security(("bearer" = []), ("cookie" = [])),
+    params(("slug" = String, Path), PagingQuery), security(("bearer" = []), ("cookie" = [])),
     responses((status = 200, body = List<Member>), (status = 400, body = Problem), (status = 401, body = Problem),
         (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn list_members(
     State(ctx): State<Ctx>,
     auth: AuthUser,
     Path(slug): Path<String>,
-    Query(p): Query<Paging>,
+    Query(p): Query<PagingQuery>,
 ) -> Result<axum::Json<List<Member>>> {
-    let (limit, offset) = p.resolve()?;
+    let paging = p.paging()?;
     let access = workspaces::access(&ctx, &auth.user, &slug).await?;
-    let (items, total) = workspaces::members(&ctx, &access, limit, offset).await?;
+    let (items, total) = workspaces::members(&ctx, &access, paging).await?;
     Ok(axum::Json(List::new(items, total)))
 }
 
@@ -133,7 +133,7 @@ async fn add_member(
     Json(req): Json<AddMember>,
 ) -> Result<(StatusCode, axum::Json<Member>)> {
     let owner = workspaces::access(&ctx, &auth.user, &slug).await?.owner()?;
-    let member = workspaces::add_member(&ctx, &owner, &req.email, req.role.unwrap_or(Role::Member)).await?;
+    let member = workspaces::add_member(&ctx, &owner, &req.email, req.role).await?;
     Ok((StatusCode::CREATED, axum::Json(member)))
 }
 
@@ -181,7 +181,7 @@ async fn export_workspace(
     use axum::response::IntoResponse;
     let access = workspaces::access(&ctx, &auth.user, &slug).await?;
     let stream = crate::core::export::zip_stream(&ctx, &access).await?;
-    let disposition = format!("attachment; filename=\"{}.zip\"", access.slug);
+    let disposition = format!("attachment; filename=\"{}.zip\"", access.slug());
     Ok((
         [
             (axum::http::header::CONTENT_TYPE, "application/zip".to_owned()),

@@ -22,7 +22,7 @@ use std::ops::Range;
 use pulldown_cmark::{Event, LinkType, Options, Parser, Tag, TagEnd};
 use yaml_rust2::{Yaml, YamlLoader};
 
-use crate::core::slug;
+use crate::ids::{Slug, normalize_tag};
 
 /// Everything [`parse`] reads out of one page.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -63,7 +63,7 @@ pub struct Parsed {
 pub struct WikiLink {
     /// Raw text before `|` (and before any `#anchor`), trimmed.
     pub target: String,
-    /// The page it points to: `target` itself when that is a valid slug, else `slug::derive(target)`.
+    /// The page it points to: `target` itself when that is a valid slug, else `Slug::derive(target)`.
     pub slug: String,
     /// Text after `|`, inline markup flattened, trimmed, if non-empty.
     pub label: Option<String>,
@@ -76,7 +76,7 @@ pub struct Heading {
     pub level: u8,
     /// Inline markup flattened to text, trimmed.
     pub text: String,
-    /// `slug::derive(text)` (or the heading's explicit `{#id}`, or `section` when that is
+    /// `Slug::derive(text)` (or the heading's explicit `{#id}`, or `section` when that is
     /// empty), made unique within the document by appending `-1`, `-2` … for repeats.
     pub anchor: String,
 }
@@ -199,7 +199,7 @@ fn is_fence(line: &str, closing: bool) -> bool {
 
 /// The slug a wikilink target points to.
 fn resolve(target: &str) -> String {
-    if slug::is_valid(target) { target.to_owned() } else { slug::derive(target) }
+    if Slug::is_valid(target) { target.to_owned() } else { Slug::derive(target) }
 }
 
 /// The target of a wikilink from its raw destination (the text before `|`): cut at the
@@ -269,10 +269,7 @@ fn scalar_text(value: &Yaml) -> Option<String> {
 }
 
 fn push_front_tag(raw: &str, tags: &mut Vec<String>) {
-    let tag = raw.trim().trim_start_matches('#').trim();
-    if !tag.is_empty() {
-        tags.push(tag.to_lowercase());
-    }
+    tags.extend(normalize_tag(raw));
 }
 
 /// The block an inline event belongs to, as far as this module cares.
@@ -509,7 +506,7 @@ impl<'a> Walker<'a> {
 
     fn record_heading(&mut self, level: u8, id: Option<String>) {
         let text = self.inline.trim().to_owned();
-        let mut base = id.unwrap_or_else(|| slug::derive(&text));
+        let mut base = id.unwrap_or_else(|| Slug::derive(&text));
         if base.is_empty() {
             base = EMPTY_ANCHOR.to_owned();
         }
@@ -574,7 +571,7 @@ fn scan_tags(text: &str, tags: &mut Vec<String>) {
                 let word = &rest[..len];
                 let tag = word.trim_end_matches(['-', '/']);
                 if tag.chars().any(char::is_alphabetic) {
-                    tags.push(tag.to_lowercase());
+                    tags.extend(normalize_tag(tag));
                 }
                 prev = word.chars().next_back();
                 i += 1 + len;

@@ -3,15 +3,12 @@
 
 use similar::{ChangeTag, TextDiff};
 
-use super::read::live_row;
-use super::{Actor, Diff, HistoryEntry, Revision};
+use super::rows::{self, RevRow};
+use super::{Diff, HistoryEntry, Revision};
 use crate::core::Ctx;
+use crate::core::paging::Paging;
 use crate::core::workspaces::Access;
 use crate::error::{Error, Result};
-
-pub fn revision_not_found(sha: &str) -> Error {
-    Error::not_found("revision_not_found", format!("no revision '{sha}' of this page"))
-}
 
 /// The text of a page at a revision: by blob id when the index has it, else by path in
 /// the commit (rows written before blob ids were kept).
@@ -22,7 +19,7 @@ pub async fn read_blob(
     path: &str,
     blob: Option<&str>,
 ) -> Result<Option<String>> {
-    let dir = ctx.workspace_dir(&access.slug);
+    let dir = ctx.workspace_dir(access.slug());
     let bytes = match blob.and_then(|b| git2::Oid::from_str(b).ok()) {
         Some(oid) => crate::git::read(dir, move |r| crate::git::read_blob(r, oid)).await?,
         None => {
@@ -34,42 +31,6 @@ pub async fn read_blob(
     Ok(bytes.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
-struct RevRow {
-    id: i64,
-    sha: String,
-    path: String,
-    blob: Option<String>,
-    title: String,
-    message: String,
-    author: Actor,
-    created_at: String,
-}
-
-const REV_SELECT: &str =
-    "SELECT id, sha, path, blob, title, message, COALESCE(author_id, 0), author_name, created_at FROM revisions";
-
-type RevTuple = (i64, String, String, Option<String>, String, String, i64, String, String);
-
-fn rev(t: RevTuple) -> RevRow {
-    RevRow {
-        id: t.0,
-        sha: t.1,
-        path: t.2,
-        blob: t.3,
-        title: t.4,
-        message: t.5,
-        author: Actor { id: t.6, name: t.7 },
-        created_at: t.8,
-    }
-}
-
-async fn find_rev(ctx: &Ctx, page_id: i64, sha: &str) -> Result<RevRow> {
-    let sql = format!("{REV_SELECT} WHERE page_id = $1 AND sha = $2");
-    let t: Option<RevTuple> =
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(page_id).bind(sha.trim()).fetch_optional(&ctx.db.pool).await?;
-    t.map(rev).ok_or_else(|| revision_not_found(sha))
-}
-
 async fn content_of(ctx: &Ctx, access: &Access, r: &RevRow) -> Result<String> {
     read_blob(ctx, access, &r.sha, &r.path, r.blob.as_deref())
         .await?
@@ -77,29 +38,27 @@ async fn content_of(ctx: &Ctx, access: &Access, r: &RevRow) -> Result<String> {
 }
 
 /// Revisions of a live page, newest first.
-pub async fn list(ctx: &Ctx, access: &Access, slug: &str, limit: i64, offset: i64) -> Result<(Vec<HistoryEntry>, i64)> {
+pub async fn list(ctx: &Ctx, access: &Access, slug: &str, paging: Paging) -> Result<(Vec<HistoryEntry>, i64)> {
     let mut conn = ctx.db.pool.acquire().await?;
-    let page = live_row(&mut conn, access.workspace_id, slug).await?;
-    let sql = format!("{REV_SELECT} WHERE page_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3");
-    let rows: Vec<RevTuple> =
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(page.id).bind(limit).bind(offset).fetch_all(&mut *conn).await?;
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM revisions WHERE page_id = $1")
-        .bind(page.id)
-        .fetch_one(&mut *conn)
-        .await?;
-    let items = rows
+    let page = rows::live(&mut conn, access.workspace_id(), slug).await?;
+    let (revs, total) = rows::revisions(&mut conn, page.id, paging).await?;
+    let items = revs
         .into_iter()
-        .map(rev)
         .map(|r| HistoryEntry { sha: r.sha, message: r.message, author: r.author, created_at: r.created_at })
         .collect();
     Ok((items, total))
 }
 
+/// Revision `sha` of page `page_id`, or 404.
+async fn find_rev(conn: &mut sqlx::AnyConnection, page_id: i64, sha: &str) -> Result<RevRow> {
+    rows::revision(conn, page_id, sha).await?.ok_or_else(|| Error::revision_not_found(sha))
+}
+
 pub async fn get(ctx: &Ctx, access: &Access, slug: &str, sha: &str) -> Result<Revision> {
     let mut conn = ctx.db.pool.acquire().await?;
-    let page = live_row(&mut conn, access.workspace_id, slug).await?;
+    let page = rows::live(&mut conn, access.workspace_id(), slug).await?;
+    let r = find_rev(&mut conn, page.id, sha).await?;
     drop(conn);
-    let r = find_rev(ctx, page.id, sha).await?;
     let content = content_of(ctx, access, &r).await?;
     Ok(Revision { sha: r.sha, content, title: r.title, author: r.author, created_at: r.created_at, message: r.message })
 }
@@ -107,25 +66,13 @@ pub async fn get(ctx: &Ctx, access: &Access, slug: &str, sha: &str) -> Result<Re
 /// The diff from `against` (default: the revision before `sha`) to `sha`.
 pub async fn diff(ctx: &Ctx, access: &Access, slug: &str, sha: &str, against: Option<&str>) -> Result<Diff> {
     let mut conn = ctx.db.pool.acquire().await?;
-    let page = live_row(&mut conn, access.workspace_id, slug).await?;
-    drop(conn);
-    let to = find_rev(ctx, page.id, sha).await?;
+    let page = rows::live(&mut conn, access.workspace_id(), slug).await?;
+    let to = find_rev(&mut conn, page.id, sha).await?;
     let from = match against {
-        Some(a) => Some(find_rev(ctx, page.id, a).await?),
-        None => {
-            let sql = format!(
-                "{REV_SELECT} WHERE page_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
-                 ORDER BY created_at DESC, id DESC LIMIT 1"
-            );
-            let t: Option<RevTuple> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                .bind(page.id)
-                .bind(&to.created_at)
-                .bind(to.id)
-                .fetch_optional(&ctx.db.pool)
-                .await?;
-            t.map(rev)
-        }
+        Some(a) => Some(find_rev(&mut conn, page.id, a).await?),
+        None => rows::revision_before(&mut conn, page.id, &to).await?,
     };
+    drop(conn);
     let new = content_of(ctx, access, &to).await?;
     let old = match &from {
         Some(f) => content_of(ctx, access, f).await?,

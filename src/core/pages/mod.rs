@@ -1,12 +1,14 @@
 //! Pages: the write path, reads, history and trash (CONTRACT §5).
 //!
-//! Every write goes through [`save::apply`]: files first (one git commit per page
+//! Every write goes through [`save::Writer`]: files first (one git commit per page
 //! change), then one database transaction holding the page rows, revisions, tags, links,
-//! the workspace head and the outbox events. Reads come from the database index.
+//! the workspace head and the outbox events. Reads come from the database index. All SQL
+//! on pages is in [`rows`]; the operations in [`ops`], [`read`] and [`history`] decide.
 
 pub mod history;
 pub mod ops;
 pub mod read;
+pub mod rows;
 pub mod save;
 
 use serde::Serialize;

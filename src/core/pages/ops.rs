@@ -3,20 +3,17 @@
 //! reads the current state under the workspace's write lock, decides, and commits
 //! through [`Writer`].
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
-use serde_json::json;
-
-use super::read::{Row, State, find_row, live_row, page_from_row};
+use super::rows::{self, Row, State};
 use super::save::{Action, Change, PageState, Parent, Writer, check_content, new_uid};
 use super::{MAX_TITLE_CHARS, Page};
 use crate::core::Ctx;
-use crate::core::accounts::User;
-use crate::core::slug;
+use crate::core::users::User;
 use crate::core::workspaces::Access;
 use crate::error::{Error, Result};
 use crate::git;
+use crate::ids::Slug;
 use crate::markdown::{self, Parsed};
 
 /// Runs `op` under the workspace's write lock and always releases it.
@@ -33,7 +30,7 @@ macro_rules! locked {
 fn clean_title(title: &str) -> Result<Option<String>> {
     let t = title.split(['\r', '\n']).map(str::trim).collect::<Vec<_>>().join(" ").trim().to_owned();
     if t.chars().count() > MAX_TITLE_CHARS {
-        return Err(Error::bad_request("title_too_long", format!("a title has at most {MAX_TITLE_CHARS} characters")));
+        return Err(Error::title_too_long(MAX_TITLE_CHARS));
     }
     Ok((!t.is_empty()).then_some(t))
 }
@@ -83,19 +80,17 @@ pub async fn create(ctx: &Ctx, access: &Access, user: &User, req: NewPage) -> Re
     check_content(&content)?;
     let requested = req.title.as_deref().map(clean_title).transpose()?.flatten();
     let slug = match (&req.slug, &requested) {
-        (Some(s), _) => s.clone(),
-        (None, Some(t)) => slug::derive(t),
-        (None, None) => {
-            return Err(Error::bad_request("title_or_slug_required", "give a title or a slug"));
-        }
-    };
-    slug::validate(&slug)?;
+        (Some(s), _) => Slug::parse(s)?,
+        (None, Some(t)) => Slug::parse(&Slug::derive(t))?,
+        (None, None) => return Err(Error::title_or_slug_required()),
+    }
+    .into_string();
     let parsed = Arc::new(markdown::parse(&content));
     let title = decide_title(requested, &parsed, None, &slug);
-    let ws = access.workspace_id;
+    let ws = access.workspace_id();
     locked!(ctx, access, |w| {
-        if find_row(w.conn(), ws, &slug, State::Any).await?.is_some() {
-            return Err(Error::conflict("page_exists", format!("a page '{slug}' exists (perhaps in the trash)")));
+        if rows::find(w.conn(), ws, &slug, State::Any).await?.is_some() {
+            return Err(Error::page_exists(&slug));
         }
         let parent = match &req.parent {
             Some(p) => {
@@ -125,9 +120,7 @@ pub async fn create(ctx: &Ctx, access: &Access, user: &User, req: NewPage) -> Re
 }
 
 async fn parent_row(w: &mut Writer, ws: i64, slug: &str) -> Result<Row> {
-    find_row(w.conn(), ws, slug, State::Live)
-        .await?
-        .ok_or_else(|| Error::bad_request("parent_not_found", format!("no live page '{slug}' to be the parent")))
+    rows::find(w.conn(), ws, slug, State::Live).await?.ok_or_else(|| Error::parent_not_found(slug))
 }
 
 pub struct PageUpdate {
@@ -138,11 +131,6 @@ pub struct PageUpdate {
     pub message: Option<String>,
 }
 
-fn stale(current: &str) -> Error {
-    Error::conflict("stale_revision", "the page changed since base_revision; reload it or send merge: true")
-        .with_extra("current_revision", json!(current))
-}
-
 /// Updates a page. A stale `base_revision` is 409 with the current revision; with
 /// `merge` the edit is merged three-way against its base, and only overlapping changes
 /// are 409, carrying the merged text with conflict markers.
@@ -151,27 +139,21 @@ pub async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &str, req: Pa
         check_content(c)?;
     }
     let requested = req.title.as_deref().map(clean_title).transpose()?.flatten();
-    let ws = access.workspace_id;
+    let ws = access.workspace_id();
     locked!(ctx, access, |w| {
-        let row = live_row(w.conn(), ws, slug).await?;
+        let row = rows::live(w.conn(), ws, slug).await?;
         let mut content = req.content.clone().unwrap_or_else(|| row.content.clone());
         if let Some(base) = req.base_revision.as_deref().map(str::trim)
             && base != row.revision
         {
             if !req.merge || req.content.is_none() {
-                return Err(stale(&row.revision));
+                return Err(Error::stale_revision(&row.revision));
             }
-            let base_content = revision_content(&mut w, row.id, base).await?.ok_or_else(|| stale(&row.revision))?;
+            let base_content =
+                revision_content(&mut w, row.id, base).await?.ok_or_else(|| Error::stale_revision(&row.revision))?;
             match diffy::merge(&base_content, &row.content, &content) {
                 Ok(merged) => content = merged,
-                Err(conflicted) => {
-                    return Err(Error::conflict(
-                        "merge_conflict",
-                        "the edit overlaps a newer change; resolve the conflict markers and save against current_revision",
-                    )
-                    .with_extra("current_revision", json!(row.revision))
-                    .with_extra("merged", json!(conflicted)));
-                }
+                Err(conflicted) => return Err(Error::merge_conflict(&row.revision, &conflicted)),
             }
             check_content(&content)?;
         }
@@ -179,7 +161,7 @@ pub async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &str, req: Pa
         let title = decide_title(requested.clone(), &parsed, Some(&row.title), &row.slug);
         if content == row.content && title == row.title {
             // Nothing to save: no empty commit.
-            return page_from_row(w.conn(), access, row).await;
+            return rows::page_of(w.conn(), access.slug(), row).await;
         }
         let summary = match req.message.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
             Some(m) => m.to_owned(),
@@ -199,43 +181,28 @@ pub async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &str, req: Pa
 /// The content of revision `sha` of page `page_id`, if it is one of its revisions (read
 /// on the writer's own connection: the lock holds it).
 async fn revision_content(w: &mut Writer, page_id: i64, sha: &str) -> Result<Option<String>> {
-    let row: Option<(String, Option<String>)> =
-        sqlx::query_as("SELECT path, blob FROM revisions WHERE page_id = $1 AND sha = $2")
-            .bind(page_id)
-            .bind(sha)
-            .fetch_optional(w.conn())
-            .await?;
-    let Some((path, blob)) = row else { return Ok(None) };
-    super::history::read_blob(&w.ctx, &w.access, sha, &path, blob.as_deref()).await
+    let Some(r) = rows::revision(w.conn(), page_id, sha).await? else { return Ok(None) };
+    super::history::read_blob(&w.ctx, &w.access, &r.sha, &r.path, r.blob.as_deref()).await
 }
 
 /// Moves a page (and its subtree) under `parent`, or to the top level with None.
 pub async fn move_page(ctx: &Ctx, access: &Access, user: &User, slug: &str, parent: Option<&str>) -> Result<Page> {
-    let ws = access.workspace_id;
+    let ws = access.workspace_id();
     locked!(ctx, access, |w| {
-        let row = live_row(w.conn(), ws, slug).await?;
+        let row = rows::live(w.conn(), ws, slug).await?;
         let new_parent = match parent {
             Some(p) => {
                 let p = parent_row(&mut w, ws, p).await?;
-                // Walk up from the new parent: meeting the page means a cycle.
-                let mut cursor = Some(p.id);
-                for _ in 0..4096 {
-                    let Some(id) = cursor else { break };
-                    if id == row.id {
-                        return Err(Error::bad_request("move_cycle", "a page cannot move into its own subtree"));
-                    }
-                    cursor = sqlx::query_scalar("SELECT parent_id FROM pages WHERE id = $1")
-                        .bind(id)
-                        .fetch_optional(w.conn())
-                        .await?
-                        .flatten();
+                // The new parent, or one of its ancestors, being the page means a cycle.
+                if p.id == row.id || rows::ancestors(w.conn(), p.id).await?.iter().any(|(id, _)| *id == row.id) {
+                    return Err(Error::move_cycle());
                 }
                 Some(p)
             }
             None => None,
         };
         if new_parent.as_ref().map(|p| p.id) == row.parent_id {
-            return page_from_row(w.conn(), access, row).await;
+            return rows::page_of(w.conn(), access.slug(), row).await;
         }
         let summary = match &new_parent {
             Some(p) => format!("Move {} under {}", row.title, p.title),
@@ -262,16 +229,16 @@ pub async fn rename(
     new_slug: &str,
     title: Option<&str>,
 ) -> Result<Page> {
-    slug::validate(new_slug)?;
+    Slug::parse(new_slug)?;
     let requested = title.map(clean_title).transpose()?.flatten();
-    let ws = access.workspace_id;
+    let ws = access.workspace_id();
     locked!(ctx, access, |w| {
-        let row = live_row(w.conn(), ws, slug).await?;
+        let row = rows::live(w.conn(), ws, slug).await?;
         if new_slug == slug && requested.as_ref().is_none_or(|t| *t == row.title) {
-            return page_from_row(w.conn(), access, row).await;
+            return rows::page_of(w.conn(), access.slug(), row).await;
         }
-        if new_slug != slug && find_row(w.conn(), ws, new_slug, State::Any).await?.is_some() {
-            return Err(Error::conflict("page_exists", format!("a page '{new_slug}' exists (perhaps in the trash)")));
+        if new_slug != slug && rows::find(w.conn(), ws, new_slug, State::Any).await?.is_some() {
+            return Err(Error::page_exists(new_slug));
         }
         let title = requested.clone().unwrap_or_else(|| row.title.clone());
         let mut changes = vec![Change {
@@ -282,17 +249,8 @@ pub async fn rename(
             previous_slug: Some(slug.to_owned()),
         }];
         if new_slug != slug {
-            let linking: Vec<String> = sqlx::query_scalar(
-                "SELECT DISTINCT p.slug FROM page_links l JOIN pages p ON p.id = l.page_id \
-                 WHERE l.workspace_id = $1 AND l.target = $2 AND p.deleted_at IS NULL AND p.id <> $3",
-            )
-            .bind(ws)
-            .bind(slug)
-            .bind(row.id)
-            .fetch_all(w.conn())
-            .await?;
-            for other in linking {
-                let o = live_row(w.conn(), ws, &other).await?;
+            for other in rows::backlinks(w.conn(), ws, row.id, slug).await? {
+                let o = rows::live(w.conn(), ws, &other.slug).await?;
                 if let Some(content) = markdown::rewrite_links(&o.content, slug, new_slug) {
                     check_content(&content)?;
                     changes.push(Change {
@@ -314,37 +272,16 @@ pub async fn rename(
 /// Moves a page to the trash; with live children only when `recursive` (then the whole
 /// subtree goes, one commit per page).
 pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &str, recursive: bool) -> Result<()> {
-    let ws = access.workspace_id;
+    let ws = access.workspace_id();
     locked!(ctx, access, |w| {
-        let row = live_row(w.conn(), ws, slug).await?;
-        let mut subtree = vec![row];
-        let mut seen: HashSet<i64> = HashSet::new();
-        let mut i = 0;
-        while i < subtree.len() {
-            let id = subtree[i].id;
-            seen.insert(id);
-            let kids: Vec<String> = sqlx::query_scalar(
-                "SELECT slug FROM pages WHERE workspace_id = $1 AND parent_id = $2 AND deleted_at IS NULL",
-            )
-            .bind(ws)
-            .bind(id)
-            .fetch_all(w.conn())
-            .await?;
-            if !kids.is_empty() && !recursive {
-                return Err(Error::conflict(
-                    "page_has_children",
-                    format!("'{slug}' has live child pages; delete with recursive=true to trash the subtree"),
-                ));
-            }
-            for k in kids {
-                let child = live_row(w.conn(), ws, &k).await?;
-                if !seen.contains(&child.id) {
-                    subtree.push(child);
-                }
-            }
-            i += 1;
+        let row = rows::live(w.conn(), ws, slug).await?;
+        let descendants = rows::descendants(w.conn(), ws, row.id).await?;
+        if !descendants.is_empty() && !recursive {
+            return Err(Error::page_has_children(slug));
         }
-        // Children first, so every commit leaves a consistent tree.
+        let mut subtree = vec![row];
+        subtree.extend(descendants);
+        // Deepest first, so every commit leaves a consistent tree.
         let changes = subtree
             .iter()
             .rev()
@@ -361,23 +298,14 @@ pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &str, recursi
     })
 }
 
-fn not_in_trash(slug: &str) -> Error {
-    Error::not_found("trash_entry_not_found", format!("no page '{slug}' in the trash"))
-}
-
 /// Restores a trashed page: under its parent if that is live, else at the top level.
 pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &str) -> Result<Page> {
-    let ws = access.workspace_id;
+    let ws = access.workspace_id();
     locked!(ctx, access, |w| {
-        let row = find_row(w.conn(), ws, slug, State::Trashed).await?.ok_or_else(|| not_in_trash(slug))?;
+        let row =
+            rows::find(w.conn(), ws, slug, State::Trashed).await?.ok_or_else(|| Error::trash_entry_not_found(slug))?;
         let parent_live = match row.parent_id {
-            Some(pid) => {
-                sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM pages WHERE id = $1 AND deleted_at IS NULL")
-                    .bind(pid)
-                    .fetch_one(w.conn())
-                    .await?
-                    > 0
-            }
+            Some(pid) => rows::is_live(w.conn(), pid).await?,
             None => false,
         };
         let parent = if parent_live { parent_of(&row) } else { None };
@@ -396,9 +324,10 @@ pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &
 /// included. (Its old commits stay in the repository's history, as in any git
 /// repository; see docs/operations.md.)
 pub async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &str) -> Result<()> {
-    let ws = access.workspace_id;
+    let ws = access.workspace_id();
     locked!(ctx, access, |w| {
-        let row = find_row(w.conn(), ws, slug, State::Trashed).await?.ok_or_else(|| not_in_trash(slug))?;
+        let row =
+            rows::find(w.conn(), ws, slug, State::Trashed).await?.ok_or_else(|| Error::trash_entry_not_found(slug))?;
         let change = Change {
             action: Action::Purge,
             summary: format!("Purge {}", row.title),
@@ -413,11 +342,10 @@ pub async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &str) -> Resul
 
 /// Restores the content of an earlier revision as a new revision.
 pub async fn restore_revision(ctx: &Ctx, access: &Access, user: &User, slug: &str, sha: &str) -> Result<Page> {
-    let ws = access.workspace_id;
+    let ws = access.workspace_id();
     locked!(ctx, access, |w| {
-        let row = live_row(w.conn(), ws, slug).await?;
-        let content =
-            revision_content(&mut w, row.id, sha).await?.ok_or_else(|| super::history::revision_not_found(sha))?;
+        let row = rows::live(w.conn(), ws, slug).await?;
+        let content = revision_content(&mut w, row.id, sha).await?.ok_or_else(|| Error::revision_not_found(sha))?;
         let parsed = Arc::new(markdown::parse(&content));
         let title = decide_title(None, &parsed, Some(&row.title), &row.slug);
         let short: String = sha.chars().take(7).collect();

@@ -13,15 +13,15 @@ use serde_json::json;
 use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, Connection};
 
+use super::rows::{self, IndexedPage, RevisionRow};
 use super::{Actor, Page};
 use crate::core::Ctx;
-use crate::core::accounts::User;
+use crate::core::users::User;
 use crate::core::workspaces::Access;
 use crate::error::{Error, Result};
 use crate::git::{self, FileChange, WorkspaceRepo};
 use crate::markdown::{self, Parsed};
 use crate::store::Backend;
-use crate::time::now_rfc3339;
 
 /// What a commit did to its page (its `Cairn-Action` trailer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub struct PageState {
 
 impl PageState {
     pub fn path(&self) -> String {
-        if self.trashed { git::trash_path(&self.slug) } else { git::live_path(&self.slug) }
+        git::page_path(&self.slug, self.trashed)
     }
 }
 
@@ -145,12 +145,15 @@ impl Writer {
     /// Takes the workspace's write lock. Fails fast (503) when the database is down,
     /// before anything is written.
     pub async fn begin(ctx: &Ctx, access: &Access) -> Result<Writer> {
-        let repo = ctx.repo(&access.slug)?;
+        let repo = ctx.repo(access.slug())?;
         let local = repo.write_lock.clone().lock_owned().await;
         let mut conn = ctx.db.pool.acquire().await?;
         let mut pg_locked = false;
         if ctx.db.backend == Backend::Postgres {
-            sqlx::query("SELECT pg_advisory_lock($1)").bind(lock_key(access.workspace_id)).execute(&mut *conn).await?;
+            sqlx::query("SELECT pg_advisory_lock($1)")
+                .bind(lock_key(access.workspace_id()))
+                .execute(&mut *conn)
+                .await?;
             pg_locked = true;
         }
         Ok(Writer { ctx: ctx.clone(), access: access.clone(), repo, conn: Some(conn), pg_locked, _local: local })
@@ -165,7 +168,7 @@ impl Writer {
         if self.pg_locked
             && let Some(conn) = self.conn.as_mut()
         {
-            let key = lock_key(self.access.workspace_id);
+            let key = lock_key(self.access.workspace_id());
             if sqlx::query("SELECT pg_advisory_unlock($1)").bind(key).execute(&mut **conn).await.is_ok() {
                 self.pg_locked = false;
             }
@@ -180,8 +183,9 @@ impl Writer {
         if changes.is_empty() {
             return Ok(vec![]);
         }
-        let now = now_rfc3339();
-        let time = chrono::Utc::now().timestamp();
+        let clock_now = self.ctx.clock.now();
+        let now = clock_now.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+        let time = clock_now.timestamp();
         // Parse each page once: for its tags and links in the index and in the answer.
         for c in &mut changes {
             if c.state.parsed.is_none() && c.action != Action::Purge {
@@ -255,7 +259,7 @@ impl Writer {
                     created_at,
                     updated_at: now.clone(),
                     updated_by: actor.clone(),
-                    workspace: self.access.slug.clone(),
+                    workspace: self.access.slug().to_owned(),
                 }
             })
             .collect())
@@ -264,17 +268,17 @@ impl Writer {
     /// Writes the index rows of committed changes in one transaction; answers each
     /// page's creation time (kept from its row, or now for a new page).
     async fn index(&mut self, user: &User, changes: &[Change], shas: &[String], now: &str) -> Result<Vec<String>> {
-        let ws_id = self.access.workspace_id;
-        let ws_slug = self.access.slug.clone();
+        let ws_id = self.access.workspace_id();
+        let ws_slug = self.access.slug().to_owned();
         let mut created = Vec::with_capacity(changes.len());
         let mut tx = self.conn().begin().await?;
         // The first statement writes, so SQLite takes its write lock at once (a read
         // first would pin a snapshot that a concurrent writer could invalidate).
-        set_head_in_tx(&mut tx, ws_id, shas.last().expect("at least one commit")).await?;
+        rows::set_head_in_tx(&mut tx, ws_id, shas.last().expect("at least one commit")).await?;
         for (change, sha) in changes.iter().zip(shas) {
             let st = &change.state;
             if change.action == Action::Purge {
-                purge_rows_in_tx(&mut tx, ws_id, &st.uid).await?;
+                rows::purge_in_tx(&mut tx, ws_id, &st.uid).await?;
                 created.push(now.to_owned());
             } else {
                 let row = IndexedPage {
@@ -292,9 +296,9 @@ impl Writer {
                     deleted: st.trashed.then(|| (now.to_owned(), user.id)),
                     parsed: st.parsed.clone(),
                 };
-                let (page_id, created_at) = upsert_page_in_tx(&mut tx, ws_id, &row).await?;
+                let (page_id, created_at) = rows::upsert_page_in_tx(&mut tx, ws_id, &row).await?;
                 created.push(created_at);
-                insert_revision_in_tx(
+                rows::insert_revision_in_tx(
                     &mut tx,
                     ws_id,
                     page_id,
@@ -323,13 +327,7 @@ impl Writer {
                 data["previous_slug"] = json!(prev);
             }
             let payload = json!({"type": change.action.event(), "timestamp": now, "data": data});
-            sqlx::query("INSERT INTO events (workspace_id, type, payload, created_at) VALUES ($1, $2, $3, $4)")
-                .bind(ws_id)
-                .bind(change.action.event())
-                .bind(payload.to_string())
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
+            rows::insert_event_in_tx(&mut tx, ws_id, change.action.event(), &payload.to_string(), now).await?;
         }
         tx.commit().await?;
         Ok(created)
@@ -370,164 +368,6 @@ fn commit_message(c: &Change, actor: i64, time: &str) -> String {
     )
 }
 
-/// A page's index row, as a save or `reindex` writes it.
-pub struct IndexedPage {
-    pub uid: String,
-    pub slug: String,
-    pub title: String,
-    pub content: String,
-    pub parent_uid: Option<String>,
-    pub path: String,
-    pub revision: String,
-    /// Used only when the row is new.
-    pub created_at: String,
-    pub created_by: i64,
-    pub updated_at: String,
-    pub updated_by: i64,
-    /// When and by whom it was trashed; None for a live page.
-    pub deleted: Option<(String, i64)>,
-    /// `content` parsed, when the caller has it already.
-    pub parsed: Option<Arc<Parsed>>,
-}
-
-pub struct RevisionRow {
-    pub sha: String,
-    pub path: String,
-    pub blob: Option<String>,
-    pub action: String,
-    pub title: String,
-    pub message: String,
-    pub author_id: Option<i64>,
-    pub author_name: String,
-    pub created_at: String,
-}
-
-pub async fn set_head_in_tx(tx: &mut AnyConnection, ws_id: i64, head: &str) -> Result<()> {
-    sqlx::query(
-        "INSERT INTO workspace_heads (workspace_id, head) VALUES ($1, $2) \
-         ON CONFLICT (workspace_id) DO UPDATE SET head = excluded.head",
-    )
-    .bind(ws_id)
-    .bind(head)
-    .execute(&mut *tx)
-    .await?;
-    Ok(())
-}
-
-/// Writes (inserts or updates) a page's row, tags and links; answers its row id and
-/// creation time.
-pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPage) -> Result<(i64, String)> {
-    let parsed = match &p.parsed {
-        Some(parsed) => parsed.clone(),
-        None => Arc::new(markdown::parse(&p.content)),
-    };
-    let (deleted_at, deleted_by) = match &p.deleted {
-        Some((at, by)) => (Some(at.clone()), Some(*by)),
-        None => (None, None),
-    };
-    // One statement for new and existing rows: the row is keyed by the page id kept in
-    // the commit trailers, and creation fields are written only once.
-    let (page_id, created_at): (i64, String) = sqlx::query_as(
-        "INSERT INTO pages (workspace_id, uid, slug, title, content, body, parent_id, path, revision, \
-         created_at, created_by, updated_at, updated_by, deleted_at, deleted_by) \
-         VALUES ($1, $2, $3, $4, $5, $6, (SELECT id FROM pages WHERE workspace_id = $1 AND uid = $7), \
-                 $8, $9, $10, $11, $12, $13, $14, $15) \
-         ON CONFLICT (workspace_id, uid) DO UPDATE SET slug = excluded.slug, title = excluded.title, \
-           content = excluded.content, body = excluded.body, parent_id = excluded.parent_id, path = excluded.path, \
-           revision = excluded.revision, updated_at = excluded.updated_at, updated_by = excluded.updated_by, \
-           deleted_at = excluded.deleted_at, deleted_by = excluded.deleted_by \
-         RETURNING id, created_at",
-    )
-    .bind(ws_id)
-    .bind(&p.uid)
-    .bind(&p.slug)
-    .bind(&p.title)
-    .bind(&p.content)
-    .bind(&parsed.text)
-    .bind(&p.parent_uid)
-    .bind(&p.path)
-    .bind(&p.revision)
-    .bind(&p.created_at)
-    .bind(p.created_by)
-    .bind(&p.updated_at)
-    .bind(p.updated_by)
-    .bind(deleted_at)
-    .bind(deleted_by)
-    .fetch_one(&mut *tx)
-    .await?;
-    sqlx::query("DELETE FROM page_tags WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
-    let tags: Vec<&str> = parsed.tags.iter().map(String::as_str).collect();
-    insert_values(tx, "page_tags (page_id, workspace_id, tag)", page_id, ws_id, &tags, false).await?;
-    sqlx::query("DELETE FROM page_links WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
-    let links: Vec<&str> = parsed.links.iter().map(|l| l.slug.as_str()).collect();
-    insert_values(tx, "page_links (page_id, workspace_id, target, position)", page_id, ws_id, &links, true).await?;
-    Ok((page_id, created_at))
-}
-
-/// Multi-row inserts of `(page_id, workspace_id, value[, position])`, in chunks that stay
-/// far below both engines' bound-parameter limits (a 1 MiB page can hold 100,000 links).
-async fn insert_values(
-    tx: &mut AnyConnection,
-    into: &str,
-    page_id: i64,
-    ws_id: i64,
-    values: &[&str],
-    with_position: bool,
-) -> Result<()> {
-    const CHUNK: usize = 500;
-    for (c, chunk) in values.chunks(CHUNK).enumerate() {
-        let rows: Vec<String> = (0..chunk.len())
-            .map(|i| {
-                if with_position {
-                    format!("($1, $2, ${}, {})", i + 3, c * CHUNK + i)
-                } else {
-                    format!("($1, $2, ${})", i + 3)
-                }
-            })
-            .collect();
-        let sql = format!("INSERT INTO {into} VALUES {}", rows.join(", "));
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(page_id).bind(ws_id);
-        for v in chunk {
-            q = q.bind(*v);
-        }
-        q.execute(&mut *tx).await?;
-    }
-    Ok(())
-}
-
-pub async fn insert_revision_in_tx(tx: &mut AnyConnection, ws_id: i64, page_id: i64, r: &RevisionRow) -> Result<()> {
-    sqlx::query(
-        "INSERT INTO revisions (workspace_id, page_id, sha, path, blob, action, title, message, author_id, author_name, \
-         created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-    )
-    .bind(ws_id)
-    .bind(page_id)
-    .bind(&r.sha)
-    .bind(&r.path)
-    .bind(&r.blob)
-    .bind(&r.action)
-    .bind(&r.title)
-    .bind(&r.message)
-    .bind(r.author_id)
-    .bind(&r.author_name)
-    .bind(&r.created_at)
-    .execute(&mut *tx)
-    .await?;
-    Ok(())
-}
-
-async fn purge_rows_in_tx(tx: &mut AnyConnection, ws_id: i64, uid: &str) -> Result<()> {
-    let id: Option<i64> = sqlx::query_scalar("SELECT id FROM pages WHERE workspace_id = $1 AND uid = $2")
-        .bind(ws_id)
-        .bind(uid)
-        .fetch_optional(&mut *tx)
-        .await?;
-    let Some(id) = id else { return Ok(()) };
-    sqlx::query("UPDATE pages SET parent_id = NULL WHERE parent_id = $1").bind(id).execute(&mut *tx).await?;
-    sqlx::query("DELETE FROM pages WHERE id = $1").bind(id).execute(&mut *tx).await?;
-    Ok(())
-}
-
 /// A new page id for the `Cairn-Page` trailer.
 pub fn new_uid() -> String {
     uuid::Uuid::new_v4().simple().to_string()
@@ -536,10 +376,7 @@ pub fn new_uid() -> String {
 /// Refuses content over 1 MiB (exactly 1,048,576 bytes is allowed).
 pub fn check_content(content: &str) -> Result<()> {
     if content.len() > super::MAX_CONTENT_BYTES {
-        return Err(Error::bad_request(
-            "content_too_large",
-            format!("page content is {} bytes; the limit is {} bytes (1 MiB)", content.len(), super::MAX_CONTENT_BYTES),
-        ));
+        return Err(Error::content_too_large(content.len(), super::MAX_CONTENT_BYTES));
     }
     Ok(())
 }

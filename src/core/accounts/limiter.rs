@@ -4,7 +4,6 @@
 
 use crate::core::Ctx;
 use crate::error::{Error, Result};
-use crate::time::unix_now;
 
 /// Refuses the attempt (429 with `Retry-After`) while the pair is over the limit —
 /// even when the password would be right.
@@ -16,9 +15,8 @@ pub async fn check(ctx: &Ctx, email: &str, client: &str) -> Result<()> {
             .fetch_optional(&ctx.db.pool)
             .await?;
     if let Some((failures, first)) = row {
-        let window = ctx.config.login_window_secs as i64;
-        let ends = first + window;
-        let now = unix_now();
+        let ends = first + ctx.config.login_window_secs as i64;
+        let now = ctx.clock.unix();
         if now < ends && failures >= i64::from(ctx.config.login_max_failures) {
             return Err(Error::too_many_login_failures((ends - now) as u64));
         }
@@ -27,7 +25,7 @@ pub async fn check(ctx: &Ctx, email: &str, client: &str) -> Result<()> {
 }
 
 pub async fn record_failure(ctx: &Ctx, email: &str, client: &str) -> Result<()> {
-    let now = unix_now();
+    let now = ctx.clock.unix();
     let window_start = now - ctx.config.login_window_secs as i64;
     // A failure after the window has passed starts a new window.
     sqlx::query(
@@ -52,4 +50,15 @@ pub async fn clear(ctx: &Ctx, email: &str, client: &str) -> Result<()> {
         .execute(&ctx.db.pool)
         .await?;
     Ok(())
+}
+
+/// Forgets failures whose window has passed (they limit nothing any more); answers how
+/// many rows went. Run by the maintenance worker.
+pub async fn prune(ctx: &Ctx) -> Result<u64> {
+    let window_start = ctx.clock.unix() - ctx.config.login_window_secs as i64;
+    let done = sqlx::query("DELETE FROM login_failures WHERE first_failure_at <= $1")
+        .bind(window_start)
+        .execute(&ctx.db.pool)
+        .await?;
+    Ok(done.rows_affected())
 }

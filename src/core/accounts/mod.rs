@@ -1,0 +1,186 @@
+//! Accounts: registration, login sessions, profile, password and language — and the
+//! rules on them (password length, the failed-login limiter, session lifetime).
+
+pub mod limiter;
+
+use super::Ctx;
+use super::users::{self, User};
+use super::workspaces;
+use crate::auth::secrets;
+use crate::error::{Error, OrConflict, Result};
+use crate::ids::{Email, Slug};
+
+pub const SESSION_LIFETIME_SECS: i64 = 7 * 24 * 3600;
+pub const PASSWORD_MIN_LEN: usize = 8;
+/// Longer passwords are refused rather than hashed (a cheap denial-of-service guard).
+pub const PASSWORD_MAX_LEN: usize = 1024;
+
+/// A password must have 8 to 1,024 characters (CONTRACT §3).
+pub fn check_password(password: &str) -> Result<()> {
+    let n = password.chars().count();
+    if n < PASSWORD_MIN_LEN {
+        return Err(Error::password_too_short(PASSWORD_MIN_LEN));
+    }
+    if n > PASSWORD_MAX_LEN {
+        return Err(Error::password_too_long(PASSWORD_MAX_LEN));
+    }
+    Ok(())
+}
+
+/// Creates an account, its personal workspace (made its default) — all in one
+/// transaction — and answers the new user.
+pub async fn register(ctx: &Ctx, email: &str, password: &str, name: Option<&str>) -> Result<User> {
+    if ctx.config.disable_registration {
+        return Err(Error::registration_closed());
+    }
+    let email = Email::parse(email)?;
+    check_password(password)?;
+    let name = match name {
+        Some(n) => users::check_name(n)?,
+        None => email.local().to_owned(),
+    };
+    let hash = ctx.passwords.hash(password).await?;
+    let now = ctx.clock.rfc3339();
+
+    let mut tx = ctx.db.pool.begin().await?;
+    let user_id = sqlx::query_scalar::<_, i64>(
+        "INSERT INTO users (email, name, password_hash, language, created_at, credentials_since) \
+         VALUES ($1, $2, $3, 'en', $4, 0) RETURNING id",
+    )
+    .bind(email.as_str())
+    .bind(&name)
+    .bind(&hash)
+    .bind(&now)
+    .fetch_one(&mut *tx)
+    .await
+    .or_conflict(Error::email_taken)?;
+    let ws_name = format!("{name}'s workspace");
+    let slug = workspaces::free_slug_in_tx(&mut tx, &Slug::derive(email.local()), user_id).await?;
+    let ws_id = workspaces::insert_in_tx(&mut tx, &slug, &ws_name, user_id, &now).await?;
+    sqlx::query("UPDATE users SET default_workspace_id = $1 WHERE id = $2")
+        .bind(ws_id)
+        .bind(user_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    tracing::info!(user_id, workspace = %slug, "account registered");
+    users::get(ctx, user_id).await
+}
+
+/// Checks email and password (with the limiter) and opens a session; answers the user
+/// and the session secret for the cookie.
+pub async fn login(ctx: &Ctx, email: &str, password: &str, client: &str) -> Result<(User, String)> {
+    // Unparseable emails still count against the limiter under their raw form.
+    let email = match Email::parse(email) {
+        Ok(e) => e.as_str().to_owned(),
+        Err(_) => email.trim().to_lowercase().replace('\0', ""),
+    };
+    limiter::check(ctx, &email, client).await?;
+    let row: Option<(i64, String)> = sqlx::query_as("SELECT id, password_hash FROM users WHERE email = $1")
+        .bind(&email)
+        .fetch_optional(&ctx.db.pool)
+        .await?;
+    let (id, hash) = match row {
+        Some((id, hash)) => (Some(id), Some(hash)),
+        None => (None, None),
+    };
+    // An unknown email costs one hash verification too, so timing does not tell.
+    let ok = ctx.passwords.verify(password, hash).await?;
+    let Some(user_id) = id.filter(|_| ok) else {
+        limiter::record_failure(ctx, &email, client).await?;
+        return Err(Error::invalid_credentials());
+    };
+    limiter::clear(ctx, &email, client).await?;
+    let token = create_session(ctx, user_id).await?;
+    Ok((users::get(ctx, user_id).await?, token))
+}
+
+pub async fn create_session(ctx: &Ctx, user_id: i64) -> Result<String> {
+    let token = secrets::new_session_token();
+    sqlx::query("INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4)")
+        .bind(user_id)
+        .bind(secrets::sha256_hex(&token))
+        .bind(ctx.clock.rfc3339())
+        .bind(ctx.clock.unix() + SESSION_LIFETIME_SECS)
+        .execute(&ctx.db.pool)
+        .await?;
+    Ok(token)
+}
+
+pub async fn logout(ctx: &Ctx, session_id: i64) -> Result<()> {
+    sqlx::query("DELETE FROM sessions WHERE id = $1").bind(session_id).execute(&ctx.db.pool).await?;
+    Ok(())
+}
+
+/// Deletes sessions past their expiry (they no longer sign anyone in); answers how many
+/// went. Run by the maintenance worker.
+pub async fn prune_sessions(ctx: &Ctx) -> Result<u64> {
+    let done =
+        sqlx::query("DELETE FROM sessions WHERE expires_at <= $1").bind(ctx.clock.unix()).execute(&ctx.db.pool).await?;
+    Ok(done.rows_affected())
+}
+
+pub struct ProfileChange {
+    pub name: Option<String>,
+    pub email: Option<String>,
+    pub language: Option<String>,
+}
+
+pub async fn update_profile(ctx: &Ctx, user: &User, change: ProfileChange) -> Result<User> {
+    let name = change.name.as_deref().map(users::check_name).transpose()?;
+    let email = change.email.as_deref().map(Email::parse).transpose()?;
+    let language = change.language.as_deref().map(super::i18n::check_language).transpose()?;
+    sqlx::query(
+        "UPDATE users SET name = COALESCE($1, name), email = COALESCE($2, email), language = COALESCE($3, language) \
+         WHERE id = $4",
+    )
+    .bind(name)
+    .bind(email.as_ref().map(Email::as_str))
+    .bind(language)
+    .bind(user.id)
+    .execute(&ctx.db.pool)
+    .await
+    .or_conflict(Error::email_taken)?;
+    users::get(ctx, user.id).await
+}
+
+/// Changes the password. Every other session of the user ends and JWTs issued before
+/// now stop working; `keep_session` (the caller's own session, if any) stays.
+pub async fn change_password(
+    ctx: &Ctx,
+    user: &User,
+    current: &str,
+    new: &str,
+    keep_session: Option<i64>,
+) -> Result<()> {
+    let hash: String = sqlx::query_scalar("SELECT password_hash FROM users WHERE id = $1")
+        .bind(user.id)
+        .fetch_one(&ctx.db.pool)
+        .await?;
+    if !ctx.passwords.verify(current, Some(hash)).await? {
+        return Err(Error::wrong_password());
+    }
+    check_password(new)?;
+    let new_hash = ctx.passwords.hash(new).await?;
+    let mut tx = ctx.db.pool.begin().await?;
+    sqlx::query("UPDATE users SET password_hash = $1, credentials_since = $2 WHERE id = $3")
+        .bind(&new_hash)
+        .bind(ctx.clock.unix())
+        .bind(user.id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("DELETE FROM sessions WHERE user_id = $1 AND id <> $2")
+        .bind(user.id)
+        .bind(keep_session.unwrap_or(-1))
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    tracing::info!(user_id = user.id, "password changed; other sessions ended");
+    Ok(())
+}
+
+pub async fn set_language(ctx: &Ctx, user: &User, code: &str) -> Result<String> {
+    let code = super::i18n::check_language(code)?;
+    sqlx::query("UPDATE users SET language = $1 WHERE id = $2").bind(&code).bind(user.id).execute(&ctx.db.pool).await?;
+    Ok(code)
+}

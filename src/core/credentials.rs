@@ -1,0 +1,131 @@
+//! Turning a presented credential into a user — the one lookup every door uses (HTTP
+//! extracts the header and cookie; MCP passes its bearer).
+//!
+//! Credentials are tried in order (CONTRACT §3): a bearer starting with `svc_` is a
+//! personal access token, looked up by its SHA-256 (the plaintext is never stored) and
+//! compared in constant time; any other bearer is tried as a JWT; then the session
+//! cookie. A present but bad bearer is 401 — it never falls through to the cookie.
+
+use sqlx::Row;
+
+use super::Ctx;
+use super::users::{self, USER_COLUMNS, User};
+use crate::auth::secrets::{self, TOKEN_PREFIX};
+use crate::error::{Error, Result};
+
+/// How a request proved who it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential {
+    Session(i64),
+    Jwt,
+    Token(i64),
+}
+
+/// What a request carried.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Presented<'a> {
+    /// The value after `Bearer `.
+    pub bearer: Option<&'a str>,
+    /// The session cookie's value.
+    pub session: Option<&'a str>,
+}
+
+/// A user and how it signed in.
+#[derive(Debug, Clone)]
+pub struct Authenticated {
+    pub user: User,
+    pub credential: Credential,
+}
+
+impl Authenticated {
+    pub fn session_id(&self) -> Option<i64> {
+        match self.credential {
+            Credential::Session(id) => Some(id),
+            _ => None,
+        }
+    }
+}
+
+/// The caller, None when nothing was presented (or the session is unknown or expired);
+/// 401 for a bearer that does not check out.
+pub async fn authenticate(ctx: &Ctx, presented: Presented<'_>) -> Result<Option<Authenticated>> {
+    if let Some(bearer) = presented.bearer {
+        let bearer = bearer.trim();
+        let (user, credential) = if bearer.starts_with(TOKEN_PREFIX) {
+            personal_token(ctx, bearer).await?
+        } else {
+            (jwt(ctx, bearer).await?, Credential::Jwt)
+        };
+        return Ok(Some(Authenticated { user, credential }));
+    }
+    if let Some(token) = presented.session
+        && let Some((session_id, user)) = session(ctx, token).await?
+    {
+        return Ok(Some(Authenticated { user, credential: Credential::Session(session_id) }));
+    }
+    Ok(None)
+}
+
+async fn personal_token(ctx: &Ctx, bearer: &str) -> Result<(User, Credential)> {
+    let hash = secrets::sha256_hex(bearer);
+    let sql = format!(
+        "SELECT {USER_COLUMNS}, t.id AS token_id, t.token_hash, t.last_used_at FROM api_tokens t \
+         JOIN users u ON u.id = t.user_id LEFT JOIN workspaces w ON w.id = u.default_workspace_id \
+         WHERE t.token_hash = $1"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&hash).fetch_optional(&ctx.db.pool).await?;
+    let row = row.ok_or_else(Error::invalid_bearer)?;
+    let stored: String = row.try_get("token_hash")?;
+    if !secrets::constant_time_eq(&stored, &hash) {
+        return Err(Error::invalid_bearer());
+    }
+    let id: i64 = row.try_get("token_id")?;
+    let last_used: Option<String> = row.try_get("last_used_at")?;
+    touch_token(ctx, id, last_used.as_deref()).await;
+    Ok((users::from_row(&row)?, Credential::Token(id)))
+}
+
+async fn jwt(ctx: &Ctx, bearer: &str) -> Result<User> {
+    let claims = ctx.jwt.verify(bearer, ctx.clock.unix()).ok_or_else(Error::invalid_bearer)?;
+    let user_id: i64 = claims.sub.parse().map_err(|_| Error::invalid_bearer())?;
+    let user = users::find(ctx, user_id).await?.ok_or_else(Error::invalid_bearer)?;
+    // A password change voids every JWT issued before it.
+    if claims.iat < user.credentials_since {
+        return Err(Error::invalid_bearer());
+    }
+    Ok(user)
+}
+
+/// The session's id and its user, when the cookie names a live session (one query).
+async fn session(ctx: &Ctx, token: &str) -> Result<Option<(i64, User)>> {
+    let hash = secrets::sha256_hex(token);
+    let sql = format!(
+        "SELECT {USER_COLUMNS}, s.id AS session_id, s.token_hash FROM sessions s JOIN users u ON u.id = s.user_id \
+         LEFT JOIN workspaces w ON w.id = u.default_workspace_id WHERE s.token_hash = $1 AND s.expires_at > $2"
+    );
+    let row =
+        sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&hash).bind(ctx.clock.unix()).fetch_optional(&ctx.db.pool).await?;
+    let Some(row) = row else { return Ok(None) };
+    let stored: String = row.try_get("token_hash")?;
+    if !secrets::constant_time_eq(&stored, &hash) {
+        return Ok(None);
+    }
+    Ok(Some((row.try_get("session_id")?, users::from_row(&row)?)))
+}
+
+/// Records use at most once a minute per token, so reads stay reads.
+async fn touch_token(ctx: &Ctx, id: i64, last_used: Option<&str>) {
+    let stale = last_used
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .is_none_or(|t| ctx.clock.unix() - t.timestamp() >= 60);
+    if stale {
+        let r = sqlx::query("UPDATE api_tokens SET last_used_at = $1 WHERE id = $2")
+            .bind(ctx.clock.rfc3339())
+            .bind(id)
+            .execute(&ctx.db.pool)
+            .await;
+        if let Err(e) = r {
+            tracing::debug!(error = %e, "could not record token use");
+        }
+    }
+}

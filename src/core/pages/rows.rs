@@ -1,0 +1,619 @@
+//! Every SQL statement on pages, revisions, tags, links and workspace heads — the index
+//! that `reindex` can rebuild from the repositories. The operations in `read`, `ops`,
+//! `save` and `history` decide; this module only reads and writes rows.
+//!
+//! Statements run on a connection the caller passes: the writer's own (under the
+//! workspace lock), a pooled one for reads, or a transaction's.
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, AssertSqlSafe, Row as _};
+
+use super::{Actor, Page, PageRef, PageSummary, TrashEntry};
+use crate::core::paging::Paging;
+use crate::error::{Error, Result};
+use crate::markdown::{self, Parsed};
+
+/// How far up or down a parent chain any walk goes. Trees are far shallower; the bound
+/// only keeps a corrupted cycle from recursing forever.
+const MAX_DEPTH: i64 = 4096;
+
+/// Separates aggregated tags and links (neither can contain it).
+const SEP: &str = "\u{1f}";
+
+/// A page's index row.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub id: i64,
+    pub uid: String,
+    pub slug: String,
+    pub title: String,
+    pub content: String,
+    pub parent_id: Option<i64>,
+    pub parent_slug: Option<String>,
+    pub parent_uid: Option<String>,
+    pub revision: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub updated_by: Actor,
+    pub deleted_at: Option<String>,
+}
+
+const ROW_COLUMNS: &str = "SELECT p.id, p.uid, p.slug, p.title, p.content, p.parent_id, pp.slug AS parent_slug, \
+     pp.uid AS parent_uid, p.revision, p.created_at, p.updated_at, p.updated_by, \
+     COALESCE(u.name, '') AS updated_by_name, p.deleted_at";
+const ROW_FROM: &str =
+    "FROM pages p LEFT JOIN pages pp ON pp.id = p.parent_id LEFT JOIN users u ON u.id = p.updated_by";
+/// Tags and links of `p`, aggregated in the row query itself (`$3` is [`SEP`]).
+const AGGREGATES: &str = "(SELECT string_agg(t.tag, $3) FROM page_tags t WHERE t.page_id = p.id) AS tags, \
+     (SELECT string_agg(l.target, $3 ORDER BY l.position) FROM page_links l WHERE l.page_id = p.id) AS links";
+
+fn row_from(r: &AnyRow) -> Result<Row> {
+    Ok(Row {
+        id: r.try_get("id")?,
+        uid: r.try_get::<Option<String>, _>("uid")?.unwrap_or_default(),
+        slug: r.try_get("slug")?,
+        title: r.try_get("title")?,
+        content: r.try_get("content")?,
+        parent_id: r.try_get("parent_id")?,
+        parent_slug: r.try_get("parent_slug")?,
+        parent_uid: r.try_get("parent_uid")?,
+        revision: r.try_get("revision")?,
+        created_at: r.try_get("created_at")?,
+        updated_at: r.try_get("updated_at")?,
+        updated_by: Actor {
+            id: r.try_get::<Option<i64>, _>("updated_by")?.unwrap_or_default(),
+            name: r.try_get("updated_by_name")?,
+        },
+        deleted_at: r.try_get("deleted_at")?,
+    })
+}
+
+impl Row {
+    pub fn into_page(self, mut tags: Vec<String>, links: Vec<String>, workspace: &str) -> Page {
+        // Byte order, as a save answers them (PostgreSQL's collation may order otherwise).
+        tags.sort_unstable();
+        Page {
+            slug: self.slug,
+            title: self.title,
+            content: self.content,
+            parent: self.parent_slug,
+            tags,
+            links,
+            revision: self.revision,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            updated_by: self.updated_by,
+            workspace: workspace.to_owned(),
+        }
+    }
+}
+
+/// Children and siblings are listed by title (case-insensitive), then slug.
+pub fn tree_order(a: (&str, &str), b: (&str, &str)) -> Ordering {
+    a.0.to_lowercase().cmp(&b.0.to_lowercase()).then_with(|| a.1.cmp(b.1))
+}
+
+fn split_list(joined: Option<String>) -> Vec<String> {
+    joined.map(|j| j.split(SEP).map(str::to_owned).collect()).unwrap_or_default()
+}
+
+/// Where a page's row is: its own id and its workspace's.
+#[derive(Debug, Clone, Copy)]
+pub struct PageIds {
+    pub page: i64,
+    pub workspace: i64,
+}
+
+fn page_from_aggregated(r: &AnyRow, workspace: &str) -> Result<(PageIds, Page)> {
+    let tags = split_list(r.try_get("tags")?);
+    let links = split_list(r.try_get("links")?);
+    let ids = PageIds { page: r.try_get("id")?, workspace: r.try_get("ws_id")? };
+    Ok((ids, row_from(r)?.into_page(tags, links, workspace)))
+}
+
+// --- Reading pages ----------------------------------------------------------------------
+
+/// Which rows a lookup may answer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Live,
+    Trashed,
+    Any,
+}
+
+pub async fn find(conn: &mut AnyConnection, ws_id: i64, slug: &str, state: State) -> Result<Option<Row>> {
+    let filter = match state {
+        State::Live => " AND p.deleted_at IS NULL",
+        State::Trashed => " AND p.deleted_at IS NOT NULL",
+        State::Any => "",
+    };
+    let sql = format!("{ROW_COLUMNS} {ROW_FROM} WHERE p.workspace_id = $1 AND p.slug = $2{filter}");
+    let row = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(slug).fetch_optional(&mut *conn).await?;
+    row.as_ref().map(row_from).transpose()
+}
+
+/// A live page's row, or 404.
+pub async fn live(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<Row> {
+    find(conn, ws_id, slug, State::Live).await?.ok_or_else(|| Error::page_not_found(slug))
+}
+
+/// The page a row stands for, with its tags and links.
+pub async fn page_of(conn: &mut AnyConnection, workspace: &str, row: Row) -> Result<Page> {
+    let tags: Vec<String> =
+        sqlx::query_scalar("SELECT tag FROM page_tags WHERE page_id = $1").bind(row.id).fetch_all(&mut *conn).await?;
+    let links: Vec<String> = sqlx::query_scalar("SELECT target FROM page_links WHERE page_id = $1 ORDER BY position")
+        .bind(row.id)
+        .fetch_all(&mut *conn)
+        .await?;
+    Ok(row.into_page(tags, links, workspace))
+}
+
+/// The one read of a page: membership check, row, tags and links in a single query.
+/// Answers where the row is too. None when the page is missing or `user_id` is not a
+/// member of workspace `ws` — the caller tells the two apart only on this cold path.
+pub async fn visible(conn: &mut AnyConnection, user_id: i64, ws: &str, slug: &str) -> Result<Option<(PageIds, Page)>> {
+    let sql = format!(
+        "{ROW_COLUMNS}, p.workspace_id AS ws_id, {AGGREGATES} {ROW_FROM} JOIN workspaces w ON w.id = p.workspace_id \
+         JOIN memberships m ON m.workspace_id = p.workspace_id AND m.user_id = $4 \
+         WHERE w.slug = $1 AND p.slug = $2 AND p.deleted_at IS NULL"
+    );
+    let row =
+        sqlx::query(AssertSqlSafe(sql)).bind(ws).bind(slug).bind(SEP).bind(user_id).fetch_optional(&mut *conn).await?;
+    row.as_ref().map(|r| page_from_aggregated(r, ws)).transpose()
+}
+
+/// `(id, slug, title, parent_id)` of every live page of a workspace (tree and export).
+pub async fn live_tree(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<(i64, String, String, Option<i64>)>> {
+    Ok(sqlx::query_as("SELECT id, slug, title, parent_id FROM pages WHERE workspace_id = $1 AND deleted_at IS NULL")
+        .bind(ws_id)
+        .fetch_all(&mut *conn)
+        .await?)
+}
+
+/// The live ancestors of a page, from the top-level one down to its parent.
+pub async fn ancestors(conn: &mut AnyConnection, page_id: i64) -> Result<Vec<(i64, PageRef)>> {
+    let rows: Vec<(i64, String, String)> = sqlx::query_as(
+        "WITH RECURSIVE up(id, slug, title, parent_id, depth) AS ( \
+           SELECT p.id, p.slug, p.title, p.parent_id, 1 FROM pages p \
+            WHERE p.id = (SELECT c.parent_id FROM pages c WHERE c.id = $1) AND p.deleted_at IS NULL \
+           UNION ALL \
+           SELECT p.id, p.slug, p.title, p.parent_id, up.depth + 1 FROM pages p JOIN up ON p.id = up.parent_id \
+            WHERE p.deleted_at IS NULL AND up.depth < $2) \
+         SELECT id, slug, title FROM up ORDER BY depth DESC",
+    )
+    .bind(page_id)
+    .bind(MAX_DEPTH)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|(id, slug, title)| (id, PageRef { slug, title })).collect())
+}
+
+/// The live descendants of a page, nearest first (children, then grandchildren…).
+pub async fn descendants(conn: &mut AnyConnection, ws_id: i64, page_id: i64) -> Result<Vec<Row>> {
+    let sql = format!(
+        "WITH RECURSIVE down(id, depth) AS ( \
+           SELECT id, 1 FROM pages WHERE workspace_id = $1 AND parent_id = $2 AND deleted_at IS NULL \
+           UNION ALL \
+           SELECT c.id, down.depth + 1 FROM pages c JOIN down ON c.parent_id = down.id \
+            WHERE c.deleted_at IS NULL AND down.depth < $3) \
+         {ROW_COLUMNS} {ROW_FROM} JOIN down ON down.id = p.id ORDER BY down.depth, p.id"
+    );
+    let rows = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(page_id).bind(MAX_DEPTH).fetch_all(&mut *conn).await?;
+    let mut seen = HashSet::new();
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let row = row_from(r)?;
+        // A corrupted cycle would list a page twice.
+        if seen.insert(row.id) {
+            out.push(row);
+        }
+    }
+    Ok(out)
+}
+
+/// True when the page exists and is not in the trash.
+pub async fn is_live(conn: &mut AnyConnection, page_id: i64) -> Result<bool> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pages WHERE id = $1 AND deleted_at IS NULL")
+        .bind(page_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok(n > 0)
+}
+
+/// Other live pages whose wikilinks point at the page `(page_id, slug)`, by slug.
+pub async fn backlinks(conn: &mut AnyConnection, ws_id: i64, page_id: i64, slug: &str) -> Result<Vec<PageRef>> {
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT DISTINCT p.slug, p.title FROM page_links l JOIN pages p ON p.id = l.page_id \
+         WHERE l.workspace_id = $1 AND l.target = $2 AND p.deleted_at IS NULL AND p.id <> $3 ORDER BY p.slug",
+    )
+    .bind(ws_id)
+    .bind(slug)
+    .bind(page_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|(slug, title)| PageRef { slug, title }).collect())
+}
+
+const SUMMARY_SELECT: &str = "SELECT p.id, p.slug, p.title, pp.slug AS parent_slug, p.revision, p.created_at, \
+     p.updated_at, p.updated_by, COALESCE(u.name, '') AS updated_by_name \
+     FROM pages p LEFT JOIN pages pp ON pp.id = p.parent_id LEFT JOIN users u ON u.id = p.updated_by";
+
+async fn summaries(conn: &mut AnyConnection, rows: Vec<AnyRow>) -> Result<Vec<PageSummary>> {
+    let ids: Vec<i64> = rows.iter().map(|r| r.try_get("id")).collect::<Result<_, _>>()?;
+    let mut tags: HashMap<i64, Vec<String>> = HashMap::new();
+    if !ids.is_empty() {
+        let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        // Safe: the list holds integers only.
+        let sql = format!("SELECT page_id, tag FROM page_tags WHERE page_id IN ({list})");
+        let pairs: Vec<(i64, String)> = sqlx::query_as(AssertSqlSafe(sql)).fetch_all(&mut *conn).await?;
+        for (id, tag) in pairs {
+            tags.entry(id).or_default().push(tag);
+        }
+    }
+    rows.iter()
+        .map(|r| {
+            let id: i64 = r.try_get("id")?;
+            let mut tags = tags.remove(&id).unwrap_or_default();
+            tags.sort_unstable();
+            Ok(PageSummary {
+                slug: r.try_get("slug")?,
+                title: r.try_get("title")?,
+                parent: r.try_get("parent_slug")?,
+                tags,
+                revision: r.try_get("revision")?,
+                created_at: r.try_get("created_at")?,
+                updated_at: r.try_get("updated_at")?,
+                updated_by: Actor {
+                    id: r.try_get::<Option<i64>, _>("updated_by")?.unwrap_or_default(),
+                    name: r.try_get("updated_by_name")?,
+                },
+            })
+        })
+        .collect()
+}
+
+/// Live pages, most recently updated first, optionally only those with `tag`
+/// (normalised already); and how many there are.
+pub async fn recent(
+    conn: &mut AnyConnection,
+    ws_id: i64,
+    tag: Option<&str>,
+    paging: Paging,
+) -> Result<(Vec<PageSummary>, i64)> {
+    // `$2` is the tag, or NULL for all pages.
+    let filter = "p.workspace_id = $1 AND p.deleted_at IS NULL \
+         AND ($2 IS NULL OR EXISTS (SELECT 1 FROM page_tags t WHERE t.page_id = p.id AND t.tag = $2))";
+    let sql = format!("{SUMMARY_SELECT} WHERE {filter} ORDER BY p.updated_at DESC, p.slug LIMIT $3 OFFSET $4");
+    let rows = sqlx::query(AssertSqlSafe(sql))
+        .bind(ws_id)
+        .bind(tag)
+        .bind(paging.limit)
+        .bind(paging.offset)
+        .fetch_all(&mut *conn)
+        .await?;
+    let sql = format!("SELECT COUNT(*) FROM pages p WHERE {filter}");
+    let total: i64 = sqlx::query_scalar(AssertSqlSafe(sql)).bind(ws_id).bind(tag).fetch_one(&mut *conn).await?;
+    Ok((summaries(conn, rows).await?, total))
+}
+
+/// Direct live children of a page, in tree order.
+pub async fn live_children(conn: &mut AnyConnection, ws_id: i64, page_id: i64) -> Result<Vec<PageSummary>> {
+    let sql = format!("{SUMMARY_SELECT} WHERE p.workspace_id = $1 AND p.parent_id = $2 AND p.deleted_at IS NULL");
+    let rows = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(page_id).fetch_all(&mut *conn).await?;
+    let mut items = summaries(conn, rows).await?;
+    items.sort_by(|a, b| tree_order((&a.title, &a.slug), (&b.title, &b.slug)));
+    Ok(items)
+}
+
+/// Trashed pages, most recently trashed first; and how many there are.
+pub async fn trashed(conn: &mut AnyConnection, ws_id: i64, paging: Paging) -> Result<(Vec<TrashEntry>, i64)> {
+    let rows: Vec<(String, String, String, Option<i64>, String)> = sqlx::query_as(
+        "SELECT p.slug, p.title, p.deleted_at, p.deleted_by, COALESCE(u.name, '') FROM pages p \
+         LEFT JOIN users u ON u.id = p.deleted_by WHERE p.workspace_id = $1 AND p.deleted_at IS NOT NULL \
+         ORDER BY p.deleted_at DESC, p.slug LIMIT $2 OFFSET $3",
+    )
+    .bind(ws_id)
+    .bind(paging.limit)
+    .bind(paging.offset)
+    .fetch_all(&mut *conn)
+    .await?;
+    let total: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM pages WHERE workspace_id = $1 AND deleted_at IS NOT NULL")
+            .bind(ws_id)
+            .fetch_one(&mut *conn)
+            .await?;
+    let items = rows
+        .into_iter()
+        .map(|(slug, title, deleted_at, by, name)| TrashEntry {
+            slug,
+            title,
+            deleted_at,
+            deleted_by: Actor { id: by.unwrap_or_default(), name },
+        })
+        .collect();
+    Ok((items, total))
+}
+
+// --- Revisions --------------------------------------------------------------------------
+
+/// One revision row of a page.
+pub struct RevRow {
+    pub id: i64,
+    pub sha: String,
+    pub path: String,
+    pub blob: Option<String>,
+    pub title: String,
+    pub message: String,
+    pub author: Actor,
+    pub created_at: String,
+}
+
+const REV_SELECT: &str =
+    "SELECT id, sha, path, blob, title, message, COALESCE(author_id, 0), author_name, created_at FROM revisions";
+
+type RevTuple = (i64, String, String, Option<String>, String, String, i64, String, String);
+
+fn rev(t: RevTuple) -> RevRow {
+    RevRow {
+        id: t.0,
+        sha: t.1,
+        path: t.2,
+        blob: t.3,
+        title: t.4,
+        message: t.5,
+        author: Actor { id: t.6, name: t.7 },
+        created_at: t.8,
+    }
+}
+
+/// Revision `sha` of page `page_id`, if it is one of its revisions.
+pub async fn revision(conn: &mut AnyConnection, page_id: i64, sha: &str) -> Result<Option<RevRow>> {
+    let sql = format!("{REV_SELECT} WHERE page_id = $1 AND sha = $2");
+    let t: Option<RevTuple> =
+        sqlx::query_as(AssertSqlSafe(sql)).bind(page_id).bind(sha.trim()).fetch_optional(&mut *conn).await?;
+    Ok(t.map(rev))
+}
+
+/// The revision saved just before `r` (None for the first).
+pub async fn revision_before(conn: &mut AnyConnection, page_id: i64, r: &RevRow) -> Result<Option<RevRow>> {
+    let sql = format!(
+        "{REV_SELECT} WHERE page_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
+         ORDER BY created_at DESC, id DESC LIMIT 1"
+    );
+    let t: Option<RevTuple> = sqlx::query_as(AssertSqlSafe(sql))
+        .bind(page_id)
+        .bind(&r.created_at)
+        .bind(r.id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(t.map(rev))
+}
+
+/// A page's revisions, newest first; and how many there are.
+pub async fn revisions(conn: &mut AnyConnection, page_id: i64, paging: Paging) -> Result<(Vec<RevRow>, i64)> {
+    let sql = format!("{REV_SELECT} WHERE page_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3");
+    let rows: Vec<RevTuple> = sqlx::query_as(AssertSqlSafe(sql))
+        .bind(page_id)
+        .bind(paging.limit)
+        .bind(paging.offset)
+        .fetch_all(&mut *conn)
+        .await?;
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM revisions WHERE page_id = $1")
+        .bind(page_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok((rows.into_iter().map(rev).collect(), total))
+}
+
+// --- Writing the index (inside a save's or a reindex's transaction) ---------------------
+
+/// A page's index row, as a save or `reindex` writes it.
+pub struct IndexedPage {
+    pub uid: String,
+    pub slug: String,
+    pub title: String,
+    pub content: String,
+    pub parent_uid: Option<String>,
+    pub path: String,
+    pub revision: String,
+    /// Used only when the row is new.
+    pub created_at: String,
+    pub created_by: i64,
+    pub updated_at: String,
+    pub updated_by: i64,
+    /// When and by whom it was trashed; None for a live page.
+    pub deleted: Option<(String, i64)>,
+    /// `content` parsed, when the caller has it already.
+    pub parsed: Option<Arc<Parsed>>,
+}
+
+pub struct RevisionRow {
+    pub sha: String,
+    pub path: String,
+    pub blob: Option<String>,
+    pub action: String,
+    pub title: String,
+    pub message: String,
+    pub author_id: Option<i64>,
+    pub author_name: String,
+    pub created_at: String,
+}
+
+/// The branch head the index has caught up with (compared at start-up).
+pub async fn recorded_head(conn: &mut AnyConnection, ws_id: i64) -> Result<Option<String>> {
+    Ok(sqlx::query_scalar("SELECT head FROM workspace_heads WHERE workspace_id = $1")
+        .bind(ws_id)
+        .fetch_optional(&mut *conn)
+        .await?)
+}
+
+pub async fn set_head_in_tx(tx: &mut AnyConnection, ws_id: i64, head: &str) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO workspace_heads (workspace_id, head) VALUES ($1, $2) \
+         ON CONFLICT (workspace_id) DO UPDATE SET head = excluded.head",
+    )
+    .bind(ws_id)
+    .bind(head)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+/// Removes every page row of a workspace (and, by cascade, its revisions, tags and
+/// links) and its recorded head: the start of a rebuild.
+pub async fn clear_workspace_in_tx(tx: &mut AnyConnection, ws_id: i64) -> Result<()> {
+    sqlx::query("DELETE FROM pages WHERE workspace_id = $1").bind(ws_id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM workspace_heads WHERE workspace_id = $1").bind(ws_id).execute(&mut *tx).await?;
+    Ok(())
+}
+
+/// Sets a page's parent by the parent's page id (`uid`), as a rebuild learns it.
+pub async fn set_parent_in_tx(tx: &mut AnyConnection, ws_id: i64, page_id: i64, parent_uid: &str) -> Result<()> {
+    sqlx::query(
+        "UPDATE pages SET parent_id = (SELECT p.id FROM pages p WHERE p.workspace_id = $1 AND p.uid = $2) WHERE id = $3",
+    )
+    .bind(ws_id)
+    .bind(parent_uid)
+    .bind(page_id)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+/// Writes (inserts or updates) a page's row, tags and links; answers its row id and
+/// creation time.
+pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPage) -> Result<(i64, String)> {
+    let parsed = match &p.parsed {
+        Some(parsed) => parsed.clone(),
+        None => Arc::new(markdown::parse(&p.content)),
+    };
+    let (deleted_at, deleted_by) = match &p.deleted {
+        Some((at, by)) => (Some(at.clone()), Some(*by)),
+        None => (None, None),
+    };
+    // One statement for new and existing rows: the row is keyed by the page id kept in
+    // the commit trailers, and creation fields are written only once.
+    let (page_id, created_at): (i64, String) = sqlx::query_as(
+        "INSERT INTO pages (workspace_id, uid, slug, title, content, body, parent_id, path, revision, \
+         created_at, created_by, updated_at, updated_by, deleted_at, deleted_by) \
+         VALUES ($1, $2, $3, $4, $5, $6, (SELECT id FROM pages WHERE workspace_id = $1 AND uid = $7), \
+                 $8, $9, $10, $11, $12, $13, $14, $15) \
+         ON CONFLICT (workspace_id, uid) DO UPDATE SET slug = excluded.slug, title = excluded.title, \
+           content = excluded.content, body = excluded.body, parent_id = excluded.parent_id, path = excluded.path, \
+           revision = excluded.revision, updated_at = excluded.updated_at, updated_by = excluded.updated_by, \
+           deleted_at = excluded.deleted_at, deleted_by = excluded.deleted_by \
+         RETURNING id, created_at",
+    )
+    .bind(ws_id)
+    .bind(&p.uid)
+    .bind(&p.slug)
+    .bind(&p.title)
+    .bind(&p.content)
+    .bind(&parsed.text)
+    .bind(&p.parent_uid)
+    .bind(&p.path)
+    .bind(&p.revision)
+    .bind(&p.created_at)
+    .bind(p.created_by)
+    .bind(&p.updated_at)
+    .bind(p.updated_by)
+    .bind(deleted_at)
+    .bind(deleted_by)
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query("DELETE FROM page_tags WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
+    let tags: Vec<&str> = parsed.tags.iter().map(String::as_str).collect();
+    insert_values(tx, "page_tags (page_id, workspace_id, tag)", page_id, ws_id, &tags, false).await?;
+    sqlx::query("DELETE FROM page_links WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
+    let links: Vec<&str> = parsed.links.iter().map(|l| l.slug.as_str()).collect();
+    insert_values(tx, "page_links (page_id, workspace_id, target, position)", page_id, ws_id, &links, true).await?;
+    Ok((page_id, created_at))
+}
+
+/// Multi-row inserts of `(page_id, workspace_id, value[, position])`, in chunks that stay
+/// far below both engines' bound-parameter limits (a 1 MiB page can hold 100,000 links).
+async fn insert_values(
+    tx: &mut AnyConnection,
+    into: &str,
+    page_id: i64,
+    ws_id: i64,
+    values: &[&str],
+    with_position: bool,
+) -> Result<()> {
+    const CHUNK: usize = 500;
+    for (c, chunk) in values.chunks(CHUNK).enumerate() {
+        let rows: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                if with_position {
+                    format!("($1, $2, ${}, {})", i + 3, c * CHUNK + i)
+                } else {
+                    format!("($1, $2, ${})", i + 3)
+                }
+            })
+            .collect();
+        let sql = format!("INSERT INTO {into} VALUES {}", rows.join(", "));
+        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(page_id).bind(ws_id);
+        for v in chunk {
+            q = q.bind(*v);
+        }
+        q.execute(&mut *tx).await?;
+    }
+    Ok(())
+}
+
+pub async fn insert_revision_in_tx(tx: &mut AnyConnection, ws_id: i64, page_id: i64, r: &RevisionRow) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO revisions (workspace_id, page_id, sha, path, blob, action, title, message, author_id, author_name, \
+         created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    )
+    .bind(ws_id)
+    .bind(page_id)
+    .bind(&r.sha)
+    .bind(&r.path)
+    .bind(&r.blob)
+    .bind(&r.action)
+    .bind(&r.title)
+    .bind(&r.message)
+    .bind(r.author_id)
+    .bind(&r.author_name)
+    .bind(&r.created_at)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+/// Removes a page's row (revisions, tags and links go by cascade); its children, if any
+/// are left, move to the top level.
+pub async fn purge_in_tx(tx: &mut AnyConnection, ws_id: i64, uid: &str) -> Result<()> {
+    let id: Option<i64> = sqlx::query_scalar("SELECT id FROM pages WHERE workspace_id = $1 AND uid = $2")
+        .bind(ws_id)
+        .bind(uid)
+        .fetch_optional(&mut *tx)
+        .await?;
+    let Some(id) = id else { return Ok(()) };
+    sqlx::query("UPDATE pages SET parent_id = NULL WHERE parent_id = $1").bind(id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM pages WHERE id = $1").bind(id).execute(&mut *tx).await?;
+    Ok(())
+}
+
+/// Writes a page-event row into the outbox, in the save's transaction.
+pub async fn insert_event_in_tx(
+    tx: &mut AnyConnection,
+    ws_id: i64,
+    kind: &str,
+    payload: &str,
+    now: &str,
+) -> Result<()> {
+    sqlx::query("INSERT INTO events (workspace_id, type, payload, created_at) VALUES ($1, $2, $3, $4)")
+        .bind(ws_id)
+        .bind(kind)
+        .bind(payload)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,45 @@
+//! Paging of lists (CONTRACT §2): `limit` (default 50, at most 500) and `offset`.
+
+use crate::error::{Error, Result};
+
+pub const DEFAULT_LIMIT: i64 = 50;
+pub const MAX_LIMIT: i64 = 500;
+
+/// A window of a list, checked: `limit` in 1..=500, `offset` ≥ 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paging {
+    pub limit: i64,
+    pub offset: i64,
+}
+
+impl Paging {
+    /// Defaults for what is absent; a limit above the maximum is cut to it; a limit
+    /// below 1 or a negative offset is 400.
+    pub fn new(limit: Option<i64>, offset: Option<i64>) -> Result<Paging> {
+        let limit = limit.unwrap_or(DEFAULT_LIMIT);
+        let offset = offset.unwrap_or(0);
+        if limit < 1 || offset < 0 {
+            return Err(Error::invalid_paging());
+        }
+        Ok(Paging { limit: limit.min(MAX_LIMIT), offset })
+    }
+}
+
+impl Default for Paging {
+    fn default() -> Self {
+        Paging { limit: DEFAULT_LIMIT, offset: 0 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_bounds_and_refusals() {
+        assert_eq!(Paging::new(None, None).unwrap(), Paging { limit: 50, offset: 0 });
+        assert_eq!(Paging::new(Some(10_000), Some(3)).unwrap(), Paging { limit: 500, offset: 3 });
+        assert_eq!(Paging::new(Some(0), None).unwrap_err().code, "invalid_paging");
+        assert_eq!(Paging::new(None, Some(-1)).unwrap_err().code, "invalid_paging");
+    }
+}

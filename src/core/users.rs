@@ -1,0 +1,63 @@
+//! Users as every door answers them, and reading one from the database. The accounts
+//! (registration, sessions, settings), credentials and workspaces modules build on it.
+
+use serde::Serialize;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+use utoipa::ToSchema;
+
+use super::Ctx;
+use crate::error::{Error, Result};
+
+/// Longest display name of a user.
+pub const MAX_NAME_LEN: usize = 200;
+
+/// A user as every route answers it (CONTRACT §3).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct User {
+    pub id: i64,
+    pub email: String,
+    pub name: String,
+    pub language: String,
+    /// Slug of the workspace used when a request names none.
+    pub default_workspace: Option<String>,
+    pub created_at: String,
+    /// Unix second before which JWTs of this user are void (bumped by a password change).
+    #[serde(skip)]
+    pub credentials_since: i64,
+}
+
+/// The columns [`from_row`] reads, from `users u LEFT JOIN workspaces w` (the default
+/// workspace).
+pub(crate) const USER_COLUMNS: &str =
+    "u.id, u.email, u.name, u.language, w.slug AS default_workspace, u.created_at, u.credentials_since";
+
+pub(crate) fn from_row(row: &AnyRow) -> Result<User> {
+    Ok(User {
+        id: row.try_get("id")?,
+        email: row.try_get("email")?,
+        name: row.try_get("name")?,
+        language: row.try_get("language")?,
+        default_workspace: row.try_get("default_workspace")?,
+        created_at: row.try_get("created_at")?,
+        credentials_since: row.try_get("credentials_since")?,
+    })
+}
+
+/// The user, or 401: a credential that outlived its account proves nothing.
+pub async fn get(ctx: &Ctx, id: i64) -> Result<User> {
+    find(ctx, id).await?.ok_or_else(Error::account_gone)
+}
+
+pub async fn find(ctx: &Ctx, id: i64) -> Result<Option<User>> {
+    let sql = format!(
+        "SELECT {USER_COLUMNS} FROM users u LEFT JOIN workspaces w ON w.id = u.default_workspace_id WHERE u.id = $1"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&ctx.db.pool).await?;
+    row.as_ref().map(from_row).transpose()
+}
+
+/// The display name, or 400 `invalid_name`.
+pub fn check_name(raw: &str) -> Result<String> {
+    crate::ids::display_name(raw, MAX_NAME_LEN).ok_or_else(|| Error::invalid_name(MAX_NAME_LEN))
+}

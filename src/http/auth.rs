@@ -1,0 +1,80 @@
+//! The HTTP side of credentials: reading the `Authorization` header and the session
+//! cookie, handing them to [`credentials::authenticate`], and the cookie's attributes.
+//!
+//! [`MaybeAuthUser`] exists because `Option<AuthUser>` would silently swallow an invalid
+//! token.
+
+use axum::extract::FromRequestParts;
+use axum::http::header::{AUTHORIZATION, COOKIE};
+use axum::http::request::Parts;
+
+use crate::core::Ctx;
+use crate::core::accounts::SESSION_LIFETIME_SECS;
+use crate::core::credentials::{self, Authenticated, Presented};
+use crate::error::Error;
+
+pub const SESSION_COOKIE: &str = "cairn_session";
+
+/// The signed-in caller; 401 without a credential.
+pub type AuthUser = Authenticated;
+
+/// The caller if a credential was presented; still 401 for a bad bearer.
+pub struct MaybeAuthUser(pub Option<AuthUser>);
+
+impl FromRequestParts<Ctx> for Authenticated {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, ctx: &Ctx) -> Result<Self, Error> {
+        resolve(parts, ctx).await?.ok_or_else(Error::no_credential)
+    }
+}
+
+impl FromRequestParts<Ctx> for MaybeAuthUser {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, ctx: &Ctx) -> Result<Self, Error> {
+        Ok(MaybeAuthUser(resolve(parts, ctx).await?))
+    }
+}
+
+async fn resolve(parts: &Parts, ctx: &Ctx) -> Result<Option<Authenticated>, Error> {
+    let bearer = match parts.headers.get(AUTHORIZATION) {
+        Some(value) => Some(bearer_of(value)?),
+        None => None,
+    };
+    credentials::authenticate(ctx, Presented { bearer, session: cookie(parts, SESSION_COOKIE) }).await
+}
+
+/// The token of `Bearer <token>`; 401 for any other shape.
+fn bearer_of(value: &axum::http::HeaderValue) -> Result<&str, Error> {
+    let value = value.to_str().map_err(|_| Error::malformed_authorization())?;
+    match value.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() => Ok(token.trim()),
+        _ => Err(Error::malformed_authorization()),
+    }
+}
+
+/// The value of cookie `name`, from any `Cookie` header.
+pub fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
+    parts
+        .headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim())
+}
+
+/// The `Set-Cookie` value that opens a session (CONTRACT §3 attributes).
+pub fn session_cookie(token: &str, secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{SESSION_COOKIE}={token}; HttpOnly; SameSite=Lax; Path=/; Max-Age={SESSION_LIFETIME_SECS}{secure}")
+}
+
+/// The `Set-Cookie` value that clears the session cookie.
+pub fn clear_session_cookie(secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0{secure}")
+}

@@ -1,0 +1,163 @@
+//! Names validated once: slugs, emails, display names and tags.
+//!
+//! A leaf module — it imports only the error type — so that `markdown`, `core` and the
+//! doors can all share the same rules without reaching into each other.
+//!
+//! Slugs of pages and workspaces (CONTRACT §5): 1–128 characters that are lowercase
+//! letters or letters without case (any script), digits, `-`, `_` or `.`; not starting
+//! with `.` or `-`.
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+
+pub const SLUG_MAX_LEN: usize = 128;
+
+fn slug_char(c: char) -> bool {
+    c.is_lowercase() || (c.is_alphabetic() && !c.is_uppercase()) || c.is_numeric() || matches!(c, '-' | '_' | '.')
+}
+
+/// A page or workspace slug that follows the rules.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Slug(String);
+
+impl Slug {
+    pub fn is_valid(slug: &str) -> bool {
+        let n = slug.chars().count();
+        (1..=SLUG_MAX_LEN).contains(&n)
+            && !slug.starts_with('.')
+            && !slug.starts_with('-')
+            && slug.chars().all(slug_char)
+    }
+
+    /// The slug, or 400 `invalid_slug`.
+    pub fn parse(slug: &str) -> Result<Slug> {
+        if Slug::is_valid(slug) { Ok(Slug(slug.to_owned())) } else { Err(Error::invalid_slug(slug)) }
+    }
+
+    /// A slug derived from a title: lower-cased, runs of other characters → `-`, trimmed,
+    /// cut to 128 characters. May be empty, and then is no slug (the caller decides).
+    pub fn derive(title: &str) -> String {
+        let mut out = String::new();
+        let mut pending_dash = false;
+        for c in title.chars().flat_map(char::to_lowercase) {
+            if slug_char(c) && c != '-' {
+                if pending_dash && !out.is_empty() {
+                    out.push('-');
+                }
+                pending_dash = false;
+                out.push(c);
+            } else {
+                pending_dash = true;
+            }
+        }
+        let cut: String = out.chars().take(SLUG_MAX_LEN).collect();
+        cut.trim_start_matches(['.', '-', '_']).trim_end_matches(['-']).to_owned()
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl fmt::Display for Slug {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An email address: trimmed and lower-cased, shaped like `local@domain.tld`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Email(String);
+
+impl Email {
+    /// The normalised address, or 400 `invalid_email`.
+    pub fn parse(raw: &str) -> Result<Email> {
+        let email = raw.trim().to_lowercase();
+        let valid = email.len() <= 254
+            && !email.chars().any(|c| c.is_whitespace() || c.is_control())
+            && matches!(email.split_once('@'), Some((local, domain))
+                if !local.is_empty() && !domain.contains('@') && domain.contains('.')
+                   && !domain.starts_with('.') && !domain.ends_with('.'));
+        if valid { Ok(Email(email)) } else { Err(Error::invalid_email()) }
+    }
+
+    /// The part before `@`.
+    pub fn local(&self) -> &str {
+        self.0.split('@').next().unwrap_or_default()
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Email {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A display name (of a user, a workspace, a token): trimmed, 1 to `max` characters,
+/// none of them a control character. None when it breaks the rule.
+pub fn display_name(raw: &str, max: usize) -> Option<String> {
+    let name = raw.trim();
+    let ok = !name.is_empty() && name.chars().count() <= max && !name.chars().any(char::is_control);
+    ok.then(|| name.to_owned())
+}
+
+/// A tag as stored and matched: trimmed, without a leading `#`, lower-cased. None when
+/// nothing is left.
+pub fn normalize_tag(raw: &str) -> Option<String> {
+    let tag = raw.trim().trim_start_matches('#').trim();
+    (!tag.is_empty()).then(|| tag.to_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slug_rules() {
+        for ok in ["a", "getting-started", "v1.2", "日本語", "straße", "a_b", "x".repeat(128).as_str()] {
+            assert!(Slug::is_valid(ok), "{ok}");
+        }
+        for bad in ["", "A", "-a", ".a", "a/b", "a b", "x".repeat(129).as_str(), "Ünïcode"] {
+            assert!(!Slug::is_valid(bad), "{bad}");
+            assert_eq!(Slug::parse(bad).unwrap_err().code, "invalid_slug");
+        }
+    }
+
+    #[test]
+    fn slug_derivation() {
+        assert_eq!(Slug::derive("Getting Started!"), "getting-started");
+        assert_eq!(Slug::derive("  Hello,   World  "), "hello-world");
+        assert_eq!(Slug::derive("Über Größe"), "über-größe");
+        assert_eq!(Slug::derive("..hidden"), "hidden");
+        assert_eq!(Slug::derive("!!!"), "");
+        assert_eq!(Slug::derive(&"a".repeat(300)).len(), 128);
+    }
+
+    #[test]
+    fn emails() {
+        assert_eq!(Email::parse("  Ann@Example.COM ").unwrap().as_str(), "ann@example.com");
+        assert_eq!(Email::parse("ann@example.com").unwrap().local(), "ann");
+        for bad in ["", "ann", "ann@", "@x.io", "a@b", "a@.b", "a@b.", "a b@x.io", "a@b@c.io", "a\u{0}@x.io"] {
+            assert!(Email::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn names_and_tags() {
+        assert_eq!(display_name("  Ann  ", 10).as_deref(), Some("Ann"));
+        assert_eq!(display_name("", 10), None);
+        assert_eq!(display_name("a\u{7}b", 10), None);
+        assert_eq!(display_name("abc", 2), None);
+        assert_eq!(normalize_tag(" #Rust ").as_deref(), Some("rust"));
+        assert_eq!(normalize_tag("#"), None);
+    }
+}
