@@ -24,10 +24,22 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// JSON bodies may carry a 1 MiB page escaped (up to 6 bytes per byte in the worst case).
 const JSON_BODY_LIMIT: usize = 8 * 1024 * 1024;
 
+/// The JSON API (`/api/…`, `/health`, `/openapi.json`) beside the browser app (`/`,
+/// `/app/…`). A path no route matches is the app's under `/app/` (it routes on the
+/// client) and a problem+json 404 everywhere else — so an unknown `/api/…` path stays
+/// JSON.
 pub fn router(ctx: Ctx) -> Router {
     let (api, _openapi) = crate::http::api();
     let timeout = Duration::from_secs(ctx.config.request_timeout_secs);
-    api.fallback(|| async { Error::route_not_found() })
+    api.merge(crate::http::browser::router())
+        .fallback(|req: Request| async move {
+            let app = crate::http::browser::is_app_path(req.uri().path());
+            match *req.method() {
+                Method::GET | Method::HEAD if app => crate::http::browser::serve_app(req).await,
+                _ if app => Error::method_not_allowed(req.method().as_str()).into_response(),
+                _ => Error::route_not_found().into_response(),
+            }
+        })
         .method_not_allowed_fallback(|method: Method| async move { Error::method_not_allowed(method.as_str()) })
         .layer(DefaultBodyLimit::max(JSON_BODY_LIMIT))
         .with_state(ctx)

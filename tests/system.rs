@@ -56,74 +56,33 @@ async fn one_version_everywhere() {
     srv.stop().await;
 }
 
-/// The document lists every route with response schemas and the statuses it answers.
+/// Every operation the router serves — the document is generated from the same
+/// `routes!` registrations, so this list is the router's own — has response schemas,
+/// documents 401 when secured, and is really served.
 #[tokio::test]
 async fn openapi_describes_every_route() {
     let env = Env::new().await;
     let srv = env.start(&[]).await;
     let (_, doc) = srv.anon().get("/openapi.json").await;
     let paths = doc["paths"].as_object().unwrap();
-    let expected = [
-        ("post", "/api/auth/login"),
-        ("post", "/api/auth/logout"),
-        ("post", "/api/auth/register"),
-        ("post", "/api/token"),
-        ("get", "/api/tokens"),
-        ("post", "/api/tokens"),
-        ("delete", "/api/tokens/{token_id}"),
-        ("post", "/api/lang/{code}"),
-        ("get", "/api/me"),
-        ("post", "/api/settings/password"),
-        ("post", "/api/settings/profile"),
-        ("get", "/api/workspaces"),
-        ("post", "/api/workspaces"),
-        ("delete", "/api/workspaces/{slug}"),
-        ("put", "/api/workspaces/{slug}"),
-        ("get", "/api/workspaces/{slug}/members"),
-        ("post", "/api/workspaces/{slug}/members"),
-        ("delete", "/api/workspaces/{slug}/members/{member_id}"),
-        ("post", "/api/workspaces/{slug}/switch"),
-        ("get", "/api/i18n"),
-        ("get", "/api/system"),
-        ("get", "/health"),
-        ("get", "/openapi.json"),
-        ("get", "/api/workspaces/{slug}/export"),
-        ("get", "/api/notes"),
-        ("get", "/api/pages"),
-        ("post", "/api/pages"),
-        ("get", "/api/pages/{slug}"),
-        ("put", "/api/pages/{slug}"),
-        ("delete", "/api/pages/{slug}"),
-        ("get", "/api/pages/{slug}/children"),
-        ("get", "/api/pages/{slug}/history"),
-        ("get", "/api/pages/{slug}/history/{sha}"),
-        ("get", "/api/pages/{slug}/history/{sha}/diff"),
-        ("post", "/api/pages/{slug}/move"),
-        ("post", "/api/pages/{slug}/rename"),
-        ("get", "/api/pages/{slug}/raw"),
-        ("post", "/api/pages/{slug}/restore/{sha}"),
-        ("get", "/api/pages/{slug}/view"),
-        ("get", "/api/trash"),
-        ("post", "/api/trash/{slug}/restore"),
-        ("post", "/api/trash/{slug}/purge"),
-    ];
-    for (method, path) in expected {
-        let op = &paths.get(path).unwrap_or_else(|| panic!("{path} missing"))[method];
-        assert!(op.is_object(), "{method} {path} missing");
-        let responses = op["responses"].as_object().unwrap();
-        let ok = responses.keys().find(|k| k.starts_with('2')).unwrap_or_else(|| panic!("{method} {path}: no 2xx"));
-        if !matches!(ok.as_str(), "204") {
-            let content = responses[ok]["content"].as_object().unwrap_or_else(|| panic!("{method} {path}: no content"));
-            assert!(content.values().all(|c| c["schema"].is_object()), "{method} {path}: no schema");
-        }
-        let secured = op.get("security").is_some();
-        if secured {
-            assert!(responses.contains_key("401"), "{method} {path}: 401 not documented");
-        }
-    }
-    // Every operation in the document is a route that exists (no 404 route_not_found).
+    let (_, generated) = cairn::http::api();
+    let generated = serde_json::to_value(&generated).unwrap();
+    assert_eq!(paths, generated["paths"].as_object().unwrap(), "the served document is the router's");
+    let mut operations = 0;
     for (path, item) in paths {
-        for method in item.as_object().unwrap().keys() {
+        for (method, op) in item.as_object().unwrap() {
+            operations += 1;
+            let responses = op["responses"].as_object().unwrap();
+            let ok = responses.keys().find(|k| k.starts_with('2')).unwrap_or_else(|| panic!("{method} {path}: no 2xx"));
+            if ok != "204" {
+                let content =
+                    responses[ok]["content"].as_object().unwrap_or_else(|| panic!("{method} {path}: no content"));
+                assert!(content.values().all(|c| c["schema"].is_object()), "{method} {path}: no schema");
+            }
+            if op.get("security").is_some() {
+                assert!(responses.contains_key("401"), "{method} {path}: 401 not documented");
+            }
+            // The route exists (whatever the answer, it is not "no such route").
             let concrete = path
                 .replace("{token_id}", "1")
                 .replace("{member_id}", "1")
@@ -135,6 +94,47 @@ async fn openapi_describes_every_route() {
             assert_ne!(r.json()["code"], "route_not_found", "{method} {path}");
         }
     }
+    assert!(operations >= 42, "only {operations} operations");
+    srv.stop().await;
+}
+
+/// The whole document, snapshot-tested: every change to the API shows in review as a
+/// change to `tests/snapshots/system__openapi.snap`.
+#[test]
+fn openapi_snapshot() {
+    let (_, doc) = cairn::http::api();
+    let mut doc = serde_json::to_value(&doc).unwrap();
+    doc["info"]["version"] = json!("[version]");
+    insta::assert_snapshot!("openapi", serde_json::to_string_pretty(&doc).unwrap());
+}
+
+/// The browser door beside the API: `/` leads into the app, any `/app/…` path gets the
+/// app (it routes on the client), and an unknown path elsewhere — `/api/…` above all —
+/// stays a JSON 404.
+#[tokio::test]
+async fn the_app_and_the_api_have_their_own_fallbacks() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let c = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    for (from, to) in [("/", "/app/"), ("/login", "/app/login"), ("/register", "/app/register"), ("/app", "/app/")] {
+        let r = c.get(format!("{}{from}", srv.url)).send().await.unwrap();
+        assert!(r.status().is_redirection(), "{from}: {}", r.status());
+        assert_eq!(r.headers()["location"], to, "{from}");
+    }
+    for path in ["/app/", "/app/pages/getting-started", "/app/deep/ly/nested?x=1"] {
+        let r = c.get(format!("{}{path}", srv.url)).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "{path}");
+        assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/html"), "{path}");
+        assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+        assert!(r.headers().contains_key("content-security-policy"));
+        assert!(r.text().await.unwrap().contains("<title>Cairn</title>"));
+    }
+    for path in ["/api/nothing-here", "/api/pages/x/nothing", "/nothing", "/apps"] {
+        let r = srv.anon().send(Method::GET, path, None).await;
+        assert_problem(&r, 404, "route_not_found");
+    }
+    let r = srv.anon().send(Method::POST, "/app/pages", None).await;
+    assert_problem(&r, 405, "method_not_allowed");
     srv.stop().await;
 }
 

@@ -4,6 +4,7 @@
 
 pub mod accounts;
 pub mod auth;
+pub mod browser;
 pub mod extract;
 pub mod pages;
 pub mod system;
