@@ -107,6 +107,19 @@ impl Error {
     pub fn move_cycle() -> Self {
         Self::bad_request("move_cycle", "a page cannot move into its own subtree")
     }
+    pub fn empty_query() -> Self {
+        Self::bad_request("empty_query", "give something to search for in q")
+    }
+    pub fn invalid_mode(mode: &str) -> Self {
+        Self::bad_request("invalid_mode", format!("unknown search mode '{mode}'; use keyword, semantic or hybrid"))
+    }
+    /// A known search mode this release does not serve yet.
+    pub fn mode_unavailable(mode: &str) -> Self {
+        Self::bad_request(
+            "mode_unavailable",
+            format!("{mode} search is not available in this release yet; use mode=keyword"),
+        )
+    }
     pub fn last_owner() -> Self {
         Self::bad_request("last_owner", "the last owner of a workspace cannot be removed")
     }

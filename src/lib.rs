@@ -10,6 +10,7 @@
 //! - [`ids`]: slugs, emails, names and tags, validated once (a leaf every layer shares).
 //! - [`error`]: the one error type and its catalogue of codes, rendered as problem+json.
 //! - [`time`]: the clock; [`workers`]: background work beside the server.
+//! - [`text`]: text as the full-text index sees it (CJK characters stand alone).
 //! - [`cli`]: the `cairn` command and its sub-commands.
 //!
 //! Arrows point down only: doors (`http`, `cli`) → `core` → `auth`, `git`, `markdown`,
@@ -28,6 +29,7 @@ pub mod ids;
 pub mod logging;
 pub mod markdown;
 pub mod store;
+pub mod text;
 pub mod time;
 pub mod workers;
 

@@ -338,7 +338,7 @@ async fn a_changed_search_expression_is_rebuilt_exactly_once() {
     assert!(srv.report.created_tables.is_empty() && srv.report.added_columns.is_empty());
     // The rebuilt index covers the existing row.
     let hits: i64 = if backend() == "postgres" {
-        sqlx::query_scalar("SELECT COUNT(*) FROM pages WHERE search_vector @@ to_tsquery('simple', 'stripes')")
+        sqlx::query_scalar("SELECT COUNT(*) FROM pages WHERE search_vector @@ to_tsquery('english', 'stripes')")
     } else {
         sqlx::query_scalar("SELECT COUNT(*) FROM pages_fts WHERE pages_fts MATCH 'stripes'")
     }

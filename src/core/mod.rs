@@ -9,6 +9,7 @@ pub mod i18n;
 pub mod pages;
 pub mod paging;
 pub mod reindex;
+pub mod search;
 pub mod system;
 pub mod tokens;
 pub mod users;

@@ -182,9 +182,12 @@ pub async fn all(ctx: &Ctx) -> Result<Report> {
 }
 
 /// The cheap start-up check: rebuilds only workspaces whose branch head is not the head
-/// the index recorded. Answers the slugs it repaired.
+/// the index recorded, or whose search text is of an older form. Answers the slugs it
+/// repaired.
 pub async fn repair(ctx: &Ctx) -> Result<Vec<String>> {
     let mut repaired = Vec::new();
+    // Rows whose search text an older release wrote are rebuilt too.
+    let stale_search = rows::workspaces_with_stale_search_text(&mut *ctx.db.pool.acquire().await?).await?;
     for (id, slug) in all_workspaces(ctx).await? {
         let dir = ctx.workspace_dir(&slug);
         if !dir.exists() {
@@ -193,7 +196,7 @@ pub async fn repair(ctx: &Ctx) -> Result<Vec<String>> {
         let repo = ctx.repo(&slug)?;
         let head = repo.with(|r| Ok(git::head(r)?.map(|h| h.to_string()))).await?;
         let recorded = rows::recorded_head(&mut *ctx.db.pool.acquire().await?, id).await?;
-        if head != recorded {
+        if head != recorded || stale_search.contains(&id) {
             tracing::warn!(workspace = %slug, ?head, ?recorded, "index behind the repository; reindexing the workspace");
             workspace(ctx, id, &slug).await?;
             repaired.push(slug);

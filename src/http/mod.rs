@@ -7,6 +7,7 @@ pub mod auth;
 pub mod browser;
 pub mod extract;
 pub mod pages;
+pub mod search;
 pub mod system;
 pub mod tokens;
 pub mod workspaces;
@@ -82,6 +83,7 @@ impl Modify for SecuritySchemes {
         (name = "pages", description = "Pages and the page tree"),
         (name = "history", description = "Revisions, diffs and restores"),
         (name = "trash", description = "Soft-deleted pages"),
+        (name = "search", description = "Finding pages"),
     )
 )]
 struct ApiDoc;
@@ -94,6 +96,7 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
         .merge(tokens::router())
         .merge(workspaces::router())
         .merge(pages::router())
+        .merge(search::router())
         .split_for_parts();
     doc.info.version = crate::core::VERSION.to_owned();
     if let Ok(value) = serde_json::to_value(&doc) {

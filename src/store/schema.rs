@@ -128,8 +128,12 @@ const TABLES: &[Table] = &[
             ("title", "TEXT NOT NULL"),
             ("content", "TEXT NOT NULL"),
             ("path", "TEXT"),
-            // Plain text of the markdown, what full-text search indexes.
+            // Plain text of the markdown, what full-text search indexes (CJK characters
+            // spaced out: see `text::index_form`).
             ("body", "TEXT NOT NULL DEFAULT ''"),
+            // The title as full-text search indexes it; '' marks a row written before
+            // this column existed, which the start-up check reindexes.
+            ("search_title", "TEXT NOT NULL DEFAULT ''"),
             ("parent_id", "BIGINT"),
             ("revision", "TEXT NOT NULL"),
             ("created_at", "TEXT NOT NULL"),
@@ -225,31 +229,36 @@ struct Search {
     create: &'static [&'static str],
 }
 
-/// PostgreSQL: a stored generated `tsvector` plus a GIN index.
+/// PostgreSQL: a stored generated `tsvector` plus a GIN index. The `english`
+/// configuration stems (deploying → deploy) and drops English stop words; words of
+/// other scripts are kept as written, lower-cased.
 const PG_SEARCH: Search = Search {
     name: "pages.search_vector",
     create: &[
         "ALTER TABLE pages ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (\
-         setweight(to_tsvector('simple', coalesce(title, '')), 'A') || \
-         setweight(to_tsvector('simple', coalesce(body, '')), 'B')) STORED",
+         setweight(to_tsvector('english', coalesce(search_title, '')), 'A') || \
+         setweight(to_tsvector('english', coalesce(body, '')), 'B')) STORED",
         "CREATE INDEX pages_search_vector_idx ON pages USING GIN (search_vector)",
     ],
 };
 const PG_SEARCH_DROP: &[&str] = &["ALTER TABLE pages DROP COLUMN IF EXISTS search_vector"];
 
-/// SQLite: an external-content FTS5 table over `pages`, kept in step by triggers.
+/// SQLite: an external-content FTS5 table over `pages`, kept in step by triggers; the
+/// Porter stemmer over `unicode61` (words of every script, diacritics folded).
 const SQLITE_SEARCH: Search = Search {
     name: "pages_fts",
     create: &[
-        "CREATE VIRTUAL TABLE pages_fts USING fts5(title, body, content='pages', \
-         content_rowid='id', tokenize='unicode61 remove_diacritics 2')",
+        "CREATE VIRTUAL TABLE pages_fts USING fts5(search_title, body, content='pages', \
+         content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')",
         "CREATE TRIGGER pages_fts_ai AFTER INSERT ON pages BEGIN \
-         INSERT INTO pages_fts(rowid, title, body) VALUES (new.id, new.title, new.body); END",
+         INSERT INTO pages_fts(rowid, search_title, body) VALUES (new.id, new.search_title, new.body); END",
         "CREATE TRIGGER pages_fts_ad AFTER DELETE ON pages BEGIN \
-         INSERT INTO pages_fts(pages_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body); END",
-        "CREATE TRIGGER pages_fts_au AFTER UPDATE OF title, body ON pages BEGIN \
-         INSERT INTO pages_fts(pages_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body); \
-         INSERT INTO pages_fts(rowid, title, body) VALUES (new.id, new.title, new.body); END",
+         INSERT INTO pages_fts(pages_fts, rowid, search_title, body) \
+         VALUES ('delete', old.id, old.search_title, old.body); END",
+        "CREATE TRIGGER pages_fts_au AFTER UPDATE OF search_title, body ON pages BEGIN \
+         INSERT INTO pages_fts(pages_fts, rowid, search_title, body) \
+         VALUES ('delete', old.id, old.search_title, old.body); \
+         INSERT INTO pages_fts(rowid, search_title, body) VALUES (new.id, new.search_title, new.body); END",
         "INSERT INTO pages_fts(pages_fts) VALUES ('rebuild')",
     ],
 };

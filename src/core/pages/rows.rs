@@ -16,6 +16,7 @@ use super::{Actor, Page, PageRef, PageSummary, TrashEntry};
 use crate::core::paging::Paging;
 use crate::error::{Error, Result};
 use crate::markdown::{self, Parsed};
+use crate::text;
 
 /// How far up or down a parent chain any walk goes. Trees are far shallower; the bound
 /// only keeps a corrupted cycle from recursing forever.
@@ -443,6 +444,14 @@ pub struct RevisionRow {
     pub created_at: String,
 }
 
+/// Workspaces with page rows whose search text predates the current index form (written
+/// by an older release): the start-up check reindexes them.
+pub async fn workspaces_with_stale_search_text(conn: &mut AnyConnection) -> Result<Vec<i64>> {
+    Ok(sqlx::query_scalar("SELECT DISTINCT workspace_id FROM pages WHERE search_title = ''")
+        .fetch_all(&mut *conn)
+        .await?)
+}
+
 /// The branch head the index has caught up with (compared at start-up).
 pub async fn recorded_head(conn: &mut AnyConnection, ws_id: i64) -> Result<Option<String>> {
     Ok(sqlx::query_scalar("SELECT head FROM workspace_heads WHERE workspace_id = $1")
@@ -499,11 +508,12 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     // the commit trailers, and creation fields are written only once.
     let (page_id, created_at): (i64, String) = sqlx::query_as(
         "INSERT INTO pages (workspace_id, uid, slug, title, content, body, parent_id, path, revision, \
-         created_at, created_by, updated_at, updated_by, deleted_at, deleted_by) \
+         created_at, created_by, updated_at, updated_by, deleted_at, deleted_by, search_title) \
          VALUES ($1, $2, $3, $4, $5, $6, (SELECT id FROM pages WHERE workspace_id = $1 AND uid = $7), \
-                 $8, $9, $10, $11, $12, $13, $14, $15) \
+                 $8, $9, $10, $11, $12, $13, $14, $15, $16) \
          ON CONFLICT (workspace_id, uid) DO UPDATE SET slug = excluded.slug, title = excluded.title, \
-           content = excluded.content, body = excluded.body, parent_id = excluded.parent_id, path = excluded.path, \
+           content = excluded.content, body = excluded.body, search_title = excluded.search_title, \
+           parent_id = excluded.parent_id, path = excluded.path, \
            revision = excluded.revision, updated_at = excluded.updated_at, updated_by = excluded.updated_by, \
            deleted_at = excluded.deleted_at, deleted_by = excluded.deleted_by \
          RETURNING id, created_at",
@@ -513,7 +523,7 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     .bind(&p.slug)
     .bind(&p.title)
     .bind(&p.content)
-    .bind(&parsed.text)
+    .bind(text::index_form(&parsed.text))
     .bind(&p.parent_uid)
     .bind(&p.path)
     .bind(&p.revision)
@@ -523,6 +533,7 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     .bind(p.updated_by)
     .bind(deleted_at)
     .bind(deleted_by)
+    .bind(text::index_form(&p.title))
     .fetch_one(&mut *tx)
     .await?;
     sqlx::query("DELETE FROM page_tags WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;

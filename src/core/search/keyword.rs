@@ -1,0 +1,95 @@
+//! Keyword search on each engine's full-text index — the one place the two backends'
+//! SQL differs for search (FTS5 `MATCH` + `bm25` + `snippet`; `tsvector @@ tsquery` +
+//! `ts_rank_cd` + `ts_headline`). Title matches weigh more than body matches on both.
+
+use sqlx::AssertSqlSafe;
+
+use super::query::Query;
+use super::{Hit, MARK_END, MARK_START, snippet_html};
+use crate::core::Ctx;
+use crate::core::paging::Paging;
+use crate::error::Result;
+use crate::store::Backend;
+
+/// `$3` is the tag, or NULL for every page.
+const FILTER: &str = "p.workspace_id = $2 AND p.deleted_at IS NULL \
+     AND ($3 IS NULL OR EXISTS (SELECT 1 FROM page_tags t WHERE t.page_id = p.id AND t.tag = $3))";
+
+type HitRow = (String, String, String, f64);
+
+pub(super) async fn search(
+    ctx: &Ctx,
+    ws_id: i64,
+    q: &Query,
+    tag: Option<&str>,
+    paging: Paging,
+) -> Result<(Vec<Hit>, i64)> {
+    let mut conn = ctx.db.pool.acquire().await?;
+    let (rows, total): (Vec<HitRow>, i64) = match ctx.db.backend {
+        Backend::Sqlite => {
+            // bm25 is lower-is-better: its negation is the score. Title weighs 10×.
+            let from =
+                format!("FROM pages_fts JOIN pages p ON p.id = pages_fts.rowid WHERE pages_fts MATCH $1 AND {FILTER}");
+            let sql = format!(
+                "SELECT p.slug, p.title, snippet(pages_fts, 1, $6, $7, '…', 24), -bm25(pages_fts, 10.0, 1.0) AS score \
+                 {from} ORDER BY score DESC, p.slug LIMIT $4 OFFSET $5"
+            );
+            let expr = q.fts5();
+            let rows = sqlx::query_as(AssertSqlSafe(sql))
+                .bind(&expr)
+                .bind(ws_id)
+                .bind(tag)
+                .bind(paging.limit)
+                .bind(paging.offset)
+                .bind(MARK_START.to_string())
+                .bind(MARK_END.to_string())
+                .fetch_all(&mut *conn)
+                .await?;
+            let total = sqlx::query_scalar(AssertSqlSafe(format!("SELECT COUNT(*) {from}")))
+                .bind(&expr)
+                .bind(ws_id)
+                .bind(tag)
+                .fetch_one(&mut *conn)
+                .await?;
+            (rows, total)
+        }
+        Backend::Postgres => {
+            // Rank and page first; the (costly) headline only for the page of results.
+            let sql = format!(
+                "WITH q AS (SELECT to_tsquery('english', $1) AS query), \
+                 hits AS (SELECT p.id, ts_rank_cd(p.search_vector, q.query)::float8 AS score FROM pages p, q \
+                          WHERE p.search_vector @@ q.query AND {FILTER} ORDER BY score DESC, p.slug LIMIT $4 OFFSET $5) \
+                 SELECT p.slug, p.title, ts_headline('english', p.body, q.query, $6), hits.score \
+                 FROM hits JOIN pages p ON p.id = hits.id, q ORDER BY hits.score DESC, p.slug"
+            );
+            let expr = q.tsquery();
+            let options = format!(
+                "StartSel={MARK_START}, StopSel={MARK_END}, MaxWords=30, MinWords=12, ShortWord=1, \
+                 MaxFragments=2, FragmentDelimiter=\" … \""
+            );
+            let rows = sqlx::query_as(AssertSqlSafe(sql))
+                .bind(&expr)
+                .bind(ws_id)
+                .bind(tag)
+                .bind(paging.limit)
+                .bind(paging.offset)
+                .bind(options)
+                .fetch_all(&mut *conn)
+                .await?;
+            let count =
+                format!("SELECT COUNT(*) FROM pages p WHERE p.search_vector @@ to_tsquery('english', $1) AND {FILTER}");
+            let total = sqlx::query_scalar(AssertSqlSafe(count))
+                .bind(&expr)
+                .bind(ws_id)
+                .bind(tag)
+                .fetch_one(&mut *conn)
+                .await?;
+            (rows, total)
+        }
+    };
+    let items = rows
+        .into_iter()
+        .map(|(slug, title, snippet, score)| Hit { slug, title, snippet: snippet_html(&snippet), score })
+        .collect();
+    Ok((items, total))
+}

@@ -1,0 +1,176 @@
+//! What people type into a search box, read into terms — never an error.
+//!
+//! Words are runs of letters and digits of any script; a CJK word is the phrase of its
+//! characters (see `text`). `"quoted words"` are a phrase (an unclosed quote runs to
+//! the end), a leading `-` or a `NOT` excludes the next term, and the last word is a
+//! prefix while it is being typed (no space after it yet). `AND` and `OR` in capitals
+//! are passed over (every term must match). Everything else — `*`, `:`, parentheses,
+//! stray quotes — only separates words. The engines' own query syntax is never exposed:
+//! [`Query::fts5`] and [`Query::tsquery`] write it from words that hold only letters and
+//! digits, so no input can make them fail.
+
+use crate::text::is_cjk;
+
+/// One term: a word, or a phrase of several.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    pub words: Vec<String>,
+    pub negated: bool,
+    /// The last word matches as a prefix.
+    pub prefix: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Query {
+    pub terms: Vec<Term>,
+}
+
+/// The words of `s`: letter/digit runs, each CJK character on its own.
+fn words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for c in s.chars() {
+        if is_cjk(c) {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            out.push(c.to_string());
+        } else if c.is_alphanumeric() {
+            cur.extend(c.to_lowercase());
+        } else if !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+impl Query {
+    pub fn parse(raw: &str) -> Query {
+        let mut terms = Vec::new();
+        let mut negate_next = false;
+        let mut rest = raw.trim_start();
+        while !rest.is_empty() {
+            let negated = std::mem::take(&mut negate_next) | rest.starts_with('-');
+            let body = rest.trim_start_matches('-');
+            let (chunk, next, quoted) = if let Some(inner) = body.strip_prefix('"') {
+                match inner.find('"') {
+                    Some(end) => (&inner[..end], &inner[end + 1..], true),
+                    None => (inner, "", true),
+                }
+            } else {
+                let end = body.find(char::is_whitespace).unwrap_or(body.len());
+                (&body[..end], &body[end..], false)
+            };
+            match chunk {
+                "NOT" if !quoted => negate_next = true,
+                "AND" | "OR" if !quoted => {}
+                _ => {
+                    let words = words(chunk);
+                    if !words.is_empty() {
+                        terms.push(Term { words, negated, prefix: false });
+                    }
+                }
+            }
+            rest = next.trim_start();
+        }
+        // The last word is still being typed unless a space or a closing quote ends it.
+        let typing = raw.chars().next_back().is_some_and(char::is_alphanumeric);
+        if typing
+            && let Some(last) = terms.last_mut()
+            && !last.negated
+            && last.words.last().is_some_and(|w| w.chars().count() >= 2 && !w.chars().any(is_cjk))
+        {
+            last.prefix = true;
+        }
+        Query { terms }
+    }
+
+    /// True when no term requires anything (nothing to search for).
+    pub fn is_empty(&self) -> bool {
+        self.terms.iter().all(|t| t.negated)
+    }
+
+    /// An FTS5 MATCH expression: every positive term, then `NOT` each negative one.
+    pub fn fts5(&self) -> String {
+        let quote = |t: &Term| {
+            let phrase = format!("\"{}\"", t.words.join(" "));
+            if t.prefix { format!("{phrase}*") } else { phrase }
+        };
+        let positive: Vec<String> = self.terms.iter().filter(|t| !t.negated).map(quote).collect();
+        let mut out = format!("({})", positive.join(" "));
+        for t in self.terms.iter().filter(|t| t.negated) {
+            out.push_str(" NOT ");
+            out.push_str(&quote(t));
+        }
+        out
+    }
+
+    /// A `to_tsquery` expression: terms joined by `&`, phrases with `<->`, the typed
+    /// prefix with `:*`, negations with `!`.
+    pub fn tsquery(&self) -> String {
+        self.terms
+            .iter()
+            .map(|t| {
+                let mut words: Vec<String> = t.words.clone();
+                if t.prefix
+                    && let Some(last) = words.last_mut()
+                {
+                    last.push_str(":*");
+                }
+                let body = if words.len() == 1 { words.remove(0) } else { format!("({})", words.join(" <-> ")) };
+                if t.negated { format!("!{body}") } else { body }
+            })
+            .collect::<Vec<_>>()
+            .join(" & ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(words: &[&str], negated: bool, prefix: bool) -> Term {
+        Term { words: words.iter().map(|w| w.to_string()).collect(), negated, prefix }
+    }
+
+    #[test]
+    fn words_phrases_negation_prefix() {
+        let q = Query::parse(r#"Deploy "blue green" -legacy NOT old serv"#);
+        assert_eq!(
+            q.terms,
+            vec![
+                t(&["deploy"], false, false),
+                t(&["blue", "green"], false, false),
+                t(&["legacy"], true, false),
+                t(&["old"], true, false),
+                t(&["serv"], false, true),
+            ]
+        );
+        assert_eq!(q.fts5(), r#"("deploy" "blue green" "serv"*) NOT "legacy" NOT "old""#);
+        assert_eq!(q.tsquery(), "deploy & (blue <-> green) & !legacy & !old & serv:*");
+    }
+
+    #[test]
+    fn cjk_words_are_phrases_and_a_trailing_space_ends_the_prefix() {
+        assert_eq!(Query::parse("天気 ").terms, vec![t(&["天", "気"], false, false)]);
+        assert_eq!(Query::parse("straße ").terms, vec![t(&["straße"], false, false)]);
+        assert_eq!(Query::parse("Häuser").terms, vec![t(&["häuser"], false, true)]);
+    }
+
+    #[test]
+    fn hostile_input_is_only_words() {
+        for raw in ["\"", "-", "*", ":", "()", "AND", "a:b", "NOT", "((", "'", "\\", "%_", "\"unclosed", "--x", "-\"\""]
+        {
+            let q = Query::parse(raw);
+            for term in &q.terms {
+                assert!(term.words.iter().all(|w| w.chars().all(char::is_alphanumeric)), "{raw:?}: {q:?}");
+            }
+        }
+        assert!(Query::parse("-only -negative").is_empty());
+        assert!(Query::parse("  *** ").is_empty());
+        assert_eq!(Query::parse("a:b").terms, vec![t(&["a", "b"], false, false)]);
+    }
+}
