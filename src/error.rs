@@ -113,13 +113,6 @@ impl Error {
     pub fn invalid_mode(mode: &str) -> Self {
         Self::bad_request("invalid_mode", format!("unknown search mode '{mode}'; use keyword, semantic or hybrid"))
     }
-    /// A known search mode this release does not serve yet.
-    pub fn mode_unavailable(mode: &str) -> Self {
-        Self::bad_request(
-            "mode_unavailable",
-            format!("{mode} search is not available in this release yet; use mode=keyword"),
-        )
-    }
     pub fn last_owner() -> Self {
         Self::bad_request("last_owner", "the last owner of a workspace cannot be removed")
     }

@@ -7,7 +7,14 @@
 //! phrase of its characters — found exactly where those characters stand in a row, on
 //! both engines. Snippets are put back together before they are answered.
 //!
+//! [`terms`] is the other reading of text: the stemmed content words that term
+//! statistics (TF-IDF) count.
+//!
 //! A leaf: used by the page index writer and by search, imports nothing of Cairn.
+
+use std::sync::LazyLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
 
 /// Characters of scripts written without spaces between words.
 pub fn is_cjk(c: char) -> bool {
@@ -79,6 +86,255 @@ pub fn display_form(text: &str, keep: &[char]) -> String {
     out
 }
 
+/// English words too common to say what a text is about.
+const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "down",
+    "during",
+    "each",
+    "either",
+    "etc",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "however",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "may",
+    "me",
+    "might",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "on",
+    "once",
+    "one",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "same",
+    "shall",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "thus",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "upon",
+    "us",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "whether",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "whose",
+    "why",
+    "will",
+    "with",
+    "within",
+    "without",
+    "would",
+    "yet",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+];
+
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
+
+/// The stem term statistics count for one lower-cased word.
+pub fn stem(word: &str) -> String {
+    STEMMER.stem(word).into_owned()
+}
+
+/// One word of `text` as written, lower-cased, and where it starts (a byte offset).
+pub struct Word<'a> {
+    pub text: &'a str,
+    pub lower: String,
+    pub start: usize,
+}
+
+/// The words of `text`: runs of letters and digits; each CJK character on its own.
+pub fn words(text: &str) -> Vec<Word<'_>> {
+    fn push<'a>(text: &'a str, from: usize, to: usize, out: &mut Vec<Word<'a>>) {
+        let w = &text[from..to];
+        out.push(Word { text: w, lower: w.to_lowercase(), start: from });
+    }
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        if is_cjk(c) {
+            if let Some(s) = start.take() {
+                push(text, s, i, &mut out);
+            }
+            push(text, i, i + c.len_utf8(), &mut out);
+        } else if c.is_alphanumeric() {
+            start.get_or_insert(i);
+        } else if let Some(s) = start.take() {
+            push(text, s, i, &mut out);
+        }
+    }
+    if let Some(s) = start {
+        push(text, s, text.len(), &mut out);
+    }
+    out
+}
+
+/// The term of one lower-cased word: its stem, or None for a word that says nothing
+/// (a stop word, a single letter or digit).
+pub fn term_of(lower: &str) -> Option<String> {
+    let mut chars = lower.chars();
+    let first = chars.next()?;
+    if chars.next().is_none() && !is_cjk(first) {
+        return None;
+    }
+    if is_stop_word(lower) {
+        return None;
+    }
+    Some(if first.is_ascii_alphabetic() || first.is_alphabetic() && !is_cjk(first) {
+        stem(lower)
+    } else {
+        lower.to_owned()
+    })
+}
+
+/// The terms of `text` in order: stems of content words, and for scripts without
+/// spaces each pair of neighbouring characters (a lone character stands for itself).
+/// Characters apart only by white space are neighbours, so the stored search text
+/// (see [`index_form`]) gives the same terms as the original.
+pub fn terms(text: &str) -> Vec<String> {
+    let words = words(text);
+    let mut out = Vec::with_capacity(words.len());
+    let mut i = 0;
+    while i < words.len() {
+        let w = &words[i];
+        let cjk = w.text.chars().next().is_some_and(is_cjk);
+        if cjk {
+            // A run of CJK characters standing next to each other in the text.
+            let mut j = i + 1;
+            while j < words.len()
+                && words[j].text.chars().next().is_some_and(is_cjk)
+                // Only white space between: the stored search text spaces CJK out.
+                && text[words[j - 1].start + words[j - 1].text.len()..words[j].start].trim().is_empty()
+            {
+                j += 1;
+            }
+            if j - i == 1 {
+                out.push(w.lower.clone());
+            } else {
+                for pair in words[i..j].windows(2) {
+                    out.push(format!("{}{}", pair[0].text, pair[1].text));
+                }
+            }
+            i = j;
+        } else {
+            if let Some(t) = term_of(&w.lower) {
+                out.push(t);
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +348,19 @@ mod tests {
         assert_eq!(display_form(&index_form("Cairn は wiki です"), &[]), "Cairn は wiki です");
         assert_eq!(display_form("東 \u{E000}京\u{E001} の", &['\u{E000}', '\u{E001}']), "東\u{E000}京\u{E001}の");
         assert!(is_cjk('한') && is_cjk('カ') && !is_cjk('ß'));
+    }
+
+    #[test]
+    fn stop_words_are_sorted() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn terms_are_stems_of_content_words_and_cjk_pairs() {
+        assert_eq!(terms("The deployments were deploying, a x 42"), ["deploy", "deploy", "42"]);
+        assert_eq!(terms("東京の天気"), ["東京", "京の", "の天", "天気"]);
+        assert_eq!(terms("雨 and 東"), ["雨", "東"]);
+        assert_eq!(terms(&index_form("東京")), ["東京"]);
+        assert_eq!(terms("Häuser Straße"), ["häuser", "straße"]);
     }
 }

@@ -135,9 +135,11 @@ async fn no_query_syntax_is_an_error() {
         "the",
         "a",
     ] {
-        let r = api.send(Method::GET, &format!("/api/search?q={}", enc(q)), None).await;
-        assert_eq!(r.status, StatusCode::OK, "{q:?}: {}", r.text);
-        assert!(r.json()["items"].is_array(), "{q:?}");
+        for mode in ["keyword", "semantic", "hybrid"] {
+            let r = api.send(Method::GET, &format!("/api/search?q={}&mode={mode}", enc(q)), None).await;
+            assert_eq!(r.status, StatusCode::OK, "{mode} {q:?}: {}", r.text);
+            assert!(r.json()["items"].is_array(), "{mode} {q:?}");
+        }
     }
     // Only an empty query is refused, and a mode that does not exist.
     for q in ["", "%20%20", "q"] {
@@ -147,11 +149,6 @@ async fn no_query_syntax_is_an_error() {
     }
     let r = api.send(Method::GET, "/api/search?q=alpha&mode=fuzzy", None).await;
     assert_problem(&r, 400, "invalid_mode");
-    // Semantic and hybrid are not served yet, and say so.
-    for mode in ["semantic", "hybrid"] {
-        let r = api.send(Method::GET, &format!("/api/search?q=alpha&mode={mode}"), None).await;
-        assert_problem(&r, 400, "mode_unavailable");
-    }
     let r = api.send(Method::GET, "/api/search?q=alpha&limit=0", None).await;
     assert_problem(&r, 400, "invalid_paging");
     assert_eq!(srv.anon().get("/api/search?q=alpha").await.0, StatusCode::UNAUTHORIZED);
@@ -210,4 +207,107 @@ async fn the_start_up_check_rebuilds_old_search_text() {
 /// The same caller against a restarted server (its session lives in the database).
 fn api_for(srv: &Server, api: &Api) -> Api {
     Api { base: srv.url.clone(), client: api.client.clone(), bearer: api.bearer.clone() }
+}
+
+/// `q` searched in `mode`; the answer's slugs.
+async fn found(api: &Api, mode: &str, q: &str) -> Vec<String> {
+    slugs(&search(api, &format!("q={}&mode={mode}", enc(q))).await)
+}
+
+#[tokio::test]
+async fn semantic_search_ranks_by_term_statistics_and_follows_every_save() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("tf@x.io").await;
+    api.page(
+        "incidents",
+        "# Incident response\n\nWhen production breaks, page the on-call engineer and open an incident channel. #ops\n",
+    )
+    .await;
+    api.page("postmortems", "# Postmortems\n\nAfter an incident we write a blameless postmortem about the outage.\n")
+        .await;
+    api.page("garden", "# Garden\n\nTomatoes need sun and water.\n").await;
+
+    // Long questions find what they are about, best match first; no exact phrase needed.
+    let r = search(&api, &format!("q={}&mode=semantic", enc("what do we do after an outage incident?"))).await;
+    assert_eq!(r["mode"], "semantic");
+    assert_eq!(r["engine"], "tfidf");
+    assert_eq!(slugs(&r), ["postmortems", "incidents"], "{r}");
+    assert_eq!(r["total"], 2);
+    let scores: Vec<f64> = r["items"].as_array().unwrap().iter().map(|i| i["score"].as_f64().unwrap()).collect();
+    assert!(scores[0] > scores[1] && scores[1] > 0.0 && scores[0] <= 1.0, "{scores:?}");
+    let snippet = r["items"][0]["snippet"].as_str().unwrap();
+    assert!(snippet.contains("<mark>outage</mark>") && snippet.contains("<mark>incident</mark>"), "{snippet}");
+    assert_eq!(found(&api, "semantic", "incidents tomato").await.len(), 3);
+    assert_eq!(slugs(&search(&api, "q=incident&mode=semantic&tag=ops").await), ["incidents"]);
+
+    // A save is searchable at once; what it removed is gone; trashed pages never appear.
+    api.put("/api/pages/garden", json!({"content": "# Garden\n\nCucumbers after the outage of the sprinkler.\n"}))
+        .await;
+    assert!(found(&api, "semantic", "tomatoes").await.is_empty());
+    assert!(found(&api, "semantic", "cucumber").await.contains(&"garden".to_owned()));
+    assert_eq!(api.delete("/api/pages/postmortems").await.0, StatusCode::NO_CONTENT);
+    assert!(!found(&api, "semantic", "postmortem outage").await.contains(&"postmortems".to_owned()));
+    assert_eq!(api.post("/api/trash/postmortems/restore", json!({})).await.0, StatusCode::OK);
+    assert_eq!(found(&api, "semantic", "postmortem").await[0], "postmortems");
+
+    // Scripts without spaces are compared by neighbouring characters.
+    api.page("tenki", "# 天気予報\n\n東京の天気は晴れです。\n").await;
+    assert_eq!(found(&api, "semantic", "天気").await, ["tenki"]);
+
+    // Another workspace's pages are invisible.
+    let other = srv.user("other@x.io").await;
+    other.page("secret", "# Outage secrets\n\nincident outage postmortem\n").await;
+    assert!(!found(&api, "semantic", "outage incident postmortem").await.contains(&"secret".to_owned()));
+    assert_eq!(found(&other, "semantic", "outage incident postmortem").await, ["secret"]);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn hybrid_search_fuses_both_lists() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("hy@x.io").await;
+    api.page("alpha", "# Caching\n\nThe cache keeps hot pages in memory.\n").await;
+    api.page("beta", "# Memory\n\nCaching hot data in memory is fast; caching is everywhere.\n").await;
+    api.page("gamma", "# Unrelated\n\nNothing to see.\n").await;
+    let r = search(&api, "q=caching%20memory&mode=hybrid").await;
+    assert_eq!(r["mode"], "hybrid");
+    assert_eq!(r["engine"], "fulltext+tfidf");
+    let got = slugs(&r);
+    assert_eq!(got.len(), 2, "{r}");
+    assert!(got.contains(&"alpha".to_owned()) && got.contains(&"beta".to_owned()), "{r}");
+    assert_eq!(r["total"], 2);
+    let r = search(&api, "q=caching%20memory&mode=hybrid&limit=1&offset=1").await;
+    assert_eq!(r["items"].as_array().unwrap().len(), 1);
+    assert!(r["items"][0]["snippet"].as_str().unwrap().contains("<mark>"), "{r}");
+    // Keyword's any-term fallback: a question whose words are not all on one page.
+    assert_eq!(found(&api, "keyword", "where is the cache kept nowadays").await[0], "alpha");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn an_index_follows_saves_made_by_another_process_and_a_reindex() {
+    let env = Env::new().await;
+    let writer = env.start(&[]).await;
+    let api = writer.user("two@x.io").await;
+    api.page("one", "# One\n\nAlpha beta.\n").await;
+    // A second server over the same database: its index is built by its first query and
+    // then catches up on what the first one writes.
+    let reader = Server::start(&env, &[]).await;
+    let mut other = reader.anon();
+    other.client = api.client.clone();
+    assert_eq!(found(&other, "semantic", "alpha").await, ["one"]);
+    api.page("two", "# Two\n\nAlpha gamma.\n").await;
+    api.put("/api/pages/one", json!({"content": "# One\n\nDelta only.\n"})).await;
+    assert_eq!(found(&other, "semantic", "alpha").await, ["two"]);
+    assert_eq!(found(&other, "semantic", "delta").await, ["one"]);
+    // A reindex rebuilds every row under new ids: indexes start again, no ghosts.
+    let ws: (i64, String) =
+        sqlx::query_as("SELECT id, slug FROM workspaces").fetch_one(&writer.ctx.db.pool).await.unwrap();
+    cairn::core::reindex::workspace(&writer.ctx, ws.0, &ws.1).await.unwrap();
+    assert_eq!(found(&other, "semantic", "alpha").await, ["two"]);
+    assert_eq!(found(&other, "hybrid", "delta").await, ["one"]);
+    reader.stop().await;
+    writer.stop().await;
 }

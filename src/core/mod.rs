@@ -10,6 +10,7 @@ pub mod pages;
 pub mod paging;
 pub mod reindex;
 pub mod search;
+pub mod semantic;
 pub mod system;
 pub mod tokens;
 pub mod users;
@@ -39,6 +40,8 @@ pub struct CtxInner {
     pub repos: crate::git::Repos,
     /// What "now" is; tests move it instead of sleeping.
     pub clock: crate::time::Clock,
+    /// In-process search indexes (TF-IDF, embeddings), caught up from the database.
+    pub semantic: semantic::Indexes,
     /// Ways for tests to widen race windows; inert unless a test sets them.
     pub test_hooks: TestHooks,
 }
@@ -78,6 +81,7 @@ impl Ctx {
             passwords,
             repos: Default::default(),
             clock: Default::default(),
+            semantic: Default::default(),
             test_hooks: Default::default(),
         })))
     }

@@ -142,6 +142,9 @@ const TABLES: &[Table] = &[
             ("updated_by", "BIGINT"),
             ("deleted_at", "TEXT"),
             ("deleted_by", "BIGINT"),
+            // The workspace's `index_seqs.seq` when this row last changed: in-process
+            // search indexes catch up on rows past what they have seen.
+            ("index_seq", "BIGINT NOT NULL DEFAULT 0"),
         ],
         constraints: &["CONSTRAINT pages_workspace_id_slug_key UNIQUE (workspace_id, slug)"],
     },
@@ -196,6 +199,51 @@ const TABLES: &[Table] = &[
         constraints: &[],
     },
     Table {
+        name: "index_seqs",
+        columns: &[
+            ("workspace_id", "BIGINT NOT NULL PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE"),
+            // Bumped by every page row write of the workspace (see `pages.index_seq`).
+            ("seq", "BIGINT NOT NULL DEFAULT 0"),
+            // Set past `seq` when the workspace's rows are rebuilt: indexes built before
+            // it start again from nothing.
+            ("reset_at", "BIGINT NOT NULL DEFAULT 0"),
+            // Bumped by every write of embedding vectors (see `page_vectors.vector_seq`).
+            ("vector_seq", "BIGINT NOT NULL DEFAULT 0"),
+        ],
+        constraints: &[],
+    },
+    Table {
+        name: "embed_queue",
+        columns: &[
+            // A page waiting to be embedded: written in the save's transaction, removed by
+            // the embedding worker once the vectors of that `index_seq` are stored.
+            ("page_id", "BIGINT NOT NULL PRIMARY KEY REFERENCES pages(id) ON DELETE CASCADE"),
+            ("workspace_id", "BIGINT NOT NULL"),
+            ("index_seq", "BIGINT NOT NULL"),
+            ("attempts", "BIGINT NOT NULL DEFAULT 0"),
+            ("queued_at", "TEXT NOT NULL"),
+        ],
+        constraints: &[],
+    },
+    Table {
+        name: "page_vectors",
+        columns: &[
+            ("page_id", "BIGINT NOT NULL REFERENCES pages(id) ON DELETE CASCADE"),
+            ("workspace_id", "BIGINT NOT NULL"),
+            // 0 = the page as a whole (title and opening); 1… = passages in order.
+            ("chunk", "BIGINT NOT NULL"),
+            // The page's `index_seq` these vectors were computed from.
+            ("index_seq", "BIGINT NOT NULL"),
+            ("vector_seq", "BIGINT NOT NULL"),
+            // Which model made them (its directory's fingerprint): another model's vectors
+            // are not comparable and are recomputed.
+            ("model", "TEXT NOT NULL"),
+            // Little-endian f32s, L2-normalised.
+            ("vector", "{blob} NOT NULL"),
+        ],
+        constraints: &["PRIMARY KEY (page_id, chunk)"],
+    },
+    Table {
         name: "events",
         columns: &[
             ("id", "{id}"),
@@ -221,6 +269,8 @@ const INDEXES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS page_tags_tag_idx ON page_tags (workspace_id, tag)",
     "CREATE INDEX IF NOT EXISTS page_links_target_idx ON page_links (workspace_id, target)",
     "CREATE INDEX IF NOT EXISTS events_workspace_idx ON events (workspace_id, id)",
+    "CREATE INDEX IF NOT EXISTS pages_workspace_seq_idx ON pages (workspace_id, index_seq)",
+    "CREATE INDEX IF NOT EXISTS page_vectors_seq_idx ON page_vectors (workspace_id, vector_seq)",
 ];
 
 /// Derived full-text state: its name, and the statements that create it from nothing.

@@ -472,9 +472,29 @@ pub async fn set_head_in_tx(tx: &mut AnyConnection, ws_id: i64, head: &str) -> R
     Ok(())
 }
 
+/// Bumps and answers the workspace's change counter (`index_seqs.seq`): what in-process
+/// search indexes compare with what they have seen. Called inside the write transaction,
+/// under the workspace lock, so counters are committed in order.
+pub async fn next_index_seq_in_tx(tx: &mut AnyConnection, ws_id: i64) -> Result<i64> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO index_seqs (workspace_id, seq, reset_at, vector_seq) VALUES ($1, 1, 0, 0) \
+         ON CONFLICT (workspace_id) DO UPDATE SET seq = index_seqs.seq + 1 RETURNING seq",
+    )
+    .bind(ws_id)
+    .fetch_one(&mut *tx)
+    .await?)
+}
+
 /// Removes every page row of a workspace (and, by cascade, its revisions, tags and
 /// links) and its recorded head: the start of a rebuild.
 pub async fn clear_workspace_in_tx(tx: &mut AnyConnection, ws_id: i64) -> Result<()> {
+    // In-process search indexes built before this point start again from nothing.
+    let seq = next_index_seq_in_tx(tx, ws_id).await?;
+    sqlx::query("UPDATE index_seqs SET reset_at = $2 WHERE workspace_id = $1")
+        .bind(ws_id)
+        .bind(seq)
+        .execute(&mut *tx)
+        .await?;
     sqlx::query("DELETE FROM pages WHERE workspace_id = $1").bind(ws_id).execute(&mut *tx).await?;
     sqlx::query("DELETE FROM workspace_heads WHERE workspace_id = $1").bind(ws_id).execute(&mut *tx).await?;
     Ok(())
@@ -506,16 +526,17 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     };
     // One statement for new and existing rows: the row is keyed by the page id kept in
     // the commit trailers, and creation fields are written only once.
+    let seq = next_index_seq_in_tx(tx, ws_id).await?;
     let (page_id, created_at): (i64, String) = sqlx::query_as(
         "INSERT INTO pages (workspace_id, uid, slug, title, content, body, parent_id, path, revision, \
-         created_at, created_by, updated_at, updated_by, deleted_at, deleted_by, search_title) \
+         created_at, created_by, updated_at, updated_by, deleted_at, deleted_by, search_title, index_seq) \
          VALUES ($1, $2, $3, $4, $5, $6, (SELECT id FROM pages WHERE workspace_id = $1 AND uid = $7), \
-                 $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+                 $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
          ON CONFLICT (workspace_id, uid) DO UPDATE SET slug = excluded.slug, title = excluded.title, \
            content = excluded.content, body = excluded.body, search_title = excluded.search_title, \
            parent_id = excluded.parent_id, path = excluded.path, \
            revision = excluded.revision, updated_at = excluded.updated_at, updated_by = excluded.updated_by, \
-           deleted_at = excluded.deleted_at, deleted_by = excluded.deleted_by \
+           deleted_at = excluded.deleted_at, deleted_by = excluded.deleted_by, index_seq = excluded.index_seq \
          RETURNING id, created_at",
     )
     .bind(ws_id)
@@ -534,7 +555,20 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     .bind(deleted_at)
     .bind(deleted_by)
     .bind(text::index_form(&p.title))
+    .bind(seq)
     .fetch_one(&mut *tx)
+    .await?;
+    // Embedding happens off the request path: the worker picks this row up. One row per
+    // page at most, so the queue stays bounded while semantic search is off.
+    sqlx::query(
+        "INSERT INTO embed_queue (page_id, workspace_id, index_seq, attempts, queued_at) VALUES ($1, $2, $3, 0, $4) \
+         ON CONFLICT (page_id) DO UPDATE SET index_seq = excluded.index_seq, attempts = 0, queued_at = excluded.queued_at",
+    )
+    .bind(page_id)
+    .bind(ws_id)
+    .bind(seq)
+    .bind(&p.updated_at)
+    .execute(&mut *tx)
     .await?;
     sqlx::query("DELETE FROM page_tags WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
     let tags: Vec<&str> = parsed.tags.iter().map(String::as_str).collect();

@@ -15,23 +15,43 @@ use crate::store::Backend;
 const FILTER: &str = "p.workspace_id = $2 AND p.deleted_at IS NULL \
      AND ($3 IS NULL OR EXISTS (SELECT 1 FROM page_tags t WHERE t.page_id = p.id AND t.tag = $3))";
 
-type HitRow = (String, String, String, f64);
+type HitRow = (i64, String, String, String, f64);
 
+/// Keyword hits of one window, with their page ids; `total` counts every match.
+pub(super) struct Found {
+    pub hits: Vec<(i64, Hit)>,
+    pub total: i64,
+}
+
+/// Every term must match; when that finds nothing and the query has several terms, any
+/// term may (ranked as usual, so pages holding more of them come first). Long questions
+/// — "what is known about the effect of X on Y" — find what they are about instead of
+/// nothing.
 pub(super) async fn search(
     ctx: &Ctx,
     ws_id: i64,
     q: &Query,
     tag: Option<&str>,
     paging: Paging,
-) -> Result<(Vec<Hit>, i64)> {
+    snippets: bool,
+) -> Result<Found> {
+    let found = run(ctx, ws_id, q, tag, paging, snippets).await?;
+    if found.total > 0 || q.positive() < 2 {
+        return Ok(found);
+    }
+    run(ctx, ws_id, &q.any(), tag, paging, snippets).await
+}
+
+async fn run(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>, paging: Paging, snippets: bool) -> Result<Found> {
     let mut conn = ctx.db.pool.acquire().await?;
     let (rows, total): (Vec<HitRow>, i64) = match ctx.db.backend {
         Backend::Sqlite => {
             // bm25 is lower-is-better: its negation is the score. Title weighs 10×.
             let from =
                 format!("FROM pages_fts JOIN pages p ON p.id = pages_fts.rowid WHERE pages_fts MATCH $1 AND {FILTER}");
+            let snippet = if snippets { "snippet(pages_fts, 1, $6, $7, '…', 24)" } else { "''" };
             let sql = format!(
-                "SELECT p.slug, p.title, snippet(pages_fts, 1, $6, $7, '…', 24), -bm25(pages_fts, 10.0, 1.0) AS score \
+                "SELECT p.id, p.slug, p.title, {snippet}, -bm25(pages_fts, 10.0, 1.0) AS score \
                  {from} ORDER BY score DESC, p.slug LIMIT $4 OFFSET $5"
             );
             let expr = q.fts5();
@@ -55,18 +75,23 @@ pub(super) async fn search(
         }
         Backend::Postgres => {
             // Rank and page first; the (costly) headline only for the page of results.
+            let headline = if snippets { "ts_headline('english', p.body, q.query, $6)" } else { "$6" };
             let sql = format!(
                 "WITH q AS (SELECT to_tsquery('english', $1) AS query), \
                  hits AS (SELECT p.id, ts_rank_cd(p.search_vector, q.query)::float8 AS score FROM pages p, q \
                           WHERE p.search_vector @@ q.query AND {FILTER} ORDER BY score DESC, p.slug LIMIT $4 OFFSET $5) \
-                 SELECT p.slug, p.title, ts_headline('english', p.body, q.query, $6), hits.score \
+                 SELECT p.id, p.slug, p.title, {headline}, hits.score \
                  FROM hits JOIN pages p ON p.id = hits.id, q ORDER BY hits.score DESC, p.slug"
             );
             let expr = q.tsquery();
-            let options = format!(
-                "StartSel={MARK_START}, StopSel={MARK_END}, MaxWords=30, MinWords=12, ShortWord=1, \
+            let options = if !snippets {
+                String::new()
+            } else {
+                format!(
+                    "StartSel={MARK_START}, StopSel={MARK_END}, MaxWords=30, MinWords=12, ShortWord=1, \
                  MaxFragments=2, FragmentDelimiter=\" … \""
-            );
+                )
+            };
             let rows = sqlx::query_as(AssertSqlSafe(sql))
                 .bind(&expr)
                 .bind(ws_id)
@@ -87,9 +112,9 @@ pub(super) async fn search(
             (rows, total)
         }
     };
-    let items = rows
+    let hits = rows
         .into_iter()
-        .map(|(slug, title, snippet, score)| Hit { slug, title, snippet: snippet_html(&snippet), score })
+        .map(|(id, slug, title, snippet, score)| (id, Hit { slug, title, snippet: snippet_html(&snippet), score }))
         .collect();
-    Ok((items, total))
+    Ok(Found { hits, total })
 }

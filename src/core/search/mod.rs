@@ -1,9 +1,15 @@
-//! Search (CONTRACT §6): `keyword` — the database's full-text index, ranked, with a
-//! highlighted snippet. `semantic` and `hybrid` are known modes that this release does
-//! not serve yet: they answer 400 `mode_unavailable`, saying so, rather than pretending
-//! with keyword results.
+//! Search (CONTRACT §6) in three modes.
+//!
+//! - `keyword`: the database's full-text index, ranked, with a highlighted snippet.
+//! - `semantic`: cosine similarity of TF-IDF vectors (`engine: "tfidf"`), or of
+//!   sentence embeddings when `SEMANTIC_SEARCH=1` and the model resolved (`"embedding"`).
+//! - `hybrid`: reciprocal-rank fusion of the two lists (`"fulltext+tfidf"`, …).
+//!
+//! Every mode answers the same shape; `engine` says which computation ran, so a
+//! feature that degrades says so.
 
 mod keyword;
+mod passage;
 pub mod query;
 
 use serde::Serialize;
@@ -19,6 +25,12 @@ use query::Query;
 const MAX_QUERY_CHARS: usize = 1000;
 /// Most terms a query may hold; later ones are ignored.
 const MAX_TERMS: usize = 32;
+
+/// Candidates each list brings to a hybrid fusion (at least; more when paging deeper).
+const FUSION_CANDIDATES: i64 = 100;
+/// The `k` of reciprocal-rank fusion: 60, as in Cormack et al. (2009); it damps the
+/// weight of the very first ranks so neither list dominates.
+const RRF_K: f64 = 60.0;
 
 /// Highlight markers the engines put around matches; private-use characters no page
 /// holds, turned into `<mark>` after the snippet is HTML-escaped.
@@ -67,7 +79,8 @@ pub struct Hit {
 pub struct SearchResults {
     pub query: String,
     pub mode: &'static str,
-    /// How the result was computed: `fulltext` for keyword search.
+    /// How the result was computed: `fulltext` (keyword), `tfidf` or `embedding`
+    /// (semantic), `fulltext+tfidf` or `fulltext+embedding` (hybrid).
     pub engine: &'static str,
     pub items: Vec<Hit>,
     /// Pages matching in all (for paging).
@@ -90,18 +103,103 @@ pub async fn search(ctx: &Ctx, access: &Access, req: SearchRequest<'_>) -> Resul
         return Err(Error::empty_query());
     }
     let mode = Mode::parse(req.mode)?;
-    if mode != Mode::Keyword {
-        return Err(Error::mode_unavailable(mode.as_str()));
-    }
     let mut parsed = Query::parse(&raw);
     parsed.terms.truncate(MAX_TERMS);
     let tag = req.tag.and_then(crate::ids::normalize_tag);
+    let ws_id = access.workspace_id();
+    let engine = match mode {
+        Mode::Keyword => "fulltext",
+        Mode::Semantic => "tfidf",
+        Mode::Hybrid => "fulltext+tfidf",
+    };
     let (items, total) = if parsed.is_empty() {
         (vec![], 0)
     } else {
-        keyword::search(ctx, access.workspace_id(), &parsed, tag.as_deref(), req.paging).await?
+        match mode {
+            Mode::Keyword => {
+                let found = keyword::search(ctx, ws_id, &parsed, tag.as_deref(), req.paging, true).await?;
+                (found.hits.into_iter().map(|(_, h)| h).collect(), found.total)
+            }
+            Mode::Semantic => {
+                let ranked = semantic_ranking(ctx, ws_id, &parsed, tag.as_deref()).await?;
+                let total = ranked.len() as i64;
+                (hits_of(ctx, ws_id, &ranked, req.paging, &parsed).await?, total)
+            }
+            Mode::Hybrid => {
+                let want = FUSION_CANDIDATES.max(req.paging.offset + req.paging.limit);
+                let window = Paging { limit: want.min(super::paging::MAX_LIMIT * 2), offset: 0 };
+                let keyword = keyword::search(ctx, ws_id, &parsed, tag.as_deref(), window, false).await?;
+                let mut semantic = semantic_ranking(ctx, ws_id, &parsed, tag.as_deref()).await?;
+                semantic.truncate(window.limit as usize);
+                let fused =
+                    fuse(&[keyword.hits.iter().map(|(id, _)| *id).collect(), semantic.iter().map(|h| h.0).collect()]);
+                let total = fused.len() as i64;
+                (hits_of(ctx, ws_id, &fused, req.paging, &parsed).await?, total)
+            }
+        }
     };
-    Ok(SearchResults { query: q, mode: mode.as_str(), engine: "fulltext", items, total })
+    Ok(SearchResults { query: q, mode: mode.as_str(), engine, items, total })
+}
+
+/// Pages by TF-IDF cosine similarity to the query's words, best first; only pages with
+/// the tag when one is given.
+async fn semantic_ranking(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>) -> Result<Vec<(i64, f64)>> {
+    let terms = crate::text::terms(&q.positive_text());
+    let index = super::semantic::fresh(ctx, ws_id).await?;
+    let mut ranked: Vec<(i64, f64)> =
+        index.read().await.tfidf.query(&terms).into_iter().map(|(id, s)| (id, f64::from(s))).collect();
+    if let Some(tag) = tag {
+        let tagged: std::collections::HashSet<i64> =
+            sqlx::query_scalar("SELECT page_id FROM page_tags WHERE workspace_id = $1 AND tag = $2")
+                .bind(ws_id)
+                .bind(tag)
+                .fetch_all(&ctx.db.pool)
+                .await?
+                .into_iter()
+                .collect();
+        ranked.retain(|(id, _)| tagged.contains(id));
+    }
+    Ok(ranked)
+}
+
+/// Reciprocal-rank fusion: each page scores Σ 1 / (k + rank) over the lists it is in.
+fn fuse(lists: &[Vec<i64>]) -> Vec<(i64, f64)> {
+    let mut scores: std::collections::HashMap<i64, f64> = std::collections::HashMap::new();
+    for list in lists {
+        for (rank, id) in list.iter().enumerate() {
+            *scores.entry(*id).or_default() += 1.0 / (RRF_K + rank as f64 + 1.0);
+        }
+    }
+    let mut fused: Vec<(i64, f64)> = scores.into_iter().collect();
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    fused
+}
+
+/// The window `paging` of ranked page ids as hits: live pages of the workspace only
+/// (a page trashed since the index saw it drops out), snippets from their text.
+async fn hits_of(ctx: &Ctx, ws_id: i64, ranked: &[(i64, f64)], paging: Paging, q: &Query) -> Result<Vec<Hit>> {
+    let window: Vec<(i64, f64)> =
+        ranked.iter().skip(paging.offset as usize).take(paging.limit as usize).copied().collect();
+    if window.is_empty() {
+        return Ok(vec![]);
+    }
+    // Ids are integers of our own: listing them in the statement is safe.
+    let ids = window.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",");
+    let sql = format!(
+        "SELECT id, slug, title, body FROM pages WHERE workspace_id = $1 AND deleted_at IS NULL AND id IN ({ids})"
+    );
+    let rows: Vec<(i64, String, String, String)> =
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(ws_id).fetch_all(&ctx.db.pool).await?;
+    let mut by_id: std::collections::HashMap<i64, (String, String, String)> =
+        rows.into_iter().map(|(id, slug, title, body)| (id, (slug, title, body))).collect();
+    let terms = crate::text::terms(&q.positive_text());
+    Ok(window
+        .into_iter()
+        .filter_map(|(id, score)| {
+            let (slug, title, body) = by_id.remove(&id)?;
+            Some(Hit { slug, title, snippet: passage::best(&body, &terms), score })
+        })
+        .collect())
 }
 
 /// The engine's snippet as answered: CJK put back together, HTML-escaped, matches
@@ -134,6 +232,12 @@ mod tests {
             snippet_html("a <script> \u{E000}run\u{E001} & b 東 \u{E000}京\u{E001} 、 "),
             "a &lt;script&gt; <mark>run</mark> &amp; b 東<mark>京</mark>、"
         );
+    }
+
+    #[test]
+    fn fusion_rewards_agreement() {
+        let fused = fuse(&[vec![1, 2, 3], vec![3, 4, 1]]);
+        assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), [1, 3, 2, 4]);
     }
 
     #[test]

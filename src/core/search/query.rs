@@ -23,6 +23,8 @@ pub struct Term {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Query {
     pub terms: Vec<Term>,
+    /// Any positive term matches (instead of every one).
+    pub any: bool,
 }
 
 /// The words of `s`: letter/digit runs, each CJK character on its own.
@@ -85,12 +87,36 @@ impl Query {
         {
             last.prefix = true;
         }
-        Query { terms }
+        Query { terms, any: false }
     }
 
     /// True when no term requires anything (nothing to search for).
     pub fn is_empty(&self) -> bool {
         self.terms.iter().all(|t| t.negated)
+    }
+
+    /// How many terms must match.
+    pub fn positive(&self) -> usize {
+        self.terms.iter().filter(|t| !t.negated).count()
+    }
+
+    /// The words of the terms that must match, in order (what meaning-level search reads).
+    pub fn positive_text(&self) -> String {
+        self.terms
+            .iter()
+            .filter(|t| !t.negated)
+            .flat_map(|t| t.words.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The same query with any one of its terms enough to match. Single stop words go
+    /// (they would match nearly every page and say nothing), unless nothing else is left.
+    pub fn any(&self) -> Query {
+        let telling = |t: &&Term| t.negated || t.words.len() > 1 || !crate::text::is_stop_word(&t.words[0]);
+        let kept: Vec<Term> = self.terms.iter().filter(telling).cloned().collect();
+        let terms = if kept.iter().any(|t| !t.negated) { kept } else { self.terms.clone() };
+        Query { terms, any: true }
     }
 
     /// An FTS5 MATCH expression: every positive term, then `NOT` each negative one.
@@ -100,7 +126,7 @@ impl Query {
             if t.prefix { format!("{phrase}*") } else { phrase }
         };
         let positive: Vec<String> = self.terms.iter().filter(|t| !t.negated).map(quote).collect();
-        let mut out = format!("({})", positive.join(" "));
+        let mut out = format!("({})", positive.join(if self.any { " OR " } else { " " }));
         for t in self.terms.iter().filter(|t| t.negated) {
             out.push_str(" NOT ");
             out.push_str(&quote(t));
@@ -108,21 +134,24 @@ impl Query {
         out
     }
 
-    /// A `to_tsquery` expression: terms joined by `&`, phrases with `<->`, the typed
-    /// prefix with `:*`, negations with `!`.
+    /// A `to_tsquery` expression: terms joined by `&` (`|` for [`Query::any`]), phrases
+    /// with `<->`, the typed prefix with `:*`, negations with `!`.
     pub fn tsquery(&self) -> String {
-        self.terms
-            .iter()
-            .map(|t| {
-                let mut words: Vec<String> = t.words.clone();
-                if t.prefix
-                    && let Some(last) = words.last_mut()
-                {
-                    last.push_str(":*");
-                }
-                let body = if words.len() == 1 { words.remove(0) } else { format!("({})", words.join(" <-> ")) };
-                if t.negated { format!("!{body}") } else { body }
-            })
+        let term = |t: &Term| {
+            let mut words: Vec<String> = t.words.clone();
+            if t.prefix
+                && let Some(last) = words.last_mut()
+            {
+                last.push_str(":*");
+            }
+            let body = if words.len() == 1 { words.remove(0) } else { format!("({})", words.join(" <-> ")) };
+            if t.negated { format!("!{body}") } else { body }
+        };
+        let positive: Vec<String> = self.terms.iter().filter(|t| !t.negated).map(term).collect();
+        let negative = self.terms.iter().filter(|t| t.negated).map(term);
+        let joined = positive.join(if self.any { " | " } else { " & " });
+        std::iter::once(if self.any && positive.len() > 1 { format!("({joined})") } else { joined })
+            .chain(negative)
             .collect::<Vec<_>>()
             .join(" & ")
     }
@@ -150,7 +179,11 @@ mod tests {
             ]
         );
         assert_eq!(q.fts5(), r#"("deploy" "blue green" "serv"*) NOT "legacy" NOT "old""#);
-        assert_eq!(q.tsquery(), "deploy & (blue <-> green) & !legacy & !old & serv:*");
+        assert_eq!(q.tsquery(), "deploy & (blue <-> green) & serv:* & !legacy & !old");
+        let any = Query::parse("the effect of noise -old").any();
+        assert_eq!(any.fts5(), r#"("effect" OR "noise") NOT "old""#);
+        assert_eq!(any.tsquery(), "(effect | noise) & !old");
+        assert_eq!(Query::parse("the of ").any().fts5(), r#"("the" OR "of")"#);
     }
 
     #[test]
