@@ -113,6 +113,9 @@ impl Error {
     pub fn invalid_mode(mode: &str) -> Self {
         Self::bad_request("invalid_mode", format!("unknown search mode '{mode}'; use keyword, semantic or hybrid"))
     }
+    pub fn invalid_sentences(max: i64) -> Self {
+        Self::bad_request("invalid_sentences", format!("sentences must be a whole number from 1 to {max}"))
+    }
     pub fn last_owner() -> Self {
         Self::bad_request("last_owner", "the last owner of a workspace cannot be removed")
     }

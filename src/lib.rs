@@ -28,6 +28,7 @@ pub mod http;
 pub mod ids;
 pub mod logging;
 pub mod markdown;
+pub mod ml;
 pub mod store;
 pub mod text;
 pub mod time;

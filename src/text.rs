@@ -301,6 +301,11 @@ pub fn term_of(lower: &str) -> Option<String> {
 /// Characters apart only by white space are neighbours, so the stored search text
 /// (see [`index_form`]) gives the same terms as the original.
 pub fn terms(text: &str) -> Vec<String> {
+    term_pairs(text).into_iter().map(|(t, _)| t).collect()
+}
+
+/// [`terms`] with the lower-cased words they were read from (for showing a term).
+pub fn term_pairs(text: &str) -> Vec<(String, String)> {
     let words = words(text);
     let mut out = Vec::with_capacity(words.len());
     let mut i = 0;
@@ -318,16 +323,17 @@ pub fn terms(text: &str) -> Vec<String> {
                 j += 1;
             }
             if j - i == 1 {
-                out.push(w.lower.clone());
+                out.push((w.lower.clone(), w.lower.clone()));
             } else {
                 for pair in words[i..j].windows(2) {
-                    out.push(format!("{}{}", pair[0].text, pair[1].text));
+                    let both = format!("{}{}", pair[0].text, pair[1].text);
+                    out.push((both.clone(), both));
                 }
             }
             i = j;
         } else {
             if let Some(t) = term_of(&w.lower) {
-                out.push(t);
+                out.push((t, w.lower.clone()));
             }
             i += 1;
         }

@@ -5,9 +5,9 @@
 //! [`run_pending_jobs`]-style passes with a pause between them; tests call
 //! [`run_pending_jobs`] directly — deterministic, no sleeping for a worker.
 //!
-//! Today there is one worker, maintenance: it deletes expired sessions and failed-login
-//! counts whose window has passed. Webhook delivery (durable outbox, backoff) joins it
-//! as a second worker.
+//! Two workers today: maintenance deletes expired sessions and failed-login counts whose
+//! window has passed; embedding refresh drains `embed_queue` when `SEMANTIC_SEARCH=1`.
+//! Webhook delivery (durable outbox, backoff) joins them.
 
 use std::time::Duration;
 
@@ -16,16 +16,21 @@ use tokio::task::JoinHandle;
 
 use crate::core::Ctx;
 use crate::core::accounts;
+use crate::core::semantic::embed;
 use crate::error::Result;
 
 /// Pause between two maintenance passes.
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(600);
+/// Once embedding has started, how often the queue is looked at without a wake-up (saves
+/// by another process sharing the database wake nobody here).
+const EMBED_POLL: Duration = Duration::from_secs(5);
 
 /// What one pass of every job did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct JobReport {
     pub sessions_pruned: u64,
     pub login_failures_pruned: u64,
+    pub pages_embedded: u64,
 }
 
 /// Runs every job once, now, and answers what each did.
@@ -33,6 +38,7 @@ pub async fn run_pending_jobs(ctx: &Ctx) -> Result<JobReport> {
     Ok(JobReport {
         sessions_pruned: accounts::prune_sessions(ctx).await?,
         login_failures_pruned: accounts::limiter::prune(ctx).await?,
+        pages_embedded: drain_embeddings(ctx).await? as u64,
     })
 }
 
@@ -45,7 +51,10 @@ pub struct Workers {
 /// Starts every worker.
 pub fn start(ctx: &Ctx) -> Workers {
     let (stop, stopped) = watch::channel(false);
-    let tasks = vec![tokio::spawn(maintenance(ctx.clone(), stopped))];
+    let mut tasks = vec![tokio::spawn(maintenance(ctx.clone(), stopped.clone()))];
+    if ctx.models.embedding.usable() {
+        tasks.push(tokio::spawn(embedding(ctx.clone(), stopped)));
+    }
     Workers { stop, tasks }
 }
 
@@ -72,6 +81,51 @@ async fn maintenance(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
         tokio::select! {
             _ = stopped.wait_for(|s| *s) => return,
             _ = tokio::time::sleep(MAINTENANCE_EVERY) => {}
+        }
+    }
+}
+
+/// Embeds every queued page, a batch at a time; answers how many.
+pub async fn drain_embeddings(ctx: &Ctx) -> Result<usize> {
+    let mut total = 0;
+    loop {
+        let n = embed::embed_pending(ctx, embed::BATCH_PAGES).await?;
+        if n == 0 {
+            return Ok(total);
+        }
+        total += n;
+    }
+}
+
+/// Embedding refresh. Sleeps until the first save or semantic query of this process
+/// wants it, so start-up never loads the model; from then on it drains the queue
+/// whenever woken, and looks every `EMBED_POLL` for pages queued by other processes.
+async fn embedding(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
+    tokio::select! {
+        _ = stopped.wait_for(|s| *s) => return,
+        _ = ctx.models.wanted.notified() => {}
+    }
+    match embed::requeue_other_models(&ctx).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(pages = n, "pages embedded by another model queued again"),
+        Err(e) => tracing::warn!(error = %e, "could not look for another model's vectors"),
+    }
+    loop {
+        loop {
+            match embed::embed_pending(&ctx, embed::BATCH_PAGES).await {
+                Ok(0) => break,
+                Ok(_) if *stopped.borrow() => return,
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "embedding pass failed");
+                    break;
+                }
+            }
+        }
+        tokio::select! {
+            _ = stopped.wait_for(|s| *s) => return,
+            _ = ctx.models.wanted.notified() => {}
+            _ = tokio::time::sleep(EMBED_POLL) => {}
         }
     }
 }

@@ -307,6 +307,12 @@ fn cap(w: &str) -> String {
     }
 }
 
+/// A small word of the prose ("the", "before", …): what a search query built from the
+/// corpus leaves out when it wants words that tell pages apart.
+pub fn is_filler(word: &str) -> bool {
+    SMALL.contains(&word)
+}
+
 pub fn slugify(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars().flat_map(char::to_lowercase) {

@@ -84,6 +84,22 @@ impl Stats {
     pub fn ops_per_sec(&self) -> f64 {
         if self.wall_secs > 0.0 { self.count as f64 / self.wall_secs } else { f64::NAN }
     }
+
+    /// Runs made one after the other, as one: their latencies together, their
+    /// wall-clock times added (bodies and request indices are left out).
+    pub fn merged(parts: &[&Stats]) -> Stats {
+        let mut all = Stats::default();
+        for st in parts {
+            all.count += st.count;
+            all.errors += st.errors;
+            all.skipped += st.skipped;
+            all.wall_secs += st.wall_secs;
+            all.latencies.extend(&st.latencies);
+            all.error_samples.extend(st.error_samples.iter().take(5 - all.error_samples.len().min(5)).cloned());
+        }
+        all.latencies.sort_by(f64::total_cmp);
+        all
+    }
 }
 
 pub struct RunOpts {
@@ -190,4 +206,11 @@ pub async fn run(clients: &[Client], base: &str, reqs: Arc<Vec<Req>>, opts: RunO
 fn trim(s: &str) -> String {
     let s = s.trim();
     if s.len() > 300 { format!("{}…", &s[..s.floor_char_boundary(300)]) } else { s.to_owned() }
+}
+
+/// The sampled error messages of a run, to stderr.
+pub fn print_errors(st: &Stats) {
+    for e in &st.error_samples {
+        eprintln!("    error: {e}");
+    }
 }

@@ -3,10 +3,7 @@
 //! one client and with N concurrent clients. Every loop runs a fixed number of requests,
 //! and corpus setup has a time budget, so a run always ends by itself.
 
-mod corpus;
-mod load;
 mod report;
-mod server;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,9 +15,11 @@ use rand::Rng;
 use rand::seq::IndexedRandom;
 use serde_json::json;
 
-use crate::corpus::{MAX_DEPTH, Page, rng_for};
-use crate::load::{Req, RunOpts, Stats};
-use crate::server::{Backend, Server};
+use cairn_bench::api::sign_up;
+use cairn_bench::corpus::{self, MAX_DEPTH, Page, rng_for};
+use cairn_bench::load::{self, Req, RunOpts, Stats, print_errors};
+use cairn_bench::server::{self, Backend, Server, loadavg, ncpu};
+use cairn_bench::setup;
 
 #[derive(Parser, Debug, Clone)]
 #[command(name = "cairn-bench", about = "Load generator for Cairn (drives a release server over HTTP)")]
@@ -203,12 +202,6 @@ fn args_json(a: &Args) -> serde_json::Value {
     })
 }
 
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
-}
-
 async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Page>>) -> Result<RunResult> {
     let started = Instant::now();
     let loadavg_before = loadavg();
@@ -218,6 +211,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
         tag: format!("{}-{size}", backend.name()),
         pg_url: &args.pg_url,
         keep: args.keep,
+        env: Vec::new(),
     })
     .await?;
     let cpu_start = server.cpu_snapshot();
@@ -227,39 +221,9 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
     let clients = load::clients(workers, &token)?;
 
     // --- Corpus ---
-    eprintln!("creating {size} pages with {} clients (budget {} s)…", args.setup_concurrency, args.setup_budget_secs);
-    let pages = &corpus[..size];
-    let reqs: Vec<Req> = pages
-        .iter()
-        .map(|p| {
-            let mut r = Req::post(
-                "/api/pages",
-                json!({"slug": p.slug, "title": p.title, "content": p.content, "parent": p.parent.map(|i| &pages[i].slug)}),
-            );
-            r.after = p.parent;
-            r
-        })
-        .collect();
-    let deadline = Instant::now() + Duration::from_secs(args.setup_budget_secs);
-    let setup = load::run(
-        &clients,
-        &base,
-        Arc::new(reqs),
-        RunOpts { workers: args.setup_concurrency, keep_bodies: false, deadline: Some(deadline) },
-    )
-    .await;
+    let setup =
+        setup::create_pages(&clients, &base, &corpus[..size], args.setup_concurrency, args.setup_budget_secs).await;
     let existing: Vec<usize> = setup.ok.clone();
-    eprintln!(
-        "  created {} of {size} pages in {:.1} s ({:.1} pages/s; p50 {:.2} ms, p99 {:.2} ms; {} errors, {} skipped)",
-        existing.len(),
-        setup.wall_secs,
-        existing.len() as f64 / setup.wall_secs,
-        setup.pct(50.0),
-        setup.pct(99.0),
-        setup.errors,
-        setup.skipped
-    );
-    print_errors(&setup);
     if existing.len() < args.history_pages + 10 {
         bail!("only {} pages were created; too few to measure", existing.len());
     }
@@ -505,16 +469,6 @@ async fn wait_for_quiet(server: &Server, share: f64, max_secs: u64) -> bool {
     false
 }
 
-fn ncpu() -> f64 {
-    std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64)
-}
-
-fn print_errors(st: &Stats) {
-    for e in &st.error_samples {
-        eprintln!("    error: {e}");
-    }
-}
-
 /// One workspace export, streamed and counted, with the server's memory sampled every
 /// 5 ms: flat memory means the zip is streamed, not built in memory.
 #[derive(Debug, Clone, Default)]
@@ -560,39 +514,4 @@ async fn measure_export(base: &str, token: &str, pid: Option<u32>) -> Result<Exp
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let rss_peak_kib = sampler.await?.max(rss_before_kib);
     Ok(Export { bytes, secs, rss_before_kib, rss_peak_kib })
-}
-
-/// Registers the bench account (one argon2 hash) and trades its session for a token.
-async fn sign_up(base: &str) -> Result<String> {
-    let c = reqwest::Client::builder().timeout(Duration::from_secs(30)).build()?;
-    let r = c
-        .post(format!("{base}/api/auth/register"))
-        .json(&json!({"email": "bench@example.com", "password": "bench-password-1234"}))
-        .send()
-        .await?;
-    if r.status().as_u16() != 201 {
-        bail!("register answered {}: {}", r.status(), r.text().await.unwrap_or_default());
-    }
-    let cookie = r
-        .headers()
-        .get_all(reqwest::header::SET_COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .filter_map(|v| v.split(';').next())
-        .collect::<Vec<_>>()
-        .join("; ");
-    if cookie.is_empty() {
-        bail!("register set no cookie");
-    }
-    let r = c
-        .post(format!("{base}/api/tokens"))
-        .header(reqwest::header::COOKIE, cookie)
-        .json(&json!({"name": "bench"}))
-        .send()
-        .await?;
-    if r.status().as_u16() != 201 {
-        bail!("POST /api/tokens answered {}: {}", r.status(), r.text().await.unwrap_or_default());
-    }
-    let v: serde_json::Value = r.json().await?;
-    v["token"].as_str().map(str::to_owned).context("no token in the answer of POST /api/tokens")
 }

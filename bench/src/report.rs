@@ -2,19 +2,12 @@
 
 use std::fmt::Write;
 
+use cairn_bench::load::Stats;
+use cairn_bench::numbers::{f0, f2, round2, stats_json};
+use cairn_bench::server::Backend;
 use serde_json::{Value, json};
 
-use crate::load::Stats;
-use crate::server::Backend;
 use crate::{RunResult, ScenarioResult};
-
-fn f2(x: f64) -> String {
-    if x.is_finite() { format!("{x:.2}") } else { "–".to_owned() }
-}
-
-fn f0(x: f64) -> String {
-    if x.is_finite() { format!("{x:.0}") } else { "–".to_owned() }
-}
 
 pub fn run_markdown(r: &RunResult) -> String {
     let mut s = String::new();
@@ -196,20 +189,6 @@ pub fn targets_markdown(results: &[RunResult]) -> String {
         );
     }
     s
-}
-
-fn stats_json(st: &Stats) -> Value {
-    json!({
-        "count": st.count, "errors": st.errors,
-        "p50_ms": round2(st.pct(50.0)), "p95_ms": round2(st.pct(95.0)), "p99_ms": round2(st.pct(99.0)),
-        "mean_ms": round2(st.mean()), "max_ms": round2(st.max()),
-        "ops_per_sec": round2(st.ops_per_sec()), "wall_secs": round2(st.wall_secs),
-        "error_samples": st.error_samples,
-    })
-}
-
-fn round2(x: f64) -> Value {
-    if x.is_finite() { json!((x * 100.0).round() / 100.0) } else { Value::Null }
 }
 
 pub fn json(config: &Value, results: &[RunResult]) -> Value {

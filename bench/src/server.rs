@@ -1,7 +1,9 @@
 //! A Cairn server run as a child process on a fresh data directory and database, and
-//! stopped with SIGTERM (also when dropped, so an error never leaves one behind).
+//! stopped with SIGTERM (also when dropped, so an error never leaves one behind). It can
+//! be restarted over the same directory and database with other settings (search
+//! features that are switched on by environment variables).
 
-use std::fs::{self, File};
+use std::fs::{self, File, OpenOptions};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -34,8 +36,11 @@ impl Backend {
 
 pub struct Server {
     child: Option<Child>,
+    /// `http://127.0.0.1:PORT`; a restart picks a new port.
     pub base: String,
+    bin: PathBuf,
     dir: PathBuf,
+    database_url: String,
     keep: bool,
     pg: Option<(String, String)>,
 }
@@ -46,6 +51,8 @@ pub struct Options<'a> {
     pub tag: String,
     pub pg_url: &'a str,
     pub keep: bool,
+    /// Extra environment of the server process (e.g. `SEMANTIC_SEARCH=1`).
+    pub env: Vec<(String, String)>,
 }
 
 impl Server {
@@ -56,10 +63,16 @@ impl Server {
         }
         fs::create_dir_all(dir.join("data"))?;
         fs::create_dir_all(dir.join("logs"))?;
-        let port = free_port()?;
-        let mut server =
-            Server { child: None, base: format!("http://127.0.0.1:{port}"), dir: dir.clone(), keep: o.keep, pg: None };
-        let url = match o.backend {
+        let mut server = Server {
+            child: None,
+            base: String::new(),
+            bin: o.bin.to_owned(),
+            dir: dir.clone(),
+            database_url: String::new(),
+            keep: o.keep,
+            pg: None,
+        };
+        server.database_url = match o.backend {
             Backend::Sqlite => format!("sqlite://{}", dir.join("cairn.db").display()),
             Backend::Postgres => {
                 let db = format!("cairn_bench_{}_{}", std::process::id(), o.tag.replace('-', "_"));
@@ -69,23 +82,41 @@ impl Server {
                 format!("{}/{db}", o.pg_url.trim_end_matches('/'))
             }
         };
-        let out = File::create(dir.join("server.out"))?;
-        let err = File::create(dir.join("server.err"))?;
-        let child = Command::new(o.bin)
-            .env("DATA_DIR", dir.join("data"))
-            .env("LOG_DIR", dir.join("logs"))
+        File::create(dir.join("server.out"))?;
+        File::create(dir.join("server.err"))?;
+        server.spawn(&o.env).await?;
+        Ok(server)
+    }
+
+    /// Stops the server and starts it again over the same data directory and database,
+    /// with `env` as its extra environment (the previous extra environment is dropped).
+    /// `base` changes: the new process listens on a new free port.
+    pub async fn restart(&mut self, env: &[(String, String)]) -> Result<()> {
+        self.terminate();
+        self.spawn(env).await
+    }
+
+    /// Starts the process on a free port and waits until it is healthy. Its output is
+    /// appended to the logs of earlier processes of this server.
+    async fn spawn(&mut self, env: &[(String, String)]) -> Result<()> {
+        let port = free_port()?;
+        self.base = format!("http://127.0.0.1:{port}");
+        let log = |name: &str| OpenOptions::new().append(true).open(self.dir.join(name));
+        let child = Command::new(&self.bin)
+            .env("DATA_DIR", self.dir.join("data"))
+            .env("LOG_DIR", self.dir.join("logs"))
             .env("PORT", port.to_string())
             .env("HOST", "127.0.0.1")
             .env("LOG_LEVEL", "warn")
-            .env("DATABASE_URL", &url)
+            .env("DATABASE_URL", &self.database_url)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
+            .stdout(log("server.out")?)
+            .stderr(log("server.err")?)
             .spawn()
-            .with_context(|| format!("starting {}", o.bin.display()))?;
-        server.child = Some(child);
-        server.wait_healthy().await?;
-        Ok(server)
+            .with_context(|| format!("starting {}", self.bin.display()))?;
+        self.child = Some(child);
+        self.wait_healthy().await
     }
 
     async fn wait_healthy(&mut self) -> Result<()> {
@@ -131,12 +162,12 @@ impl Server {
             .sum()
     }
 
-    /// Disk used by the data directory (git repositories, SQLite file), in bytes.
     /// The server's process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(|c| c.id())
     }
 
+    /// Disk used by the data directory (git repositories, SQLite file), in bytes.
     pub fn data_bytes(&self) -> u64 {
         fn walk(p: &Path) -> u64 {
             let Ok(rd) = fs::read_dir(p) else { return 0 };
@@ -166,9 +197,26 @@ impl Server {
         }
     }
 
-    /// SIGTERM, then up to 30 s for a graceful exit, then SIGKILL.
+    /// Stops the process, drops the PostgreSQL database and deletes the directory (unless
+    /// asked to keep it).
     pub fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
+        self.terminate();
+        if let Some((url, db)) = self.pg.take()
+            && let Err(e) = psql(&url, &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+        {
+            eprintln!("could not drop database {db}: {e:#}");
+        }
+        if !self.keep && self.dir.exists() {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    /// SIGTERM, then up to 30 s for a graceful exit, then SIGKILL (nothing when the
+    /// process already exited, e.g. during start-up).
+    fn terminate(&mut self) {
+        if let Some(mut child) = self.child.take()
+            && matches!(child.try_wait(), Ok(None))
+        {
             let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
             let deadline = Instant::now() + Duration::from_secs(30);
             loop {
@@ -183,14 +231,6 @@ impl Server {
                     }
                 }
             }
-        }
-        if let Some((url, db)) = self.pg.take()
-            && let Err(e) = psql(&url, &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
-        {
-            eprintln!("could not drop database {db}: {e:#}");
-        }
-        if !self.keep && self.dir.exists() {
-            let _ = fs::remove_dir_all(&self.dir);
         }
     }
 }
@@ -269,6 +309,18 @@ fn postgres_cpu_secs() -> f64 {
         .filter(|pid| fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres"))
         .map(proc_cpu_secs)
         .sum()
+}
+
+/// The load average (1, 5, 15 minutes) as /proc/loadavg gives it.
+pub fn loadavg() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// Cores of this machine.
+pub fn ncpu() -> f64 {
+    std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64)
 }
 
 /// Resident memory of a process in KiB (`VmRSS`), 0 when unknown.

@@ -6,6 +6,7 @@ pub mod backup;
 pub mod credentials;
 pub mod export;
 pub mod i18n;
+pub mod intel;
 pub mod pages;
 pub mod paging;
 pub mod reindex;
@@ -42,6 +43,8 @@ pub struct CtxInner {
     pub clock: crate::time::Clock,
     /// In-process search indexes (TF-IDF, embeddings), caught up from the database.
     pub semantic: semantic::Indexes,
+    /// The embedding model and the reranker, loaded on first use.
+    pub models: semantic::models::Models,
     /// Ways for tests to widen race windows; inert unless a test sets them.
     pub test_hooks: TestHooks,
 }
@@ -74,7 +77,9 @@ impl Ctx {
     pub fn new(config: Config, db: Db) -> anyhow::Result<Self> {
         let jwt = JwtKeys::load(config.jwt_secret.as_deref(), &config.data_dir)?;
         let passwords = Passwords::new(config.argon2_memory_kib, config.argon2_iterations)?;
+        let models = semantic::models::Models::new(&config);
         Ok(Ctx(Arc::new(CtxInner {
+            models,
             config,
             db,
             jwt,

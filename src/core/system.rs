@@ -12,10 +12,19 @@ pub struct SystemReport {
     pub db: &'static str,
     /// `sqlite` or `postgres`.
     pub db_backend: &'static str,
-    /// Embedding-backed search is on and its model files are present.
+    /// Embedding-backed search is on and its model resolves (checked at start-up,
+    /// loaded on first use; false from the moment a load fails).
     pub semantic_search: bool,
-    /// The cross-encoder reranker is on and its model files are present.
+    /// Hybrid results are reranked: `RERANK=1` and a cross-encoder or the embedding model
+    /// resolves.
     pub rerank: bool,
+    /// How reranking works: `cross-encoder`, `passage` (best passage by embedding), or
+    /// null when results are not reranked.
+    pub rerank_engine: Option<&'static str>,
+    /// Whether the embedding model is in memory yet (it loads on first use).
+    pub embedding_model_loaded: bool,
+    /// Pages waiting to be embedded (the durable queue; drained in the background).
+    pub embedding_queue: i64,
     /// OCR of uploaded images is on and an OCR engine is present.
     pub ocr_uploads: bool,
     pub registration_open: bool,
@@ -26,24 +35,36 @@ pub struct SystemReport {
     pub notes: Vec<String>,
 }
 
-fn model_present(dir: &std::path::Path) -> bool {
-    ["config.json", "tokenizer.json", "model.safetensors"].iter().all(|f| dir.join(f).is_file())
-}
-
 pub async fn report(ctx: &Ctx) -> SystemReport {
     let c = &ctx.config;
+    let m = &ctx.models;
     let mut notes = Vec::new();
-    let semantic_search = c.semantic_search && model_present(&c.embedding_model_dir);
-    if c.semantic_search && !semantic_search {
+    let semantic_search = m.embedding.usable();
+    if let Some(why) = m.embedding.problem() {
         notes.push(format!(
-            "SEMANTIC_SEARCH=1 but no model in {}; semantic features use TF-IDF",
-            c.embedding_model_dir.display()
+            "SEMANTIC_SEARCH=1 but the embedding model does not resolve ({why}); semantic features use TF-IDF"
         ));
     }
-    let rerank = c.rerank && model_present(&c.rerank_model_dir);
-    if c.rerank && !rerank {
-        notes.push(format!("RERANK=1 but no model in {}; results are not reranked", c.rerank_model_dir.display()));
+    let rerank_engine = if !c.rerank {
+        None
+    } else if m.rerank.usable() {
+        Some("cross-encoder")
+    } else if semantic_search {
+        Some("passage")
+    } else {
+        None
+    };
+    if let Some(why) = m.rerank.problem() {
+        notes.push(format!(
+            "RERANK=1 but the cross-encoder does not resolve ({why}); {}",
+            if semantic_search {
+                "hybrid results are reranked by passage embeddings"
+            } else {
+                "results are not reranked"
+            }
+        ));
     }
+    let embedding_queue = super::semantic::embed::pending(ctx).await.unwrap_or_default();
     // No OCR engine ships with Cairn yet; say so rather than pretend.
     let ocr_uploads = false;
     if c.ocr_uploads {
@@ -54,7 +75,10 @@ pub async fn report(ctx: &Ctx) -> SystemReport {
         db: if ctx.db.ping().await { "ok" } else { "error" },
         db_backend: ctx.db.backend.name(),
         semantic_search,
-        rerank,
+        rerank: rerank_engine.is_some(),
+        rerank_engine,
+        embedding_model_loaded: m.embedding.is_loaded(),
+        embedding_queue,
         ocr_uploads,
         registration_open: !c.disable_registration,
         webhook_allow_private: c.webhook_allow_private,

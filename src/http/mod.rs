@@ -6,6 +6,7 @@ pub mod accounts;
 pub mod auth;
 pub mod browser;
 pub mod extract;
+pub mod intel;
 pub mod pages;
 pub mod search;
 pub mod system;
@@ -84,6 +85,7 @@ impl Modify for SecuritySchemes {
         (name = "history", description = "Revisions, diffs and restores"),
         (name = "trash", description = "Soft-deleted pages"),
         (name = "search", description = "Finding pages"),
+        (name = "intelligence", description = "Suggestions, summaries, insights and the link graph"),
     )
 )]
 struct ApiDoc;
@@ -97,6 +99,7 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
         .merge(workspaces::router())
         .merge(pages::router())
         .merge(search::router())
+        .merge(intel::router())
         .split_for_parts();
     doc.info.version = crate::core::VERSION.to_owned();
     if let Ok(value) = serde_json::to_value(&doc) {

@@ -15,7 +15,7 @@ use crate::markdown;
 /// A live page the caller may see, by `ws=` or the caller's default workspace, with
 /// its row id. The hot path is one query (membership and page together); only on a miss
 /// does a second tell a hidden workspace (404 workspace) from a missing page.
-async fn visible(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Result<(PageIds, Page)> {
+pub async fn visible(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Result<(PageIds, Page)> {
     if let Some(ws) = ws.or(user.default_workspace.as_deref()) {
         let mut conn = ctx.db.pool.acquire().await?;
         if let Some(found) = rows::visible(&mut conn, user.id, ws, slug).await? {

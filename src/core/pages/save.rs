@@ -330,6 +330,8 @@ impl Writer {
             rows::insert_event_in_tx(&mut tx, ws_id, change.action.event(), &payload.to_string(), now).await?;
         }
         tx.commit().await?;
+        // The page is queued for embedding (in the transaction above); nudge the worker.
+        self.ctx.models.wake();
         Ok(created)
     }
 }

@@ -46,9 +46,13 @@ async fn run(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>, paging: Paging
     let mut conn = ctx.db.pool.acquire().await?;
     let (rows, total): (Vec<HitRow>, i64) = match ctx.db.backend {
         Backend::Sqlite => {
-            // bm25 is lower-is-better: its negation is the score. Title weighs 10×.
-            let from =
-                format!("FROM pages_fts JOIN pages p ON p.id = pages_fts.rowid WHERE pages_fts MATCH $1 AND {FILTER}");
+            // bm25 is lower-is-better: its negation is the score. Title weighs 10×. CROSS
+            // JOIN pins the full-text index as the outer loop: with a plain JOIN SQLite may
+            // walk the workspace's pages and probe FTS for each (seconds, not milliseconds,
+            // for a long query at a few thousand pages).
+            let from = format!(
+                "FROM pages_fts CROSS JOIN pages p ON p.id = pages_fts.rowid WHERE pages_fts MATCH $1 AND {FILTER}"
+            );
             let snippet = if snippets { "snippet(pages_fts, 1, $6, $7, '…', 24)" } else { "''" };
             let sql = format!(
                 "SELECT p.id, p.slug, p.title, {snippet}, -bm25(pages_fts, 10.0, 1.0) AS score \

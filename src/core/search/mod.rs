@@ -9,8 +9,10 @@
 //! feature that degrades says so.
 
 mod keyword;
+mod meaning;
 mod passage;
 pub mod query;
+mod rerank;
 
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -71,7 +73,8 @@ pub struct Hit {
     pub title: String,
     /// Text around the best match, HTML-escaped, matches in `<mark>…</mark>`.
     pub snippet: String,
-    /// Higher is better; comparable within one answer only.
+    /// Higher is better; comparable within one answer only. (Reranked hybrid answers
+    /// score their reranked head in 1–2, above the fused tail.)
     pub score: f64,
 }
 
@@ -80,8 +83,9 @@ pub struct SearchResults {
     pub query: String,
     pub mode: &'static str,
     /// How the result was computed: `fulltext` (keyword), `tfidf` or `embedding`
-    /// (semantic), `fulltext+tfidf` or `fulltext+embedding` (hybrid).
-    pub engine: &'static str,
+    /// (semantic), `fulltext+tfidf` or `fulltext+embedding` (hybrid), with `+rerank`
+    /// appended when the hybrid list was reranked.
+    pub engine: String,
     pub items: Vec<Hit>,
     /// Pages matching in all (for paging).
     pub total: i64,
@@ -107,59 +111,42 @@ pub async fn search(ctx: &Ctx, access: &Access, req: SearchRequest<'_>) -> Resul
     parsed.terms.truncate(MAX_TERMS);
     let tag = req.tag.and_then(crate::ids::normalize_tag);
     let ws_id = access.workspace_id();
-    let engine = match mode {
-        Mode::Keyword => "fulltext",
-        Mode::Semantic => "tfidf",
-        Mode::Hybrid => "fulltext+tfidf",
-    };
-    let (items, total) = if parsed.is_empty() {
-        (vec![], 0)
-    } else {
-        match mode {
-            Mode::Keyword => {
-                let found = keyword::search(ctx, ws_id, &parsed, tag.as_deref(), req.paging, true).await?;
-                (found.hits.into_iter().map(|(_, h)| h).collect(), found.total)
+    if parsed.is_empty() {
+        let engine = match mode {
+            Mode::Keyword => "fulltext".to_owned(),
+            Mode::Semantic => meaning::engine_name(ctx).to_owned(),
+            Mode::Hybrid => format!("fulltext+{}", meaning::engine_name(ctx)),
+        };
+        return Ok(SearchResults { query: q, mode: mode.as_str(), engine, items: vec![], total: 0 });
+    }
+    let (engine, items, total) = match mode {
+        Mode::Keyword => {
+            let found = keyword::search(ctx, ws_id, &parsed, tag.as_deref(), req.paging, true).await?;
+            ("fulltext".to_owned(), found.hits.into_iter().map(|(_, h)| h).collect(), found.total)
+        }
+        Mode::Semantic => {
+            let sem = meaning::rank(ctx, ws_id, &parsed, tag.as_deref()).await?;
+            let total = sem.ranked.len() as i64;
+            (sem.engine.to_owned(), hits_of(ctx, ws_id, &sem.ranked, req.paging, &parsed).await?, total)
+        }
+        Mode::Hybrid => {
+            let want = FUSION_CANDIDATES.max(req.paging.offset + req.paging.limit);
+            let window = Paging { limit: want.min(super::paging::MAX_LIMIT * 2), offset: 0 };
+            let keyword = keyword::search(ctx, ws_id, &parsed, tag.as_deref(), window, false).await?;
+            let sem = meaning::rank(ctx, ws_id, &parsed, tag.as_deref()).await?;
+            let mut fused = fuse(&[
+                keyword.hits.iter().map(|(id, _)| *id).collect(),
+                sem.ranked.iter().take(window.limit as usize).map(|h| h.0).collect(),
+            ]);
+            let mut engine = format!("fulltext+{}", sem.engine);
+            if ctx.config.rerank && rerank::rerank(ctx, ws_id, &parsed, &sem, &mut fused).await? {
+                engine.push_str("+rerank");
             }
-            Mode::Semantic => {
-                let ranked = semantic_ranking(ctx, ws_id, &parsed, tag.as_deref()).await?;
-                let total = ranked.len() as i64;
-                (hits_of(ctx, ws_id, &ranked, req.paging, &parsed).await?, total)
-            }
-            Mode::Hybrid => {
-                let want = FUSION_CANDIDATES.max(req.paging.offset + req.paging.limit);
-                let window = Paging { limit: want.min(super::paging::MAX_LIMIT * 2), offset: 0 };
-                let keyword = keyword::search(ctx, ws_id, &parsed, tag.as_deref(), window, false).await?;
-                let mut semantic = semantic_ranking(ctx, ws_id, &parsed, tag.as_deref()).await?;
-                semantic.truncate(window.limit as usize);
-                let fused =
-                    fuse(&[keyword.hits.iter().map(|(id, _)| *id).collect(), semantic.iter().map(|h| h.0).collect()]);
-                let total = fused.len() as i64;
-                (hits_of(ctx, ws_id, &fused, req.paging, &parsed).await?, total)
-            }
+            let total = fused.len() as i64;
+            (engine, hits_of(ctx, ws_id, &fused, req.paging, &parsed).await?, total)
         }
     };
     Ok(SearchResults { query: q, mode: mode.as_str(), engine, items, total })
-}
-
-/// Pages by TF-IDF cosine similarity to the query's words, best first; only pages with
-/// the tag when one is given.
-async fn semantic_ranking(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>) -> Result<Vec<(i64, f64)>> {
-    let terms = crate::text::terms(&q.positive_text());
-    let index = super::semantic::fresh(ctx, ws_id).await?;
-    let mut ranked: Vec<(i64, f64)> =
-        index.read().await.tfidf.query(&terms).into_iter().map(|(id, s)| (id, f64::from(s))).collect();
-    if let Some(tag) = tag {
-        let tagged: std::collections::HashSet<i64> =
-            sqlx::query_scalar("SELECT page_id FROM page_tags WHERE workspace_id = $1 AND tag = $2")
-                .bind(ws_id)
-                .bind(tag)
-                .fetch_all(&ctx.db.pool)
-                .await?
-                .into_iter()
-                .collect();
-        ranked.retain(|(id, _)| tagged.contains(id));
-    }
-    Ok(ranked)
 }
 
 /// Reciprocal-rank fusion: each page scores Σ 1 / (k + rank) over the lists it is in.

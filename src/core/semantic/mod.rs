@@ -10,7 +10,11 @@
 //! again). Nothing is lost at a restart: the first query of a workspace builds its index
 //! from the rows.
 
+pub mod embed;
+pub mod models;
+pub mod passages;
 pub mod tfidf;
+pub mod vectors;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -20,6 +24,7 @@ use tokio::sync::RwLock;
 use super::Ctx;
 use crate::error::Result;
 use tfidf::TfIdf;
+use vectors::VectorIndex;
 
 /// A workspace's in-process index.
 #[derive(Default)]
@@ -28,6 +33,10 @@ pub struct WorkspaceIndex {
     seen: i64,
     built: bool,
     pub tfidf: TfIdf,
+    /// The workspace's `vector_seq` the vectors reflect.
+    vectors_seen: i64,
+    /// Passage vectors of the embedded live pages (empty unless the model is usable).
+    pub vectors: VectorIndex,
 }
 
 /// The open indexes, by workspace id.
@@ -36,12 +45,12 @@ pub struct Indexes {
     by_workspace: Mutex<HashMap<i64, Arc<RwLock<WorkspaceIndex>>>>,
 }
 
-/// What a page contributes to term statistics: its title counts twice, as the title
-/// says most about what the page is.
-pub fn page_terms(title: &str, body: &str) -> Vec<String> {
-    let mut terms = crate::text::terms(title);
+/// What a page contributes to term statistics, as (term, word) pairs: its title counts
+/// twice, as the title says most about what the page is.
+pub fn page_terms(title: &str, body: &str) -> Vec<(String, String)> {
+    let mut terms = crate::text::term_pairs(title);
     terms.extend(terms.clone());
-    terms.extend(crate::text::terms(body));
+    terms.extend(crate::text::term_pairs(body));
     terms
 }
 
@@ -56,24 +65,26 @@ impl Indexes {
     }
 }
 
-/// The workspace's index, caught up with every committed page write.
+/// The workspace's index, caught up with every committed page write (and, when the
+/// embedding model is usable, every stored vector).
 pub async fn fresh(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>> {
     let slot = ctx.semantic.slot(ws_id);
-    let (seq, reset_at): (i64, i64) = sqlx::query_as("SELECT seq, reset_at FROM index_seqs WHERE workspace_id = $1")
-        .bind(ws_id)
-        .fetch_optional(&ctx.db.pool)
-        .await?
-        .unwrap_or((0, 0));
-    {
-        let ix = slot.read().await;
-        if ix.built && ix.seen >= seq && reset_at <= ix.seen {
-            drop(ix);
-            return Ok(slot);
-        }
+    let (seq, reset_at, vseq): (i64, i64, i64) =
+        sqlx::query_as("SELECT seq, reset_at, vector_seq FROM index_seqs WHERE workspace_id = $1")
+            .bind(ws_id)
+            .fetch_optional(&ctx.db.pool)
+            .await?
+            .unwrap_or((0, 0, 0));
+    let with_vectors = ctx.models.embedding.usable();
+    let current = |ix: &WorkspaceIndex| {
+        ix.built && ix.seen >= seq && reset_at <= ix.seen && (!with_vectors || ix.vectors_seen >= vseq)
+    };
+    if current(&*slot.read().await) {
+        return Ok(slot);
     }
     let mut ix = slot.write().await;
     // Another task may have caught up while this one waited.
-    if ix.built && ix.seen >= seq && reset_at <= ix.seen {
+    if current(&ix) {
         drop(ix);
         return Ok(slot);
     }
@@ -88,18 +99,66 @@ pub async fn fresh(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>>
     .await?;
     if rebuild {
         ix.tfidf = TfIdf::default();
+        ix.vectors.clear();
+        ix.vectors_seen = 0;
     }
     let mut seen = seq;
     for (id, row_seq, deleted_at, title, body) in rows {
         seen = seen.max(row_seq);
         if deleted_at.is_some() {
             ix.tfidf.remove(id);
+            ix.vectors.remove(id);
         } else {
             ix.tfidf.upsert(id, &page_terms(&title, &body));
         }
     }
     ix.seen = seen;
     ix.built = true;
+    if with_vectors && ix.vectors_seen < vseq {
+        catch_up_vectors(ctx, ws_id, &mut ix).await?;
+    }
     drop(ix);
     Ok(slot)
+}
+
+/// Reads the vectors stored since the index last looked; a page's rows replace all its
+/// passages (they are written together, under one counter value).
+async fn catch_up_vectors(ctx: &Ctx, ws_id: i64, ix: &mut WorkspaceIndex) -> Result<()> {
+    let rows: Vec<(i64, i64, i64, String, Vec<u8>)> = sqlx::query_as(
+        "SELECT page_id, chunk, vector_seq, model, vector FROM page_vectors \
+         WHERE workspace_id = $1 AND vector_seq > $2 ORDER BY page_id, chunk",
+    )
+    .bind(ws_id)
+    .bind(ix.vectors_seen)
+    .fetch_all(&ctx.db.pool)
+    .await?;
+    let mut seen = ix.vectors_seen;
+    let mut current: Option<(i64, Vec<f32>, usize)> = None;
+    let put = |ix: &mut WorkspaceIndex, page: Option<(i64, Vec<f32>, usize)>| {
+        if let Some((id, flat, dim)) = page {
+            // A page trashed since it was embedded stays out.
+            if ix.tfidf.contains(id) {
+                ix.vectors.replace(id, dim, flat);
+            } else {
+                ix.vectors.remove(id);
+            }
+        }
+    };
+    for (page, _chunk, vseq, model, bytes) in rows {
+        seen = seen.max(vseq);
+        if model != ctx.models.embedding_id {
+            continue; // another model's vectors; the page is re-embedded by `reindex`
+        }
+        let v = vectors::from_bytes(&bytes);
+        match &mut current {
+            Some((id, flat, _)) if *id == page => flat.extend(v),
+            _ => {
+                let dim = v.len();
+                put(ix, current.replace((page, v, dim)));
+            }
+        }
+    }
+    put(ix, current.take());
+    ix.vectors_seen = seen;
+    Ok(())
 }

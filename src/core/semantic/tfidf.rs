@@ -26,6 +26,8 @@ struct Doc {
 pub struct TfIdf {
     vocab: HashMap<String, u32>,
     words: Vec<String>,
+    /// A word each term was read from (the first seen), to show it.
+    surfaces: Vec<String>,
     df: Vec<u32>,
     postings: Vec<Vec<(u32, f32)>>,
     docs: Vec<Option<Doc>>,
@@ -64,15 +66,16 @@ impl TfIdf {
     }
 
     /// Counts terms into (term id, 1 + ln tf), creating ids for new terms.
-    fn weigh(&mut self, terms: &[String]) -> Vec<(u32, f32)> {
+    fn weigh(&mut self, terms: &[(String, String)]) -> Vec<(u32, f32)> {
         let mut counts: HashMap<u32, u32> = HashMap::new();
-        for t in terms {
+        for (t, word) in terms {
             let id = match self.vocab.get(t) {
                 Some(&id) => id,
                 None => {
                     let id = self.words.len() as u32;
                     self.vocab.insert(t.clone(), id);
                     self.words.push(t.clone());
+                    self.surfaces.push(word.clone());
                     self.df.push(0);
                     self.postings.push(Vec::new());
                     id
@@ -85,8 +88,8 @@ impl TfIdf {
         out
     }
 
-    /// Adds or replaces a document.
-    pub fn upsert(&mut self, page_id: i64, terms: &[String]) {
+    /// Adds or replaces a document: its (term, word) pairs.
+    pub fn upsert(&mut self, page_id: i64, terms: &[(String, String)]) {
         self.remove(page_id);
         let weighted = self.weigh(terms);
         let slot = self.docs.len() as u32;
@@ -194,13 +197,16 @@ impl TfIdf {
         out
     }
 
-    /// A document's terms by weight, heaviest first.
+    /// A document's terms by weight, heaviest first, each shown by a word it was read from.
     pub fn top_terms(&self, page_id: i64, n: usize) -> Vec<(String, f32)> {
         let Some(doc) = self.slot_of.get(&page_id).and_then(|&s| self.docs[s as usize].as_ref()) else {
             return vec![];
         };
-        let mut terms: Vec<(String, f32)> =
-            doc.terms.iter().map(|&(t, w)| (self.words[t as usize].clone(), w * self.idf_of(t) / doc.norm)).collect();
+        let mut terms: Vec<(String, f32)> = doc
+            .terms
+            .iter()
+            .map(|&(t, w)| (self.surfaces[t as usize].clone(), w * self.idf_of(t) / doc.norm))
+            .collect();
         terms.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         terms.truncate(n);
         terms
@@ -219,8 +225,14 @@ impl TfIdf {
             .collect()
     }
 
-    pub fn word(&self, term: u32) -> &str {
-        &self.words[term as usize]
+    /// A word the term was read from.
+    pub fn surface(&self, term: u32) -> &str {
+        &self.surfaces[term as usize]
+    }
+
+    /// A word the term was read from, by the term.
+    pub fn surface_of(&self, term: &str) -> Option<&str> {
+        self.vocab.get(term).map(|&id| self.surface(id))
     }
 }
 
@@ -232,18 +244,22 @@ mod tests {
         s.split_whitespace().map(str::to_owned).collect()
     }
 
+    fn pairs(s: &str) -> Vec<(String, String)> {
+        s.split_whitespace().map(|w| (w.to_owned(), w.to_owned())).collect()
+    }
+
     #[test]
     fn ranks_by_cosine_and_forgets_removed_documents() {
         let mut ix = TfIdf::default();
-        ix.upsert(1, &terms("rust borrow checker lifetimes"));
-        ix.upsert(2, &terms("rust cargo build"));
-        ix.upsert(3, &terms("lunch canteen menu"));
+        ix.upsert(1, &pairs("rust borrow checker lifetimes"));
+        ix.upsert(2, &pairs("rust cargo build"));
+        ix.upsert(3, &pairs("lunch canteen menu"));
         let hits = ix.query(&terms("borrow rust"));
         assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [1, 2]);
         assert!(hits[0].1 > hits[1].1 && hits[0].1 <= 1.0 + 1e-6);
         ix.remove(1);
         assert_eq!(ix.query(&terms("borrow")), []);
-        ix.upsert(2, &terms("lunch menu"));
+        ix.upsert(2, &pairs("lunch menu"));
         assert_eq!(ix.query(&terms("cargo")), []);
         assert_eq!(ix.query(&terms("menu")).iter().map(|h| h.0).collect::<Vec<_>>(), [2, 3]);
         assert_eq!(ix.len(), 2);
@@ -253,9 +269,9 @@ mod tests {
     fn identical_documents_are_most_similar_and_compaction_keeps_answers() {
         let mut ix = TfIdf::default();
         for i in 0..600 {
-            ix.upsert(i, &terms(&format!("common word{} topic{}", i, i % 7)));
+            ix.upsert(i, &pairs(&format!("common word{} topic{}", i, i % 7)));
         }
-        ix.upsert(10_000, &terms("common word5 topic5"));
+        ix.upsert(10_000, &pairs("common word5 topic5"));
         let similar = ix.similar(10_000);
         assert_eq!(similar[0].0, 5);
         // Norms of older documents drift with N until the next renormalisation.

@@ -1,0 +1,14 @@
+//! What the bench binaries share: a Cairn server run as a child process ([`server`]),
+//! the account every run uses ([`api`]), the deterministic corpus and its creation
+//! ([`corpus`], [`setup`]), the request runner that measures latency ([`load`]), and
+//! number formatting for the Markdown and JSON reports ([`numbers`]).
+//!
+//! `cairn-bench` (src/main.rs) measures page operations; `cairn-search-bench`
+//! (src/search/) measures search quality and search speed.
+
+pub mod api;
+pub mod corpus;
+pub mod load;
+pub mod numbers;
+pub mod server;
+pub mod setup;

@@ -1,0 +1,46 @@
+//! Local intelligence (CONTRACT §6): link and tag suggestions, extractive summaries,
+//! workspace insights and the wikilink graph. Everything is computed in the process from
+//! the workspace's own pages; nothing calls a third party. Every answer says in `mode`
+//! how it was computed. Trashed pages take part in none of it.
+
+mod clusters;
+pub mod graph;
+pub mod suggest;
+pub mod summary;
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// How an intelligence answer was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Term statistics (TF-IDF) of the workspace's pages.
+    Tfidf,
+    /// Sentence embeddings of a local model.
+    Embedding,
+}
+
+pub use graph::{Graph, Insights, graph, insights};
+pub use suggest::{LinkSuggestions, TagSuggestions, suggest_links, suggest_tags};
+pub use summary::{Summary, summary};
+
+use crate::core::{Ctx, semantic};
+use crate::error::Result;
+
+/// Pages like `page`, best first, each with its similarity, and how that was computed:
+/// by sentence embeddings when the page has vectors, else by TF-IDF. Below `floor` (per
+/// mode: cosines of embeddings run higher than those of sparse term vectors) a page is
+/// not similar.
+async fn similar_pages(ctx: &Ctx, ws_id: i64, page: i64) -> Result<(Vec<(i64, f32)>, Mode)> {
+    ctx.models.wake();
+    let index = semantic::fresh(ctx, ws_id).await?;
+    let ix = index.read().await;
+    let (mut similar, mode, floor) = if ix.vectors.contains(page) {
+        (ix.vectors.similar(page, |id| ix.tfidf.contains(id)), Mode::Embedding, 0.3)
+    } else {
+        (ix.tfidf.similar(page), Mode::Tfidf, 0.05)
+    };
+    similar.retain(|(_, s)| *s >= floor);
+    Ok((similar, mode))
+}

@@ -1,0 +1,79 @@
+//! Reranking the head of a hybrid list (`RERANK=1`). With a cross-encoder
+//! (`RERANK_MODEL_DIR`), the query and each candidate's best passage are read together
+//! by the model; without one, each candidate is scored by its best passage's embedding
+//! similarity to the query (passage-level, where fusion saw ranks only). Without either
+//! model the list is left as fused, and the engine does not say `+rerank`.
+
+use std::collections::HashMap;
+
+use super::meaning::Ranking;
+use super::query::Query;
+use crate::core::Ctx;
+use crate::core::semantic::{self, passages::passages};
+use crate::error::Result;
+use crate::markdown;
+
+/// Candidates reranked: the head of the fused list, where order matters to a reader.
+pub const DEPTH: usize = 30;
+
+/// Reorders the head of `fused` in place; answers whether it did.
+pub async fn rerank(ctx: &Ctx, ws_id: i64, q: &Query, sem: &Ranking, fused: &mut [(i64, f64)]) -> Result<bool> {
+    let depth = DEPTH.min(fused.len());
+    if depth == 0 {
+        return Ok(false);
+    }
+    let head: Vec<i64> = fused[..depth].iter().map(|h| h.0).collect();
+    let index = semantic::fresh(ctx, ws_id).await?;
+    let scores: Vec<f64> = if let Some(cross) = ctx.models.cross_encoder().await {
+        // Ids are integers of our own: listing them in the statement is safe.
+        let ids = head.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        let rows: Vec<(i64, String, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT id, title, content FROM pages WHERE workspace_id = $1 AND id IN ({ids})"
+        )))
+        .bind(ws_id)
+        .fetch_all(&ctx.db.pool)
+        .await?;
+        let by_id: HashMap<i64, (String, String)> = rows.into_iter().map(|(id, t, c)| (id, (t, c))).collect();
+        let ix = index.read().await;
+        let texts: Vec<String> = head
+            .iter()
+            .map(|id| {
+                let Some((title, content)) = by_id.get(id) else { return String::new() };
+                let mut all = passages(title, &markdown::parse(content).text);
+                // The passage the embedding found closest, else the opening.
+                let best = sem.query_vector.as_ref().and_then(|v| ix.vectors.best_passage(*id, v)).map_or(0, |b| b.0);
+                if best < all.len() { all.swap_remove(best) } else { all.swap_remove(0) }
+            })
+            .collect();
+        drop(ix);
+        let query = q.positive_text();
+        let scored = tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            cross.score(&query, &refs)
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("rerank task: {e}"))?;
+        match scored {
+            // A logit → (0, 1).
+            Ok(s) => s.into_iter().map(|x| 1.0 / (1.0 + (-f64::from(x)).exp())).collect(),
+            Err(e) => {
+                tracing::warn!(error = %e, "reranking failed; results as fused");
+                return Ok(false);
+            }
+        }
+    } else if let Some(v) = &sem.query_vector {
+        let ix = index.read().await;
+        // A candidate not embedded yet keeps its place below those that are.
+        head.iter().map(|id| ix.vectors.best_passage(*id, v).map_or(-1.0, |b| f64::from(b.1))).collect()
+    } else {
+        return Ok(false);
+    };
+    let mut reranked: Vec<(i64, f64, usize)> =
+        head.iter().zip(scores).enumerate().map(|(rank, (id, s))| (*id, s, rank)).collect();
+    reranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
+    // Scores of the head in (1, 2]: above every fused score of the tail (< 1).
+    for (slot, (id, s, _)) in fused.iter_mut().zip(reranked) {
+        *slot = (id, 1.0 + (s + 1.0) / 2.0 * 0.999 + 0.0005);
+    }
+    Ok(true)
+}

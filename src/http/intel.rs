@@ -1,0 +1,92 @@
+//! Local intelligence routes (CONTRACT §6): suggestions and summaries of one page,
+//! insights and the graph of a workspace. Every answer carries `mode`.
+
+use axum::extract::State;
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::core::Ctx;
+use crate::core::intel::{self, Graph, Insights, LinkSuggestions, Summary, TagSuggestions};
+use crate::core::workspaces;
+use crate::error::Result;
+use crate::http::Problem;
+use crate::http::auth::AuthUser;
+use crate::http::extract::{Path, Query};
+use crate::http::pages::Ws;
+
+pub fn router() -> OpenApiRouter<Ctx> {
+    OpenApiRouter::new()
+        .routes(routes!(suggest_links))
+        .routes(routes!(suggest_tags))
+        .routes(routes!(summary))
+        .routes(routes!(insights))
+        .routes(routes!(graph))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SummaryQuery {
+    /// Workspace slug (default: the caller's default workspace).
+    pub ws: Option<String>,
+    /// Sentences wanted, 1 to 50 (default 3).
+    pub sentences: Option<i64>,
+}
+
+/// Pages worth linking from this one that it does not link yet: similar pages, and
+/// pages whose titles it mentions.
+#[utoipa::path(get, path = "/api/pages/{slug}/suggest-links", tag = "intelligence", params(("slug" = String, Path), Ws),
+    security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = LinkSuggestions), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn suggest_links(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<Ws>,
+) -> Result<axum::Json<LinkSuggestions>> {
+    Ok(axum::Json(intel::suggest_links(&ctx, &auth.user, q.ws.as_deref(), &slug).await?))
+}
+
+/// Tags worth adding to this page: tags of similar pages first, then its most telling
+/// words; never a tag it has.
+#[utoipa::path(get, path = "/api/pages/{slug}/suggest-tags", tag = "intelligence", params(("slug" = String, Path), Ws),
+    security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = TagSuggestions), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn suggest_tags(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<Ws>,
+) -> Result<axum::Json<TagSuggestions>> {
+    Ok(axum::Json(intel::suggest_tags(&ctx, &auth.user, q.ws.as_deref(), &slug).await?))
+}
+
+/// An extractive summary: sentences taken verbatim from the page's prose, in page order.
+#[utoipa::path(get, path = "/api/pages/{slug}/summary", tag = "intelligence", params(("slug" = String, Path), SummaryQuery),
+    security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = Summary), (status = 400, body = Problem, description = "sentences out of range"),
+        (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn summary(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<SummaryQuery>,
+) -> Result<axum::Json<Summary>> {
+    Ok(axum::Json(intel::summary(&ctx, &auth.user, q.ws.as_deref(), &slug, q.sentences).await?))
+}
+
+/// Workspace insights: orphans, broken links, most linked, stale pages, tags, clusters.
+#[utoipa::path(get, path = "/api/insights", tag = "intelligence", params(Ws), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = Insights), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn insights(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<Ws>) -> Result<axum::Json<Insights>> {
+    let access = workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?;
+    Ok(axum::Json(intel::insights(&ctx, &access).await?))
+}
+
+/// The wikilink graph of the workspace's live pages, with broken links apart.
+#[utoipa::path(get, path = "/api/graph", tag = "intelligence", params(Ws), security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, body = Graph), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn graph(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<Ws>) -> Result<axum::Json<Graph>> {
+    let access = workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?;
+    Ok(axum::Json(intel::graph(&ctx, &access).await?))
+}
