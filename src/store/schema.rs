@@ -271,6 +271,10 @@ const INDEXES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS events_workspace_idx ON events (workspace_id, id)",
     "CREATE INDEX IF NOT EXISTS pages_workspace_seq_idx ON pages (workspace_id, index_seq)",
     "CREATE INDEX IF NOT EXISTS page_vectors_seq_idx ON page_vectors (workspace_id, vector_seq)",
+    // What keyword search needs of each match, without reading the page row: on SQLite
+    // `deleted_at` sits past `content` and `body` (kilobytes, on overflow pages), so
+    // filtering thousands of matches through the table costs several times the ranking.
+    "CREATE INDEX IF NOT EXISTS pages_search_filter_idx ON pages (id, workspace_id, deleted_at, slug)",
 ];
 
 /// Derived full-text state: its name, and the statements that create it from nothing.

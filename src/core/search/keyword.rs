@@ -47,16 +47,20 @@ async fn run(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>, paging: Paging
     let (rows, total): (Vec<HitRow>, i64) = match ctx.db.backend {
         Backend::Sqlite => {
             // bm25 is lower-is-better: its negation is the score. Title weighs 10×. CROSS
-            // JOIN pins the full-text index as the outer loop: with a plain JOIN SQLite may
-            // walk the workspace's pages and probe FTS for each (seconds, not milliseconds,
-            // for a long query at a few thousand pages).
+            // JOIN pins the full-text index as the outer loop, and the covering index
+            // answers the filter (and the slug that breaks ties) without reading page
+            // rows; only the window's rows are read, for title and snippet.
             let from = format!(
-                "FROM pages_fts CROSS JOIN pages p ON p.id = pages_fts.rowid WHERE pages_fts MATCH $1 AND {FILTER}"
+                "FROM pages_fts CROSS JOIN pages p INDEXED BY pages_search_filter_idx ON p.id = pages_fts.rowid \
+                 WHERE pages_fts MATCH $1 AND {FILTER}"
             );
             let snippet = if snippets { "snippet(pages_fts, 1, $6, $7, '…', 24)" } else { "''" };
             let sql = format!(
-                "SELECT p.id, p.slug, p.title, {snippet}, -bm25(pages_fts, 10.0, 1.0) AS score \
-                 {from} ORDER BY score DESC, p.slug LIMIT $4 OFFSET $5"
+                "WITH hits AS (SELECT p.id, p.slug, -bm25(pages_fts, 10.0, 1.0) AS score {from} \
+                                ORDER BY score DESC, p.slug LIMIT $4 OFFSET $5) \
+                 SELECT p.id, p.slug, p.title, {snippet}, hits.score \
+                 FROM hits CROSS JOIN pages_fts ON pages_fts.rowid = hits.id CROSS JOIN pages p ON p.id = hits.id \
+                 WHERE pages_fts MATCH $1 ORDER BY hits.score DESC, hits.slug"
             );
             let expr = q.fts5();
             let rows = sqlx::query_as(AssertSqlSafe(sql))
