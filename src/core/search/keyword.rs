@@ -54,13 +54,22 @@ async fn run(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>, paging: Paging
                 "FROM pages_fts CROSS JOIN pages p INDEXED BY pages_search_filter_idx ON p.id = pages_fts.rowid \
                  WHERE pages_fts MATCH $1 AND {FILTER}"
             );
-            let snippet = if snippets { "snippet(pages_fts, 1, $6, $7, '…', 24)" } else { "''" };
+            // A snippet needs the match again, row by row (FTS5 evaluates the query once
+            // per window row): only when asked, never for hybrid's 100 candidates.
+            let (snippet, fts, matching) = if snippets {
+                (
+                    "snippet(pages_fts, 1, $6, $7, '…', 24)",
+                    "CROSS JOIN pages_fts ON pages_fts.rowid = hits.id",
+                    "WHERE pages_fts MATCH $1",
+                )
+            } else {
+                ("''", "", "")
+            };
             let sql = format!(
                 "WITH hits AS (SELECT p.id, p.slug, -bm25(pages_fts, 10.0, 1.0) AS score {from} \
                                 ORDER BY score DESC, p.slug LIMIT $4 OFFSET $5) \
                  SELECT p.id, p.slug, p.title, {snippet}, hits.score \
-                 FROM hits CROSS JOIN pages_fts ON pages_fts.rowid = hits.id CROSS JOIN pages p ON p.id = hits.id \
-                 WHERE pages_fts MATCH $1 ORDER BY hits.score DESC, hits.slug"
+                 FROM hits {fts} CROSS JOIN pages p ON p.id = hits.id {matching} ORDER BY hits.score DESC, hits.slug"
             );
             let expr = q.fts5();
             let rows = sqlx::query_as(AssertSqlSafe(sql))
