@@ -20,6 +20,19 @@ pub fn round2(x: f64) -> Value {
     if x.is_finite() { json!((x * 100.0).round() / 100.0) } else { Value::Null }
 }
 
+/// The latency cells every report table shares: `p50 | p95 | p99 | mean | max | ops/s`.
+pub fn latency_cells(st: &Stats) -> String {
+    format!(
+        "{} | {} | {} | {} | {} | {}",
+        f2(st.pct(50.0)),
+        f2(st.pct(95.0)),
+        f2(st.pct(99.0)),
+        f2(st.mean()),
+        f2(st.max()),
+        f0(st.ops_per_sec())
+    )
+}
+
 pub fn stats_json(st: &Stats) -> Value {
     json!({
         "count": st.count, "errors": st.errors,

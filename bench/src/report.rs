@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use cairn_bench::load::Stats;
-use cairn_bench::numbers::{f0, f2, round2, stats_json};
+use cairn_bench::numbers::{f0, f2, latency_cells, round2, stats_json};
 use cairn_bench::server::Backend;
 use serde_json::{Value, json};
 
@@ -52,17 +52,12 @@ pub fn run_markdown(r: &RunResult) -> String {
         let st = &sc.stats;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0}%{} |",
+            "| {} | {} | {} | {} | {} | {:.0}%{} |",
             sc.op,
             sc.clients,
             st.count,
             st.errors,
-            f2(st.pct(50.0)),
-            f2(st.pct(95.0)),
-            f2(st.pct(99.0)),
-            f2(st.mean()),
-            f2(st.max()),
-            f0(st.ops_per_sec()),
+            latency_cells(st),
             sc.other_cpu_share * 100.0,
             if sc.attempt > 1 { format!(" (try {})", sc.attempt) } else { String::new() }
         );

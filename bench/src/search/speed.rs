@@ -17,7 +17,7 @@ use anyhow::{Context, Result, bail};
 use cairn_bench::api::sign_up;
 use cairn_bench::corpus::{self, Page, rng_for};
 use cairn_bench::load::{self, Req, RunOpts, Stats, print_errors};
-use cairn_bench::numbers::{f0, f2, round2, stats_json};
+use cairn_bench::numbers::{f0, f2, latency_cells, round2, stats_json};
 use cairn_bench::server::{self, Server, loadavg, ncpu, rss_kib};
 use cairn_bench::setup;
 use rand::seq::{IndexedRandom, SliceRandom};
@@ -467,7 +467,7 @@ fn markdown(a: &Args, r: &SizeResult) -> String {
         let st = &row.stats;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0}% |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.0}% |",
             row.op,
             row.engine,
             row.queries,
@@ -475,12 +475,7 @@ fn markdown(a: &Args, r: &SizeResult) -> String {
             st.count,
             st.errors,
             row.no_hits.map_or("–".into(), |n| n.to_string()),
-            f2(st.pct(50.0)),
-            f2(st.pct(95.0)),
-            f2(st.pct(99.0)),
-            f2(st.mean()),
-            f2(st.max()),
-            f0(st.ops_per_sec()),
+            latency_cells(st),
             row.other_cpu_share * 100.0
         );
     }
