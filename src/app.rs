@@ -31,7 +31,8 @@ const JSON_BODY_LIMIT: usize = 8 * 1024 * 1024;
 pub fn router(ctx: Ctx) -> Router {
     let (api, _openapi) = crate::http::api();
     let timeout = Duration::from_secs(ctx.config.request_timeout_secs);
-    api.merge(crate::http::browser::router())
+    api.merge(crate::mcp::router(&ctx))
+        .merge(crate::http::browser::router())
         .fallback(|req: Request| async move {
             let app = crate::http::browser::is_app_path(req.uri().path());
             match *req.method() {

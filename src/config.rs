@@ -101,6 +101,16 @@ pub struct Config {
     /// Set to 1 to let webhooks target loopback and private addresses.
     #[arg(long, env = "WEBHOOK_ALLOW_PRIVATE", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
     pub webhook_allow_private: bool,
+    /// `Host` values `/api/mcp` accepts, comma-separated (`wiki.example.com`,
+    /// `10.0.0.5:8080`; an entry without a port allows any port; `*` allows every host).
+    /// Default: the loopback names, plus `HOST` when it is a specific address. A request
+    /// to another name is 403: the transport's defence against DNS rebinding.
+    #[arg(long, env = "MCP_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub mcp_allowed_hosts: Vec<String>,
+    /// Browser origins (`https://app.example.com`) allowed to call `/api/mcp` besides the
+    /// server's own, comma-separated. A request with any other `Origin` is 403.
+    #[arg(long, env = "MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
+    pub mcp_allowed_origins: Vec<String>,
     /// Seconds in-flight requests get to finish after SIGTERM or Ctrl-C.
     #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value_t = 10)]
     pub shutdown_grace_secs: u64,
@@ -152,6 +162,20 @@ impl Config {
         T: Into<std::ffi::OsString> + Clone,
     {
         Cli::try_parse_from(args).map(|cli| cli.config)
+    }
+
+    /// `MCP_ALLOWED_HOSTS`, or its default: loopback names and `HOST` when specific.
+    pub fn mcp_allowed_hosts(&self) -> Vec<String> {
+        let set: Vec<String> =
+            self.mcp_allowed_hosts.iter().map(|h| h.trim().to_owned()).filter(|h| !h.is_empty()).collect();
+        if !set.is_empty() {
+            return set;
+        }
+        let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
+        if !self.host.is_unspecified() && !self.host.is_loopback() {
+            hosts.push(self.host.to_string());
+        }
+        hosts
     }
 
     pub fn database_url(&self) -> String {

@@ -148,6 +148,18 @@ impl Error {
     pub fn owner_only() -> Self {
         Self::new(StatusCode::FORBIDDEN, "owner_only", "only an owner of this workspace may do this")
     }
+    /// An MCP request to a name not in `MCP_ALLOWED_HOSTS` (DNS rebinding defence).
+    pub fn host_not_allowed(host: &str) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "host_not_allowed", format!("host '{host}' is not in MCP_ALLOWED_HOSTS"))
+    }
+    /// An MCP request from a web page of another origin.
+    pub fn origin_not_allowed(origin: &str) -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "origin_not_allowed",
+            format!("origin '{origin}' is neither this server nor in MCP_ALLOWED_ORIGINS"),
+        )
+    }
 
     // --- 404 ----------------------------------------------------------------------------
     /// Also the answer for a workspace that exists but the caller may not see.
@@ -269,6 +281,17 @@ impl Error {
         self.status == StatusCode::NOT_FOUND
     }
 
+    /// Logs the cause (never sent): as an error for a 5xx, at debug level otherwise.
+    pub fn log(&self) {
+        if let Some(source) = &self.source {
+            if self.status.is_server_error() {
+                tracing::error!(code = self.code, error = format!("{source:#}"), "request failed");
+            } else {
+                tracing::debug!(code = self.code, error = format!("{source:#}"), "request refused");
+            }
+        }
+    }
+
     /// The problem+json body, also used by MCP tool errors.
     pub fn body(&self) -> Value {
         let mut body = json!({
@@ -339,13 +362,7 @@ impl<T> OrConflict<T> for std::result::Result<T, sqlx::Error> {
 
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
-        if let Some(source) = &self.source {
-            if self.status.is_server_error() {
-                tracing::error!(code = self.code, error = format!("{source:#}"), "request failed");
-            } else {
-                tracing::debug!(code = self.code, error = format!("{source:#}"), "request refused");
-            }
-        }
+        self.log();
         let mut res = (self.status, axum::Json(self.body())).into_response();
         let headers = res.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));

@@ -4,6 +4,7 @@
 //! - [`config`]: every setting (env and flags), validated once.
 //! - [`core`]: the rules — accounts, workspaces, pages… — as plain async functions.
 //! - [`http`]: the HTTP door (axum handlers + OpenAPI); [`app`] assembles and serves it.
+//! - [`mcp`]: the MCP door (`POST /api/mcp`, 27 tools over the same core functions).
 //! - [`auth`]: credential primitives — password hashes, secrets, JWT signing.
 //! - [`store`]: the database pool and schema convergence (SQLite and PostgreSQL).
 //! - [`git`]: workspace repositories; [`markdown`]: reading a page once.
@@ -13,7 +14,7 @@
 //! - [`text`]: text as the full-text index sees it (CJK characters stand alone).
 //! - [`cli`]: the `cairn` command and its sub-commands.
 //!
-//! Arrows point down only: doors (`http`, `cli`) → `core` → `auth`, `git`, `markdown`,
+//! Arrows point down only: doors (`http`, `mcp`, `cli`) → `core` → `auth`, `git`, `markdown`,
 //! `store` → `ids`, `error`, `config`, `time`. `docs/architecture.md` says where each
 //! rule lives; `tests/architecture.rs` keeps the graph free of circles.
 
@@ -28,6 +29,7 @@ pub mod http;
 pub mod ids;
 pub mod logging;
 pub mod markdown;
+pub mod mcp;
 pub mod ml;
 pub mod store;
 pub mod text;

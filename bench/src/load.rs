@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{Client, Method};
 
 pub struct Req {
@@ -35,6 +35,8 @@ impl Req {
 pub fn clients(n: usize, token: &str) -> Result<Vec<Client>> {
     let mut h = HeaderMap::new();
     h.insert(AUTHORIZATION, HeaderValue::from_str(&format!("Bearer {token}"))?);
+    // What MCP's Streamable HTTP asks of a client; other routes ignore it.
+    h.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
     (0..n)
         .map(|_| {
             Ok(Client::builder()

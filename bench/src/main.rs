@@ -57,8 +57,8 @@ pub struct Args {
     /// Revisions each of those pages has (1 create + N-1 updates).
     #[arg(long, default_value_t = 50)]
     history_revisions: usize,
-    /// Scenarios to run, comma-separated: get, history, diff, update, create.
-    #[arg(long, default_value = "get,history,diff,update,create", value_delimiter = ',')]
+    /// Scenarios to run, comma-separated: get, mcp_get, history, diff, update, create.
+    #[arg(long, default_value = "get,mcp_get,history,diff,update,create", value_delimiter = ',')]
     scenarios: Vec<String>,
     /// The cairn server binary (a release build).
     #[arg(long, env = "CAIRN_BIN", default_value = "/root/.cache/cairn-release/release/cairn")]
@@ -90,7 +90,7 @@ pub struct Args {
     corpus_stats: bool,
 }
 
-const SCENARIOS: [&str; 5] = ["get", "history", "diff", "update", "create"];
+const SCENARIOS: [&str; 6] = ["get", "mcp_get", "history", "diff", "update", "create"];
 
 pub struct ScenarioResult {
     pub op: String,
@@ -317,6 +317,15 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                         "get" => {
                             let &i = existing.choose(&mut rng).unwrap();
                             Req::get(format!("/api/pages/{}", corpus[i].slug))
+                        }
+                        "mcp_get" => {
+                            // The same read as `get`, as an agent asks for it.
+                            let &i = existing.choose(&mut rng).unwrap();
+                            Req::post(
+                                "/api/mcp",
+                                json!({"jsonrpc": "2.0", "id": k, "method": "tools/call",
+                                       "params": {"name": "get_page", "arguments": {"slug": corpus[i].slug}}}),
+                            )
                         }
                         "history" => {
                             let (slug, _) = revs.choose(&mut rng).unwrap();

@@ -164,6 +164,10 @@ pub fn targets_markdown(results: &[RunResult]) -> String {
                 "/s",
             );
         }
+        if let (Some(g), Some(m)) = (find(r, "get", 1), find(r, "mcp_get", 1)) {
+            let ratio = m.pct(50.0) / g.pct(50.0);
+            line("MCP get_page p50 ≤ 1.5× GET p50 (ratio)", r.size, ratio, ratio <= 1.5, "×");
+        }
         if let Some(h) = find(r, "history", 1) {
             line("history (50 revisions) p50 ≤ 3 ms", r.size, h.pct(50.0), h.pct(50.0) <= 3.0, " ms");
         }

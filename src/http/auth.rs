@@ -46,7 +46,7 @@ async fn resolve(parts: &Parts, ctx: &Ctx) -> Result<Option<Authenticated>, Erro
 }
 
 /// The token of `Bearer <token>`; 401 for any other shape.
-fn bearer_of(value: &axum::http::HeaderValue) -> Result<&str, Error> {
+pub(crate) fn bearer_of(value: &axum::http::HeaderValue) -> Result<&str, Error> {
     let value = value.to_str().map_err(|_| Error::malformed_authorization())?;
     match value.split_once(' ') {
         Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() => Ok(token.trim()),

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod browser;
 pub mod extract;
 pub mod intel;
+pub mod mcp;
 pub mod pages;
 pub mod search;
 pub mod system;
@@ -75,6 +76,7 @@ impl Modify for SecuritySchemes {
 #[openapi(
     info(title = "Cairn", description = "A self-hosted, multi-user wiki and knowledge base.", license(name = "MIT")),
     modifiers(&SecuritySchemes),
+    paths(mcp::mcp_endpoint),
     components(schemas(Problem)),
     tags(
         (name = "system", description = "Health, features and documents"),
@@ -86,6 +88,7 @@ impl Modify for SecuritySchemes {
         (name = "trash", description = "Soft-deleted pages"),
         (name = "search", description = "Finding pages"),
         (name = "intelligence", description = "Suggestions, summaries, insights and the link graph"),
+        (name = "mcp", description = "The Model Context Protocol endpoint for AI agents"),
     )
 )]
 struct ApiDoc;

@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 use super::Mode;
 use super::clusters::{Cluster, clusters};
 use crate::core::Ctx;
+pub use crate::core::pages::TagCount;
 use crate::core::semantic;
 use crate::core::workspaces::Access;
 use crate::error::Result;
@@ -65,12 +66,6 @@ pub struct Stale {
     pub slug: String,
     pub title: String,
     pub updated_at: String,
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TagCount {
-    pub tag: String,
-    pub count: usize,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]

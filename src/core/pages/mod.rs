@@ -70,6 +70,13 @@ pub struct TreeNode {
     pub children: Vec<TreeNode>,
 }
 
+/// A tag and how many live pages carry it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TagCount {
+    pub tag: String,
+    pub count: usize,
+}
+
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct PageRef {
     pub slug: String,

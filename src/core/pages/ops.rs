@@ -138,11 +138,57 @@ pub async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &str, req: Pa
     if let Some(c) = &req.content {
         check_content(c)?;
     }
+    edit(ctx, access, user, slug, req, None).await
+}
+
+/// Adds `text` at the end of a page, after a blank line (MCP's `append_to_page`). The
+/// page is read and written under the workspace's lock, so an append never overwrites a
+/// save that landed between a read and a write.
+pub async fn append(
+    ctx: &Ctx,
+    access: &Access,
+    user: &User,
+    slug: &str,
+    text: &str,
+    message: Option<String>,
+) -> Result<Page> {
+    check_content(text)?;
+    let req = PageUpdate { content: None, title: None, base_revision: None, merge: false, message };
+    edit(ctx, access, user, slug, req, Some(text)).await
+}
+
+/// `page` with `text` after it, a blank line between, ending in a newline.
+fn appended(page: &str, text: &str) -> String {
+    let head = page.trim_end_matches(['\n', '\r']);
+    let tail = text.trim_matches(['\n', '\r']);
+    match (head.is_empty(), tail.is_empty()) {
+        (_, true) => page.to_owned(),
+        (true, false) => format!("{tail}\n"),
+        (false, false) => format!("{head}\n\n{tail}\n"),
+    }
+}
+
+/// An update, or with `append` an append to the content read under the lock.
+async fn edit(
+    ctx: &Ctx,
+    access: &Access,
+    user: &User,
+    slug: &str,
+    req: PageUpdate,
+    append: Option<&str>,
+) -> Result<Page> {
     let requested = req.title.as_deref().map(clean_title).transpose()?.flatten();
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let row = rows::live(w.conn(), ws, slug).await?;
-        let mut content = req.content.clone().unwrap_or_else(|| row.content.clone());
+        let mut content = match append {
+            Some(text) => {
+                let content = appended(&row.content, text);
+                check_content(&content)?;
+                content
+            }
+            None => req.content.clone().unwrap_or_else(|| row.content.clone()),
+        };
         if let Some(base) = req.base_revision.as_deref().map(str::trim)
             && base != row.revision
         {
@@ -358,4 +404,17 @@ pub async fn restore_revision(ctx: &Ctx, access: &Access, user: &User, slug: &st
         };
         only(w.commit(user, vec![change]).await?)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::appended;
+
+    #[test]
+    fn appends_after_a_blank_line() {
+        assert_eq!(appended("# A\n\nOne.\n", "Two."), "# A\n\nOne.\n\nTwo.\n");
+        assert_eq!(appended("# A\n\nOne.", "\nTwo.\n\n"), "# A\n\nOne.\n\nTwo.\n");
+        assert_eq!(appended("", "Two."), "Two.\n");
+        assert_eq!(appended("One.\n", "\n"), "One.\n");
+    }
 }

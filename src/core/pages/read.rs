@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::rows::{self, PageIds};
-use super::{Page, PageRef, PageSummary, PageView, TrashEntry, TreeNode};
+use super::{Page, PageRef, PageSummary, PageView, TagCount, TrashEntry, TreeNode};
 use crate::core::Ctx;
 use crate::core::paging::Paging;
 use crate::core::users::User;
@@ -48,6 +48,47 @@ pub async fn view(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Resul
         .map(|h| super::Heading { level: h.level, text: h.text, anchor: h.anchor })
         .collect();
     Ok(PageView { page, breadcrumbs, children, backlinks, headings })
+}
+
+/// Live pages that link to a live page (MCP's `get_backlinks`; the view's backlinks).
+pub async fn backlinks(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Result<Vec<PageRef>> {
+    let (PageIds { page: id, workspace: ws_id }, page) = visible(ctx, user, ws, slug).await?;
+    let mut conn = ctx.db.pool.acquire().await?;
+    rows::backlinks(&mut conn, ws_id, id, &page.slug).await
+}
+
+/// The tags of a workspace's live pages with their page counts, most used first.
+pub async fn tags(ctx: &Ctx, access: &Access) -> Result<Vec<TagCount>> {
+    let mut conn = ctx.db.pool.acquire().await?;
+    let counts = rows::tag_counts(&mut conn, access.workspace_id()).await?;
+    Ok(counts.into_iter().map(|(tag, count)| TagCount { tag, count: count.max(0) as usize }).collect())
+}
+
+/// A live page of any workspace the user belongs to, for listing (MCP resources).
+#[derive(Debug, Clone)]
+pub struct MemberPage {
+    pub workspace: String,
+    pub slug: String,
+    pub title: String,
+    pub updated_at: String,
+}
+
+/// The live pages of every workspace `user` belongs to, by workspace and slug.
+pub async fn member_pages(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<MemberPage>, i64)> {
+    let mut conn = ctx.db.pool.acquire().await?;
+    let (rows, total) = rows::member_pages(&mut conn, user.id, paging).await?;
+    let items = rows
+        .into_iter()
+        .map(|(workspace, slug, title, updated_at)| MemberPage { workspace, slug, title, updated_at })
+        .collect();
+    Ok((items, total))
+}
+
+/// Slugs of live pages starting with `prefix` (completion), at most `limit`, and how
+/// many match.
+pub async fn slugs_starting(ctx: &Ctx, access: &Access, prefix: &str, limit: i64) -> Result<(Vec<String>, i64)> {
+    let mut conn = ctx.db.pool.acquire().await?;
+    rows::slugs_starting(&mut conn, access.workspace_id(), prefix, limit).await
 }
 
 /// The page tree of live pages, children in tree order.

@@ -239,6 +239,71 @@ pub async fn backlinks(conn: &mut AnyConnection, ws_id: i64, page_id: i64, slug:
     Ok(rows.into_iter().map(|(slug, title)| PageRef { slug, title }).collect())
 }
 
+/// Tags of the live pages of a workspace with how many pages carry each, most used
+/// first, then by name.
+pub async fn tag_counts(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<(String, i64)>> {
+    Ok(sqlx::query_as(
+        "SELECT t.tag, COUNT(*) AS n FROM page_tags t JOIN pages p ON p.id = t.page_id \
+         WHERE p.workspace_id = $1 AND p.deleted_at IS NULL GROUP BY t.tag ORDER BY n DESC, t.tag",
+    )
+    .bind(ws_id)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+/// `(workspace slug, page slug, title, updated_at)` of the live pages in every workspace
+/// `user_id` belongs to, by workspace then slug; and how many there are.
+pub async fn member_pages(
+    conn: &mut AnyConnection,
+    user_id: i64,
+    paging: Paging,
+) -> Result<(Vec<(String, String, String, String)>, i64)> {
+    let from = "FROM pages p JOIN workspaces w ON w.id = p.workspace_id \
+         JOIN memberships m ON m.workspace_id = p.workspace_id AND m.user_id = $1 WHERE p.deleted_at IS NULL";
+    let items = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT w.slug, p.slug, p.title, p.updated_at {from} ORDER BY w.slug, p.slug LIMIT $2 OFFSET $3"
+    )))
+    .bind(user_id)
+    .bind(paging.limit)
+    .bind(paging.offset)
+    .fetch_all(&mut *conn)
+    .await?;
+    let total = sqlx::query_scalar(AssertSqlSafe(format!("SELECT COUNT(*) {from}")))
+        .bind(user_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok((items, total))
+}
+
+/// Slugs of live pages of a workspace that start with `prefix`, in order, at most
+/// `limit`; and how many match.
+pub async fn slugs_starting(
+    conn: &mut AnyConnection,
+    ws_id: i64,
+    prefix: &str,
+    limit: i64,
+) -> Result<(Vec<String>, i64)> {
+    // By characters on both engines (slugs may be of any script; a byte range would
+    // depend on PostgreSQL's collation).
+    let filter = "workspace_id = $1 AND deleted_at IS NULL AND SUBSTR(slug, 1, CAST($2 AS INTEGER)) = $3";
+    let len = prefix.chars().count() as i64;
+    let items =
+        sqlx::query_scalar(AssertSqlSafe(format!("SELECT slug FROM pages WHERE {filter} ORDER BY slug LIMIT $4")))
+            .bind(ws_id)
+            .bind(len)
+            .bind(prefix)
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?;
+    let total = sqlx::query_scalar(AssertSqlSafe(format!("SELECT COUNT(*) FROM pages WHERE {filter}")))
+        .bind(ws_id)
+        .bind(len)
+        .bind(prefix)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok((items, total))
+}
+
 const SUMMARY_SELECT: &str = "SELECT p.id, p.slug, p.title, pp.slug AS parent_slug, p.revision, p.created_at, \
      p.updated_at, p.updated_by, COALESCE(u.name, '') AS updated_by_name \
      FROM pages p LEFT JOIN pages pp ON pp.id = p.parent_id LEFT JOIN users u ON u.id = p.updated_by";

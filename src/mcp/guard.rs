@@ -1,0 +1,204 @@
+//! What `/api/mcp` checks before the MCP handler sees a request: the method (POST
+//! only), the `Host` and `Origin` headers (the transport's defence against DNS
+//! rebinding and foreign web pages), the body size, and the credential.
+//!
+//! `initialize` and `server/discover` (and the `notifications/initialized` that follows
+//! a handshake) are answered without a credential, so a client can learn what the
+//! server is before it has a token; they ignore one if sent. Every other message —
+//! batches and unreadable bodies included — needs a Bearer token (a PAT or a JWT): a
+//! session cookie alone is not enough, MCP is for programs. The caller is put into the
+//! request for the handler to read.
+
+use std::borrow::Cow;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::header::{ALLOW, AUTHORIZATION, HOST, ORIGIN};
+use axum::http::{HeaderValue, Method};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use crate::config::Config;
+use crate::core::Ctx;
+use crate::core::credentials::{self, Presented};
+use crate::error::Error;
+
+/// Methods answered without a credential.
+const OPEN_METHODS: &[&str] = &["initialize", "server/discover", "notifications/initialized"];
+
+pub async fn guard(State(ctx): State<Ctx>, req: Request, next: Next) -> Response {
+    if req.method() != Method::POST {
+        let mut res = Error::method_not_allowed(req.method().as_str()).into_response();
+        res.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
+        return res;
+    }
+    match check(&ctx, req).await {
+        Ok(req) => next.run(req).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn check(ctx: &Ctx, req: Request) -> Result<Request, Error> {
+    let host =
+        req.headers().get(HOST).and_then(|h| h.to_str().ok()).or_else(|| req.uri().authority().map(|a| a.as_str()));
+    let host = host.unwrap_or_default().to_owned();
+    if !host_allowed(&ctx.config, &host) {
+        return Err(Error::host_not_allowed(&host));
+    }
+    if let Some(origin) = req.headers().get(ORIGIN) {
+        let origin = origin.to_str().unwrap_or("invalid");
+        if !origin_allowed(&ctx.config, origin, &host) {
+            return Err(Error::origin_not_allowed(origin));
+        }
+    }
+    let (mut parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, super::BODY_LIMIT).await.map_err(|_| Error::body_too_large())?;
+    let bytes = complete_initialize(bytes);
+    if !is_open(&bytes) {
+        let bearer = match parts.headers.get(AUTHORIZATION) {
+            Some(value) => Some(crate::http::auth::bearer_of(value)?),
+            None => None,
+        };
+        let auth = credentials::authenticate(ctx, Presented { bearer, session: None }).await?;
+        parts.extensions.insert(auth.ok_or_else(Error::no_credential)?);
+    }
+    Ok(Request::from_parts(parts, Body::from(bytes)))
+}
+
+/// An `initialize` as SPEC shows it carries only `protocolVersion`; the protocol also
+/// wants `capabilities` and `clientInfo`. Missing ones are filled in (no capabilities, an
+/// unnamed client) so that such a request is answered rather than refused.
+fn complete_initialize(bytes: axum::body::Bytes) -> axum::body::Bytes {
+    let Ok(serde_json::Value::Object(mut msg)) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return bytes;
+    };
+    if msg.get("method").and_then(|m| m.as_str()) != Some("initialize") {
+        return bytes;
+    }
+    let Some(params) = msg.get_mut("params").and_then(|p| p.as_object_mut()) else { return bytes };
+    if params.contains_key("capabilities") && params.contains_key("clientInfo") {
+        return bytes;
+    }
+    params.entry("capabilities").or_insert_with(|| serde_json::json!({}));
+    params.entry("clientInfo").or_insert_with(|| serde_json::json!({"name": "unknown", "version": "0"}));
+    serde_json::to_vec(&msg).map(Into::into).unwrap_or(bytes)
+}
+
+/// A single JSON-RPC message whose method needs no credential.
+fn is_open(body: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Peek<'a> {
+        #[serde(borrow)]
+        method: Option<Cow<'a, str>>,
+    }
+    serde_json::from_slice::<Peek>(body).ok().and_then(|p| p.method).is_some_and(|m| OPEN_METHODS.contains(&m.as_ref()))
+}
+
+/// `host` (a `Host` header: name or address, maybe a port) against `MCP_ALLOWED_HOSTS`:
+/// an entry without a port allows every port; `*` allows every host.
+fn host_allowed(config: &Config, host: &str) -> bool {
+    let host = host.to_ascii_lowercase();
+    let name = split_port(&host).0;
+    config.mcp_allowed_hosts().iter().any(|entry| {
+        let entry = entry.to_ascii_lowercase();
+        match split_port(&entry) {
+            ("*", _) => true,
+            (e, None) => e == name,
+            (_, Some(_)) => normalize(&entry) == normalize(&host),
+        }
+    })
+}
+
+/// `(name, port)` of `host[:port]`, IPv6 literals with or without brackets.
+fn split_port(host: &str) -> (&str, Option<&str>) {
+    if let Some(rest) = host.strip_prefix('[') {
+        return match rest.split_once(']') {
+            Some((name, tail)) => (name, tail.strip_prefix(':')),
+            None => (rest, None),
+        };
+    }
+    match host.rsplit_once(':') {
+        // More than one colon and no brackets: a bare IPv6 address.
+        Some((name, _)) if name.contains(':') => (host, None),
+        Some((name, port)) => (name, Some(port)),
+        None => (host, None),
+    }
+}
+
+fn normalize(host: &str) -> String {
+    match split_port(host) {
+        (name, Some(port)) => format!("{name}:{port}"),
+        (name, None) => name.to_owned(),
+    }
+}
+
+/// A browser's `Origin`: allowed when it is this server itself (its authority is the
+/// `Host` the request was sent to) or listed in `MCP_ALLOWED_ORIGINS`.
+fn origin_allowed(config: &Config, origin: &str, host: &str) -> bool {
+    let origin = origin.trim_end_matches('/').to_ascii_lowercase();
+    let same = origin.split_once("://").is_some_and(|(_, authority)| authority == host.to_ascii_lowercase());
+    same || config.mcp_allowed_origins.iter().any(|o| o.trim_end_matches('/').eq_ignore_ascii_case(&origin))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(hosts: &str, origins: &str) -> Config {
+        let mut args = vec!["cairn".to_owned()];
+        if !hosts.is_empty() {
+            args.push(format!("--mcp-allowed-hosts={hosts}"));
+        }
+        if !origins.is_empty() {
+            args.push(format!("--mcp-allowed-origins={origins}"));
+        }
+        use clap::Parser;
+        crate::config::Cli::try_parse_from(args).unwrap().config
+    }
+
+    #[test]
+    fn hosts() {
+        let c = config("", "");
+        for ok in ["localhost", "localhost:8080", "127.0.0.1:3000", "[::1]:8080", "LOCALHOST"] {
+            assert!(host_allowed(&c, ok), "{ok}");
+        }
+        for bad in ["evil.example", "evil.example:8080", "localhost.evil.example", ""] {
+            assert!(!host_allowed(&c, bad), "{bad}");
+        }
+        let c = config("wiki.example.com,10.0.0.5:8080", "");
+        assert!(host_allowed(&c, "wiki.example.com") && host_allowed(&c, "wiki.example.com:443"));
+        assert!(host_allowed(&c, "10.0.0.5:8080") && !host_allowed(&c, "10.0.0.5:9090"));
+        assert!(!host_allowed(&c, "localhost"), "a configured list replaces the default");
+        assert!(host_allowed(&config("*", ""), "anything:1"));
+    }
+
+    #[test]
+    fn origins() {
+        let c = config("", "https://agent.example");
+        assert!(origin_allowed(&c, "http://localhost:8080", "localhost:8080"));
+        assert!(!origin_allowed(&c, "http://evil.example", "localhost:8080"));
+        assert!(!origin_allowed(&c, "null", "localhost:8080"));
+        assert!(origin_allowed(&c, "https://agent.example/", "localhost:8080"));
+    }
+
+    #[test]
+    fn a_bare_initialize_is_completed() {
+        let bare = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#;
+        let done: serde_json::Value = serde_json::from_slice(&complete_initialize(bare.as_slice().into())).unwrap();
+        assert_eq!(done["params"]["capabilities"], serde_json::json!({}));
+        assert_eq!(done["params"]["clientInfo"]["name"], "unknown");
+        assert_eq!(done["params"]["protocolVersion"], "2025-06-18");
+        let full = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"x","capabilities":{},"clientInfo":{"name":"a","version":"1"}}}"#;
+        assert_eq!(complete_initialize(full.as_slice().into()).as_ref(), full.as_slice(), "left as sent");
+    }
+
+    #[test]
+    fn open_methods() {
+        assert!(is_open(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#));
+        assert!(is_open(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#));
+        assert!(!is_open(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#));
+        assert!(!is_open(br#"[{"jsonrpc":"2.0","id":1,"method":"initialize"}]"#));
+        assert!(!is_open(b"not json"));
+    }
+}

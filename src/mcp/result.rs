@@ -1,0 +1,25 @@
+//! Tool results: a success carries the answer twice, as `structuredContent` and as the
+//! same JSON in a text block (for clients that read only text); a failure is a result
+//! with `isError: true` whose text is the problem+json body the HTTP route would answer
+//! (`code`, `detail`, and extras such as `current_revision`).
+//!
+//! An error result carries no `structuredContent`: clients check structured content
+//! against the tool's `outputSchema` even on errors (the TypeScript SDK does), and a
+//! problem is not a page.
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde::Serialize;
+
+use crate::error::Error;
+
+pub fn ok<T: Serialize>(value: &T) -> CallToolResult {
+    match serde_json::to_value(value) {
+        Ok(v) => CallToolResult::structured(v),
+        Err(e) => fail(Error::internal(e)),
+    }
+}
+
+pub fn fail(err: Error) -> CallToolResult {
+    err.log();
+    CallToolResult::error(vec![ContentBlock::text(err.body().to_string())])
+}
