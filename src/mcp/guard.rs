@@ -54,8 +54,10 @@ async fn check(ctx: &Ctx, req: Request) -> Result<Request, Error> {
     }
     let (mut parts, body) = req.into_parts();
     let bytes = axum::body::to_bytes(body, super::BODY_LIMIT).await.map_err(|_| Error::body_too_large())?;
-    let bytes = complete_initialize(bytes);
-    if !is_open(&bytes) {
+    // One cheap peek at the method; only an `initialize` is parsed whole.
+    let method = method_of(&bytes);
+    let bytes = if method.as_deref() == Some("initialize") { complete_initialize(bytes) } else { bytes };
+    if !method.is_some_and(|m| OPEN_METHODS.contains(&m.as_str())) {
         let bearer = match parts.headers.get(AUTHORIZATION) {
             Some(value) => Some(crate::http::auth::bearer_of(value)?),
             None => None,
@@ -73,9 +75,6 @@ fn complete_initialize(bytes: axum::body::Bytes) -> axum::body::Bytes {
     let Ok(serde_json::Value::Object(mut msg)) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
         return bytes;
     };
-    if msg.get("method").and_then(|m| m.as_str()) != Some("initialize") {
-        return bytes;
-    }
     let Some(params) = msg.get_mut("params").and_then(|p| p.as_object_mut()) else { return bytes };
     if params.contains_key("capabilities") && params.contains_key("clientInfo") {
         return bytes;
@@ -85,14 +84,20 @@ fn complete_initialize(bytes: axum::body::Bytes) -> axum::body::Bytes {
     serde_json::to_vec(&msg).map(Into::into).unwrap_or(bytes)
 }
 
-/// A single JSON-RPC message whose method needs no credential.
-fn is_open(body: &[u8]) -> bool {
+/// The method of a single JSON-RPC message (None for a batch or an unreadable body).
+fn method_of(body: &[u8]) -> Option<String> {
     #[derive(Deserialize)]
     struct Peek<'a> {
         #[serde(borrow)]
         method: Option<Cow<'a, str>>,
     }
-    serde_json::from_slice::<Peek>(body).ok().and_then(|p| p.method).is_some_and(|m| OPEN_METHODS.contains(&m.as_ref()))
+    serde_json::from_slice::<Peek>(body).ok()?.method.map(Cow::into_owned)
+}
+
+/// A single JSON-RPC message whose method needs no credential.
+#[cfg(test)]
+fn is_open(body: &[u8]) -> bool {
+    method_of(body).is_some_and(|m| OPEN_METHODS.contains(&m.as_str()))
 }
 
 /// `host` (a `Host` header: name or address, maybe a port) against `MCP_ALLOWED_HOSTS`:
