@@ -101,6 +101,19 @@ pub struct Config {
     /// Set to 1 to let webhooks target loopback and private addresses.
     #[arg(long, env = "WEBHOOK_ALLOW_PRIVATE", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
     pub webhook_allow_private: bool,
+    /// Pause before a webhook's second attempt, in milliseconds; each later pause
+    /// doubles (with jitter), up to WEBHOOK_RETRY_MAX_MS. Eight attempts, then `failed`.
+    #[arg(long, env = "WEBHOOK_RETRY_BASE_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub webhook_retry_base_ms: u64,
+    /// Longest pause between two webhook attempts, in milliseconds.
+    #[arg(long, env = "WEBHOOK_RETRY_MAX_MS", default_value_t = 21_600_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub webhook_retry_max_ms: u64,
+    /// Time one webhook attempt may take (connect, send, answer), in milliseconds.
+    #[arg(long, env = "WEBHOOK_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub webhook_timeout_ms: u64,
+    /// Days finished webhook deliveries and their events are kept.
+    #[arg(long, env = "WEBHOOK_RETENTION_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=36500))]
+    pub webhook_retention_days: u64,
     /// `Host` values `/api/mcp` accepts, comma-separated (`wiki.example.com`,
     /// `10.0.0.5:8080`; an entry without a port allows any port; `*` allows every host).
     /// Default: the loopback names, plus `HOST` when it is a specific address. A request
@@ -244,6 +257,10 @@ impl std::fmt::Debug for Config {
             .field("login_max_failures", &self.login_max_failures)
             .field("login_window_secs", &self.login_window_secs)
             .field("webhook_allow_private", &self.webhook_allow_private)
+            .field("webhook_retry_base_ms", &self.webhook_retry_base_ms)
+            .field("webhook_retry_max_ms", &self.webhook_retry_max_ms)
+            .field("webhook_timeout_ms", &self.webhook_timeout_ms)
+            .field("webhook_retention_days", &self.webhook_retention_days)
             .finish_non_exhaustive()
     }
 }

@@ -116,6 +116,31 @@ impl Error {
     pub fn invalid_sentences(max: i64) -> Self {
         Self::bad_request("invalid_sentences", format!("sentences must be a whole number from 1 to {max}"))
     }
+    pub fn invalid_webhook_url(why: &str) -> Self {
+        Self::bad_request("invalid_webhook_url", format!("not a usable webhook URL: {why}"))
+    }
+    /// A target on loopback, private, link-local… addresses (`WEBHOOK_ALLOW_PRIVATE=1` allows).
+    pub fn webhook_target_not_allowed(host: &str) -> Self {
+        Self::bad_request(
+            "webhook_target_not_allowed",
+            format!("'{host}' is or resolves to a loopback, private or otherwise non-public address"),
+        )
+    }
+    pub fn invalid_webhook_secret() -> Self {
+        Self::bad_request(
+            "invalid_webhook_secret",
+            "a webhook secret is 'whsec_' followed by 24-64 bytes in base64; omit it to have one generated",
+        )
+    }
+    pub fn invalid_webhook_events(kind: &str, kinds: &[&str]) -> Self {
+        Self::bad_request(
+            "invalid_webhook_events",
+            format!("'{kind}' is not an event kind; use any of {}", kinds.join(", ")),
+        )
+    }
+    pub fn too_many_webhooks(max: i64) -> Self {
+        Self::bad_request("too_many_webhooks", format!("a workspace has at most {max} webhooks"))
+    }
     pub fn last_owner() -> Self {
         Self::bad_request("last_owner", "the last owner of a workspace cannot be removed")
     }
@@ -194,6 +219,12 @@ impl Error {
     pub fn revision_not_found(sha: &str) -> Self {
         Self::not_found("revision_not_found", format!("no revision '{sha}' of this page"))
     }
+    pub fn webhook_not_found(id: i64) -> Self {
+        Self::not_found("webhook_not_found", format!("no webhook {id}"))
+    }
+    pub fn upload_not_found() -> Self {
+        Self::not_found("upload_not_found", "no such upload")
+    }
     pub fn trash_entry_not_found(slug: &str) -> Self {
         Self::not_found("trash_entry_not_found", format!("no page '{slug}' in the trash"))
     }
@@ -236,6 +267,16 @@ impl Error {
     }
     pub fn body_too_large() -> Self {
         Self::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "the request body is too large")
+    }
+    pub fn upload_too_large(max: u64) -> Self {
+        Self::new(StatusCode::PAYLOAD_TOO_LARGE, "upload_too_large", format!("an upload has at most {max} bytes"))
+    }
+    pub fn upload_type_refused() -> Self {
+        Self::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "upload_type_refused",
+            "only PNG, JPEG, GIF, WebP and AVIF images are accepted (judged by their bytes)",
+        )
     }
     pub fn unprocessable(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", detail)

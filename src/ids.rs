@@ -117,6 +117,32 @@ pub fn normalize_tag(raw: &str) -> Option<String> {
     (!tag.is_empty()).then(|| tag.to_lowercase())
 }
 
+/// Extensions of upload names (`core::uploads` maps sniffed types to them).
+pub const UPLOAD_EXTENSIONS: [&str; 5] = ["png", "jpg", "gif", "webp", "avif"];
+
+/// Whether `name` is an upload name: 64 lowercase hex digits (the content's SHA-256), a
+/// dot and a known extension. Anything else (`..`, slashes, encoded tricks, NUL) is not.
+pub fn is_upload_name(name: &str) -> bool {
+    let Some((hash, ext)) = name.split_once('.') else { return false };
+    hash.len() == 64
+        && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && UPLOAD_EXTENSIONS.contains(&ext)
+}
+
+/// Every upload name a page's markdown mentions (`/uploads/<name>`), in order, once.
+pub fn upload_names_in(markdown: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, _) in markdown.match_indices("/uploads/") {
+        let rest = &markdown[i + "/uploads/".len()..];
+        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '.')).unwrap_or(rest.len());
+        let name = &rest[..end];
+        if is_upload_name(name) && !out.iter().any(|n| n == name) {
+            out.push(name.to_owned());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +185,33 @@ mod tests {
         assert_eq!(display_name("abc", 2), None);
         assert_eq!(normalize_tag(" #Rust ").as_deref(), Some("rust"));
         assert_eq!(normalize_tag("#"), None);
+    }
+
+    #[test]
+    fn names_are_hash_dot_known_extension_only() {
+        let hash = "a".repeat(64);
+        assert!(is_upload_name(&format!("{hash}.png")));
+        assert!(is_upload_name(&format!("{hash}.avif")));
+        for bad in [
+            format!("{hash}.svg"),
+            format!("{hash}.png.png"),
+            format!("{}.png", "A".repeat(64)),
+            format!("{}.png", "a".repeat(63)),
+            "../../etc/passwd".into(),
+            format!("..%2F{hash}.png"),
+            format!("{hash}.png\0"),
+            "/etc/passwd".into(),
+            String::new(),
+        ] {
+            assert!(!is_upload_name(&bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn page_markdown_names_its_uploads() {
+        let a = format!("{}.png", "a".repeat(64));
+        let b = format!("{}.jpg", "b".repeat(64));
+        let md = format!("![x](/uploads/{a}) and <img src=\"/uploads/{b}\"> ![again](/uploads/{a}) /uploads/../x");
+        assert_eq!(upload_names_in(&md), [a, b]);
     }
 }

@@ -5,9 +5,9 @@
 //! [`run_pending_jobs`]-style passes with a pause between them; tests call
 //! [`run_pending_jobs`] directly — deterministic, no sleeping for a worker.
 //!
-//! Two workers today: maintenance deletes expired sessions and failed-login counts whose
-//! window has passed; embedding refresh drains `embed_queue` when `SEMANTIC_SEARCH=1`.
-//! Webhook delivery (durable outbox, backoff) joins them.
+//! Three workers: maintenance deletes expired sessions, failed-login counts whose window
+//! has passed and webhook records past their retention; embedding refresh drains
+//! `embed_queue` when `SEMANTIC_SEARCH=1`; webhook delivery drains `deliveries`.
 
 use std::time::Duration;
 
@@ -17,6 +17,8 @@ use tokio::task::JoinHandle;
 use crate::core::Ctx;
 use crate::core::accounts;
 use crate::core::semantic::embed;
+use crate::core::uploads::ocr::ocr_pending;
+use crate::core::webhooks::{self, deliver};
 use crate::error::Result;
 
 /// Pause between two maintenance passes.
@@ -24,6 +26,12 @@ const MAINTENANCE_EVERY: Duration = Duration::from_secs(600);
 /// Once embedding has started, how often the queue is looked at without a wake-up (saves
 /// by another process sharing the database wake nobody here).
 const EMBED_POLL: Duration = Duration::from_secs(5);
+/// How often the delivery worker looks at the queue when nothing woke it (retries that
+/// came due are waited for exactly; this catches other processes' saves and claims that
+/// ran out).
+const DELIVERY_POLL: Duration = Duration::from_secs(1);
+/// Webhook attempts in flight at once, per process.
+const DELIVERY_CONCURRENCY: usize = 16;
 
 /// What one pass of every job did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -31,6 +39,7 @@ pub struct JobReport {
     pub sessions_pruned: u64,
     pub login_failures_pruned: u64,
     pub pages_embedded: u64,
+    pub webhook_rows_pruned: u64,
 }
 
 /// Runs every job once, now, and answers what each did.
@@ -39,6 +48,7 @@ pub async fn run_pending_jobs(ctx: &Ctx) -> Result<JobReport> {
         sessions_pruned: accounts::prune_sessions(ctx).await?,
         login_failures_pruned: accounts::limiter::prune(ctx).await?,
         pages_embedded: drain_embeddings(ctx).await? as u64,
+        webhook_rows_pruned: webhooks::prune(ctx).await?,
     })
 }
 
@@ -53,7 +63,14 @@ pub fn start(ctx: &Ctx) -> Workers {
     let (stop, stopped) = watch::channel(false);
     let mut tasks = vec![tokio::spawn(maintenance(ctx.clone(), stopped.clone()))];
     if ctx.models.embedding.usable() {
-        tasks.push(tokio::spawn(embedding(ctx.clone(), stopped)));
+        tasks.push(tokio::spawn(embedding(ctx.clone(), stopped.clone())));
+    }
+    if ctx.ocr.usable() {
+        tasks.push(tokio::spawn(ocr(ctx.clone(), stopped.clone())));
+    }
+    match deliver::client(ctx) {
+        Ok(client) => tasks.push(tokio::spawn(delivery(ctx.clone(), client, stopped))),
+        Err(e) => tracing::error!(error = %e, "webhook delivery is off: no HTTP client"),
     }
     Workers { stop, tasks }
 }
@@ -126,6 +143,68 @@ async fn embedding(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
             _ = stopped.wait_for(|s| *s) => return,
             _ = ctx.models.wanted.notified() => {}
             _ = tokio::time::sleep(EMBED_POLL) => {}
+        }
+    }
+}
+
+/// OCR of uploads: reads new images as they arrive (and, after a restart, those not
+/// read yet), one at a time — each in a process of its own.
+async fn ocr(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
+    loop {
+        loop {
+            match ocr_pending(&ctx, 1).await {
+                Ok(0) => break,
+                Ok(_) if *stopped.borrow() => return,
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "OCR pass failed");
+                    break;
+                }
+            }
+        }
+        tokio::select! {
+            _ = stopped.wait_for(|s| *s) => return,
+            _ = ctx.ocr_wake.notified() => {}
+            _ = tokio::time::sleep(EMBED_POLL) => {}
+        }
+    }
+}
+
+/// Webhook delivery: keeps up to `DELIVERY_CONCURRENCY` attempts in flight, woken by
+/// saves, by finished attempts and by the next retry coming due. On stop it claims
+/// nothing more and waits for the attempts in flight (each bounded by its timeout).
+async fn delivery(ctx: Ctx, client: reqwest::Client, mut stopped: watch::Receiver<bool>) {
+    let mut running = tokio::task::JoinSet::new();
+    loop {
+        let mut claimed = 0;
+        let free = DELIVERY_CONCURRENCY - running.len();
+        if free > 0 && !*stopped.borrow() {
+            match deliver::claim(&ctx, free as i64).await {
+                Ok(jobs) => {
+                    claimed = jobs.len();
+                    for job in jobs {
+                        running.spawn(deliver::attempt(ctx.clone(), client.clone(), job));
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "could not claim webhook deliveries"),
+            }
+        }
+        if *stopped.borrow() {
+            while running.join_next().await.is_some() {}
+            return;
+        }
+        if claimed > 0 && running.len() < DELIVERY_CONCURRENCY {
+            continue;
+        }
+        let pause = match deliver::next_due(&ctx).await {
+            Ok(Some(at)) => (at - ctx.clock.now()).to_std().unwrap_or_default().min(DELIVERY_POLL),
+            _ => DELIVERY_POLL,
+        };
+        tokio::select! {
+            _ = stopped.wait_for(|s| *s) => {}
+            _ = ctx.webhook_wake.notified() => {}
+            Some(_) = running.join_next(), if !running.is_empty() => {}
+            _ = tokio::time::sleep(pause) => {}
         }
     }
 }

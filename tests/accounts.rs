@@ -249,7 +249,15 @@ async fn credentials_expire_and_maintenance_prunes_them() {
     assert_problem(&r, 401, "unauthorized");
 
     let pruned = cairn::workers::run_pending_jobs(&srv.ctx).await.unwrap();
-    assert_eq!(pruned, cairn::workers::JobReport { sessions_pruned: 1, login_failures_pruned: 1, pages_embedded: 0 });
+    assert_eq!(
+        pruned,
+        cairn::workers::JobReport {
+            sessions_pruned: 1,
+            login_failures_pruned: 1,
+            pages_embedded: 0,
+            webhook_rows_pruned: 0
+        }
+    );
     let again = cairn::workers::run_pending_jobs(&srv.ctx).await.unwrap();
     assert_eq!(again, cairn::workers::JobReport::default());
     srv.stop().await;

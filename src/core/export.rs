@@ -1,5 +1,6 @@
 //! Workspace export: a zip with one `.md` per live page, laid out like the page tree
-//! (`parent/child.md`), each byte-identical to the stored markdown.
+//! (`parent/child.md`), each byte-identical to the stored markdown, and every upload a
+//! page embeds as `uploads/<name>` (so `/uploads/<name>` links resolve inside the zip).
 //!
 //! The zip is written on the blocking pool straight into a bounded channel that feeds the
 //! response body, so memory stays flat whatever the workspace's size: one page's content
@@ -14,6 +15,7 @@ use zip::write::SimpleFileOptions;
 
 use crate::core::Ctx;
 use crate::core::pages::rows;
+use crate::core::uploads;
 use crate::core::workspaces::Access;
 use crate::error::Result;
 use crate::git;
@@ -72,6 +74,7 @@ async fn entries(ctx: &Ctx, access: &Access) -> Result<Vec<(String, String)>> {
 pub async fn zip_stream(ctx: &Ctx, access: &Access) -> Result<impl Stream<Item = std::io::Result<Bytes>> + use<>> {
     let files = entries(ctx, access).await?;
     let dir = ctx.workspace_dir(access.slug());
+    let uploads_dir = uploads::workspace_dir(ctx, access.slug());
     let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
     tokio::task::spawn_blocking(move || {
         let err_tx = tx.clone();
@@ -83,11 +86,25 @@ pub async fn zip_stream(ctx: &Ctx, access: &Access) -> Result<impl Stream<Item =
                 && let Some(head) = git::head(&repo)?
             {
                 let tree = repo.find_commit(head)?.tree()?;
+                let mut embedded: Vec<String> = Vec::new();
                 for (name, path) in files {
                     let Ok(entry) = tree.get_path(std::path::Path::new(&path)) else { continue };
                     let blob = repo.find_blob(entry.id())?;
                     zip.start_file(name, options)?;
                     zip.write_all(blob.content())?;
+                    for upload in crate::ids::upload_names_in(&String::from_utf8_lossy(blob.content())) {
+                        if !embedded.contains(&upload) {
+                            embedded.push(upload);
+                        }
+                    }
+                }
+                // Images are compressed already: stored as they are.
+                let stored = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+                for name in embedded {
+                    // Only this workspace's uploads: a name uploaded elsewhere is not leaked.
+                    let Ok(mut file) = std::fs::File::open(uploads_dir.join(&name)) else { continue };
+                    zip.start_file(format!("uploads/{name}"), stored)?;
+                    std::io::copy(&mut file, &mut zip)?;
                 }
             }
             let mut w = zip.finish()?.into_inner();

@@ -14,7 +14,9 @@ pub mod search;
 pub mod semantic;
 pub mod system;
 pub mod tokens;
+pub mod uploads;
 pub mod users;
+pub mod webhooks;
 pub mod workspaces;
 
 use std::ops::Deref;
@@ -45,6 +47,12 @@ pub struct CtxInner {
     pub semantic: semantic::Indexes,
     /// The embedding model and the reranker, loaded on first use.
     pub models: semantic::models::Models,
+    /// Wakes the webhook delivery worker (a save queued deliveries).
+    pub webhook_wake: tokio::sync::Notify,
+    /// The OCR engine for uploaded images, when `OCR_UPLOADS=1` and one is installed.
+    pub ocr: uploads::ocr::Ocr,
+    /// Wakes the OCR worker (an image was uploaded).
+    pub ocr_wake: tokio::sync::Notify,
     /// Ways for tests to widen race windows; inert unless a test sets them.
     pub test_hooks: TestHooks,
 }
@@ -78,6 +86,7 @@ impl Ctx {
         let jwt = JwtKeys::load(config.jwt_secret.as_deref(), &config.data_dir)?;
         let passwords = Passwords::new(config.argon2_memory_kib, config.argon2_iterations)?;
         let models = semantic::models::Models::new(&config);
+        let ocr = uploads::ocr::Ocr::detect(&config);
         Ok(Ctx(Arc::new(CtxInner {
             models,
             config,
@@ -87,6 +96,9 @@ impl Ctx {
             repos: Default::default(),
             clock: Default::default(),
             semantic: Default::default(),
+            webhook_wake: Default::default(),
+            ocr,
+            ocr_wake: Default::default(),
             test_hooks: Default::default(),
         })))
     }

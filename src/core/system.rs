@@ -65,10 +65,9 @@ pub async fn report(ctx: &Ctx) -> SystemReport {
         ));
     }
     let embedding_queue = super::semantic::embed::pending(ctx).await.unwrap_or_default();
-    // No OCR engine ships with Cairn yet; say so rather than pretend.
-    let ocr_uploads = false;
-    if c.ocr_uploads {
-        notes.push("OCR_UPLOADS=1 but no OCR engine is available; uploads are stored without text".into());
+    let ocr_uploads = ctx.ocr.usable();
+    if let Some(why) = ctx.ocr.problem() {
+        notes.push(format!("OCR_UPLOADS=1 but OCR is off ({why}); uploads are stored without their text"));
     }
     SystemReport {
         version: VERSION,

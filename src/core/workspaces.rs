@@ -277,6 +277,11 @@ pub async fn delete(ctx: &Ctx, owner: Owner) -> Result<()> {
         std::fs::create_dir_all(aside.parent().unwrap_or(&ctx.config.data_dir))?;
         std::fs::rename(&dir, &aside)?;
         tracing::info!(workspace = %owner.slug, to = %aside.display(), "workspace files moved aside");
+        // `core::uploads::workspace_dir`, spelled out: uploads depends on this module.
+        let uploads = ctx.config.data_dir.join("uploads").join(&owner.slug);
+        if uploads.exists() {
+            std::fs::rename(&uploads, std::path::PathBuf::from(format!("{}-uploads", aside.display())))?;
+        }
     }
     tracing::info!(workspace = %owner.slug, "workspace deleted");
     Ok(())

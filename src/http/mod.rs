@@ -12,6 +12,8 @@ pub mod pages;
 pub mod search;
 pub mod system;
 pub mod tokens;
+pub mod uploads;
+pub mod webhooks;
 pub mod workspaces;
 
 use serde::Serialize;
@@ -88,6 +90,8 @@ impl Modify for SecuritySchemes {
         (name = "trash", description = "Soft-deleted pages"),
         (name = "search", description = "Finding pages"),
         (name = "intelligence", description = "Suggestions, summaries, insights and the link graph"),
+        (name = "webhooks", description = "Signed page events sent to other systems"),
+        (name = "uploads", description = "Images, private to their workspace"),
         (name = "mcp", description = "The Model Context Protocol endpoint for AI agents"),
     )
 )]
@@ -103,6 +107,8 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
         .merge(pages::router())
         .merge(search::router())
         .merge(intel::router())
+        .merge(webhooks::router())
+        .merge(uploads::router())
         .split_for_parts();
     doc.info.version = crate::core::VERSION.to_owned();
     if let Ok(value) = serde_json::to_value(&doc) {

@@ -252,8 +252,62 @@ const TABLES: &[Table] = &[
             // The Standard Webhooks body, as it will be delivered.
             ("payload", "TEXT NOT NULL"),
             ("created_at", "TEXT NOT NULL"),
+            // The page's stable id: the events of one page reach a webhook in order.
+            ("page_uid", "TEXT"),
         ],
         constraints: &[],
+    },
+    Table {
+        name: "webhooks",
+        columns: &[
+            ("id", "{id}"),
+            ("workspace_id", "BIGINT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE"),
+            ("url", "TEXT NOT NULL"),
+            // The kinds it wants as `,page.created,page.updated,`; empty means every kind.
+            ("events", "TEXT NOT NULL DEFAULT ''"),
+            // The `whsec_…` signing secret. Kept as is (not hashed): signing needs it.
+            ("secret", "TEXT NOT NULL"),
+            ("active", "BIGINT NOT NULL DEFAULT 1"),
+            ("created_by", "BIGINT"),
+            ("created_at", "TEXT NOT NULL"),
+        ],
+        constraints: &[],
+    },
+    Table {
+        name: "deliveries",
+        columns: &[
+            ("id", "{id}"),
+            ("webhook_id", "BIGINT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE"),
+            ("event_id", "BIGINT NOT NULL"),
+            ("page_uid", "TEXT NOT NULL DEFAULT ''"),
+            // pending → delivered | retrying → … → delivered | failed.
+            ("status", "TEXT NOT NULL"),
+            ("attempts", "BIGINT NOT NULL DEFAULT 0"),
+            ("response_status", "BIGINT"),
+            ("error", "TEXT"),
+            ("next_attempt_at", "TEXT"),
+            // A worker's claim: until then no other worker takes it. A worker killed
+            // mid-attempt leaves a claim that runs out, and the attempt is made again.
+            ("locked_until", "TEXT"),
+            ("created_at", "TEXT NOT NULL"),
+            ("delivered_at", "TEXT"),
+        ],
+        constraints: &["CONSTRAINT deliveries_event_id_webhook_id_key UNIQUE (event_id, webhook_id)"],
+    },
+    Table {
+        name: "uploads",
+        columns: &[
+            ("workspace_id", "BIGINT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE"),
+            // `<sha256 of the bytes>.<ext>`: the file `DATA_DIR/uploads/<workspace>/<name>`.
+            ("name", "TEXT NOT NULL"),
+            ("content_type", "TEXT NOT NULL"),
+            ("size", "BIGINT NOT NULL"),
+            ("created_by", "BIGINT"),
+            ("created_at", "TEXT NOT NULL"),
+            // OCR: NULL = not tried; '' = tried, no text found.
+            ("ocr_text", "TEXT"),
+        ],
+        constraints: &["PRIMARY KEY (workspace_id, name)"],
     },
 ];
 
@@ -269,6 +323,12 @@ const INDEXES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS page_tags_tag_idx ON page_tags (workspace_id, tag)",
     "CREATE INDEX IF NOT EXISTS page_links_target_idx ON page_links (workspace_id, target)",
     "CREATE INDEX IF NOT EXISTS events_workspace_idx ON events (workspace_id, id)",
+    "CREATE INDEX IF NOT EXISTS events_created_idx ON events (created_at)",
+    "CREATE INDEX IF NOT EXISTS webhooks_workspace_idx ON webhooks (workspace_id, id)",
+    "CREATE INDEX IF NOT EXISTS deliveries_webhook_idx ON deliveries (webhook_id, id)",
+    "CREATE INDEX IF NOT EXISTS deliveries_due_idx ON deliveries (status, next_attempt_at)",
+    "CREATE INDEX IF NOT EXISTS deliveries_page_idx ON deliveries (webhook_id, page_uid, event_id)",
+    "CREATE INDEX IF NOT EXISTS uploads_name_idx ON uploads (name)",
     "CREATE INDEX IF NOT EXISTS pages_workspace_seq_idx ON pages (workspace_id, index_seq)",
     "CREATE INDEX IF NOT EXISTS page_vectors_seq_idx ON page_vectors (workspace_id, vector_seq)",
     // What keyword search needs of each match, without reading the page row: on SQLite

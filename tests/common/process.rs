@@ -95,3 +95,17 @@ impl Drop for Proc {
         let _ = self.child.wait();
     }
 }
+
+/// Registers `email` on a running binary; answers a client holding its session.
+pub async fn register(url: &str, email: &str) -> super::Api {
+    let api = super::Api {
+        base: url.to_owned(),
+        client: reqwest::Client::builder().cookie_store(true).build().unwrap(),
+        bearer: None,
+    };
+    let (s, body) = api
+        .post("/api/auth/register", serde_json::json!({"email": email, "password": super::PASSWORD, "name": email}))
+        .await;
+    assert_eq!(s, reqwest::StatusCode::CREATED, "register {email}: {body}");
+    api
+}

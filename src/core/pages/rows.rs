@@ -580,6 +580,54 @@ pub async fn set_parent_in_tx(tx: &mut AnyConnection, ws_id: i64, page_id: i64, 
 
 /// Writes (inserts or updates) a page's row, tags and links; answers its row id and
 /// creation time.
+/// The text a page is searched by: its markdown's text, then the text read from the
+/// images it embeds (OCR, when it has run).
+async fn search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, content: &str, text: &str) -> Result<String> {
+    let mut body = text::index_form(text);
+    for name in crate::ids::upload_names_in(content) {
+        let ocr: Option<Option<String>> =
+            sqlx::query_scalar("SELECT ocr_text FROM uploads WHERE workspace_id = $1 AND name = $2")
+                .bind(ws_id)
+                .bind(&name)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if let Some(Some(found)) = ocr
+            && !found.is_empty()
+        {
+            body.push('\n');
+            body.push_str(&text::index_form(&found));
+        }
+    }
+    Ok(body)
+}
+
+/// After an image's text was read: the search text of every page that embeds it, again.
+/// A page saved meanwhile is left alone (its save read the text already). Answers how
+/// many pages changed.
+pub async fn refresh_search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, upload: &str) -> Result<usize> {
+    let pages: Vec<(i64, String, i64)> =
+        sqlx::query_as("SELECT id, content, index_seq FROM pages WHERE workspace_id = $1 AND content LIKE $2")
+            .bind(ws_id)
+            .bind(format!("%/uploads/{upload}%"))
+            .fetch_all(&mut *tx)
+            .await?;
+    let mut changed = 0;
+    for (id, content, seen_seq) in pages {
+        let parsed = markdown::parse(&content);
+        let body = search_body_in_tx(tx, ws_id, &content, &parsed.text).await?;
+        let seq = next_index_seq_in_tx(tx, ws_id).await?;
+        changed += sqlx::query("UPDATE pages SET body = $1, index_seq = $2 WHERE id = $3 AND index_seq = $4")
+            .bind(body)
+            .bind(seq)
+            .bind(id)
+            .bind(seen_seq)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected() as usize;
+    }
+    Ok(changed)
+}
+
 pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPage) -> Result<(i64, String)> {
     let parsed = match &p.parsed {
         Some(parsed) => parsed.clone(),
@@ -591,6 +639,7 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     };
     // One statement for new and existing rows: the row is keyed by the page id kept in
     // the commit trailers, and creation fields are written only once.
+    let body = search_body_in_tx(tx, ws_id, &p.content, &parsed.text).await?;
     let seq = next_index_seq_in_tx(tx, ws_id).await?;
     let (page_id, created_at): (i64, String) = sqlx::query_as(
         "INSERT INTO pages (workspace_id, uid, slug, title, content, body, parent_id, path, revision, \
@@ -609,7 +658,7 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     .bind(&p.slug)
     .bind(&p.title)
     .bind(&p.content)
-    .bind(text::index_form(&parsed.text))
+    .bind(body)
     .bind(&p.parent_uid)
     .bind(&p.path)
     .bind(&p.revision)
@@ -707,23 +756,5 @@ pub async fn purge_in_tx(tx: &mut AnyConnection, ws_id: i64, uid: &str) -> Resul
     let Some(id) = id else { return Ok(()) };
     sqlx::query("UPDATE pages SET parent_id = NULL WHERE parent_id = $1").bind(id).execute(&mut *tx).await?;
     sqlx::query("DELETE FROM pages WHERE id = $1").bind(id).execute(&mut *tx).await?;
-    Ok(())
-}
-
-/// Writes a page-event row into the outbox, in the save's transaction.
-pub async fn insert_event_in_tx(
-    tx: &mut AnyConnection,
-    ws_id: i64,
-    kind: &str,
-    payload: &str,
-    now: &str,
-) -> Result<()> {
-    sqlx::query("INSERT INTO events (workspace_id, type, payload, created_at) VALUES ($1, $2, $3, $4)")
-        .bind(ws_id)
-        .bind(kind)
-        .bind(payload)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
     Ok(())
 }

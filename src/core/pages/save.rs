@@ -17,6 +17,7 @@ use super::rows::{self, IndexedPage, RevisionRow};
 use super::{Actor, Page};
 use crate::core::Ctx;
 use crate::core::users::User;
+use crate::core::webhooks;
 use crate::core::workspaces::Access;
 use crate::error::{Error, Result};
 use crate::git::{self, FileChange, WorkspaceRepo};
@@ -327,11 +328,14 @@ impl Writer {
                 data["previous_slug"] = json!(prev);
             }
             let payload = json!({"type": change.action.event(), "timestamp": now, "data": data});
-            rows::insert_event_in_tx(&mut tx, ws_id, change.action.event(), &payload.to_string(), now).await?;
+            let kind = change.action.event();
+            webhooks::fan_out_in_tx(&mut tx, ws_id, &st.uid, kind, &payload.to_string(), now).await?;
         }
         tx.commit().await?;
-        // The page is queued for embedding (in the transaction above); nudge the worker.
+        // The page is queued for embedding and its event for delivery (in the
+        // transaction above); nudge both workers.
         self.ctx.models.wake();
+        self.ctx.webhook_wake.notify_one();
         Ok(created)
     }
 }

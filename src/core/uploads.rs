@@ -1,0 +1,208 @@
+//! Image uploads (CONTRACT §8): sniffed, content-addressed, private to their workspace.
+//!
+//! An upload is streamed to a temporary file under `DATA_DIR/uploads/.tmp/` while it is
+//! counted, hashed and sniffed — never held in memory, and refused (413) the moment it
+//! passes `UPLOAD_MAX_BYTES`. Its type comes from its first bytes alone (the client's
+//! claim is ignored); only PNG, JPEG, GIF, WebP and AVIF pass. Kept, it is
+//! `DATA_DIR/uploads/<workspace>/<sha256>.<ext>` — inside `DATA_DIR`, so backups and
+//! restores carry it — and a row in `uploads` says which workspace may see it.
+
+pub mod ocr;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use tokio::io::AsyncWriteExt;
+use utoipa::ToSchema;
+
+use super::Ctx;
+use super::users::User;
+use super::workspaces::Access;
+use crate::error::{Error, Result};
+use crate::ids;
+
+/// Bytes looked at to judge a type (AVIF's `ftyp` box needs a few dozen).
+const SNIFF_BYTES: usize = 256;
+
+/// The accepted types: (MIME type, extension of the stored name; see `ids::UPLOAD_EXTENSIONS`).
+const TYPES: [(&str, &str); 5] =
+    [("image/png", "png"), ("image/jpeg", "jpg"), ("image/gif", "gif"), ("image/webp", "webp"), ("image/avif", "avif")];
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Upload {
+    /// `<sha256>.<ext>`.
+    pub name: String,
+    /// Where it is served: `/uploads/<name>` (needs a credential).
+    pub url: String,
+    /// The type judged from the bytes.
+    pub content_type: String,
+    pub size: i64,
+}
+
+/// The MIME type and extension of an accepted image, judged from its first bytes.
+pub fn sniff(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    let mime = infer::get(head)?.mime_type();
+    TYPES.iter().copied().find(|(m, _)| *m == mime)
+}
+
+fn uploads_dir(ctx: &Ctx) -> PathBuf {
+    ctx.config.data_dir.join("uploads")
+}
+
+/// Where a workspace's uploads live.
+pub fn workspace_dir(ctx: &Ctx, workspace: &str) -> PathBuf {
+    uploads_dir(ctx).join(workspace)
+}
+
+/// Where a workspace's upload lives.
+pub fn file_path(ctx: &Ctx, workspace: &str, name: &str) -> PathBuf {
+    workspace_dir(ctx, workspace).join(name)
+}
+
+/// An upload being received.
+pub struct Incoming {
+    tmp: PathBuf,
+    file: Option<tokio::fs::File>,
+    hasher: Sha256,
+    size: u64,
+    max: u64,
+    head: Vec<u8>,
+    kind: Option<(&'static str, &'static str)>,
+}
+
+impl Incoming {
+    pub async fn start(ctx: &Ctx) -> Result<Incoming> {
+        let dir = uploads_dir(ctx).join(".tmp");
+        tokio::fs::create_dir_all(&dir).await?;
+        let tmp = dir.join(uuid::Uuid::new_v4().simple().to_string());
+        let file = tokio::fs::File::create(&tmp).await?;
+        Ok(Incoming {
+            tmp,
+            file: Some(file),
+            hasher: Sha256::new(),
+            size: 0,
+            max: ctx.config.upload_max_bytes,
+            head: Vec::with_capacity(SNIFF_BYTES),
+            kind: None,
+        })
+    }
+
+    /// Takes the next piece: 413 past the limit, 415 as soon as the first bytes show
+    /// a type that is refused.
+    pub async fn write(&mut self, chunk: &[u8]) -> Result<()> {
+        self.size += chunk.len() as u64;
+        if self.size > self.max {
+            return Err(Error::upload_too_large(self.max));
+        }
+        if self.head.len() < SNIFF_BYTES {
+            let take = chunk.len().min(SNIFF_BYTES - self.head.len());
+            self.head.extend_from_slice(&chunk[..take]);
+            if self.head.len() == SNIFF_BYTES {
+                self.judge()?;
+            }
+        }
+        self.hasher.update(chunk);
+        if let Some(f) = self.file.as_mut() {
+            f.write_all(chunk).await?;
+        }
+        Ok(())
+    }
+
+    fn judge(&mut self) -> Result<(&'static str, &'static str)> {
+        let kind = sniff(&self.head).ok_or_else(Error::upload_type_refused)?;
+        self.kind = Some(kind);
+        Ok(kind)
+    }
+
+    /// Keeps the upload in `access`'s workspace (the same bytes twice are one file).
+    pub async fn finish(mut self, ctx: &Ctx, access: &Access) -> Result<Upload> {
+        let (content_type, ext) = match self.kind {
+            Some(k) => k,
+            None => self.judge()?,
+        };
+        let mut file = self.file.take().expect("an upload is finished once");
+        file.flush().await?;
+        file.sync_all().await?;
+        drop(file);
+        let hash = hex::encode(std::mem::take(&mut self.hasher).finalize());
+        let name = format!("{hash}.{ext}");
+        let dest = file_path(ctx, access.slug(), &name);
+        let dir = dest.parent().expect("an upload path has a parent").to_owned();
+        tokio::fs::create_dir_all(&dir).await?;
+        tokio::fs::rename(&self.tmp, &dest).await?;
+        sync_dir(&dir).await;
+        let size = self.size as i64;
+        sqlx::query(
+            "INSERT INTO uploads (workspace_id, name, content_type, size, created_by, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (workspace_id, name) DO NOTHING",
+        )
+        .bind(access.workspace_id())
+        .bind(&name)
+        .bind(content_type)
+        .bind(size)
+        .bind(access.user_id())
+        .bind(ctx.clock.rfc3339())
+        .execute(&ctx.db.pool)
+        .await?;
+        tracing::info!(workspace = %access.slug(), %name, size, "upload kept");
+        ctx.ocr_wake.notify_one();
+        Ok(Upload { url: format!("/uploads/{name}"), name, content_type: content_type.to_owned(), size })
+    }
+}
+
+impl Drop for Incoming {
+    /// Refused or abandoned (the client went away): the temporary file goes.
+    fn drop(&mut self) {
+        // After `finish` the file was renamed away and this finds nothing.
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+/// Makes a rename durable (the directory entry), best effort.
+async fn sync_dir(dir: &Path) {
+    if let Ok(d) = tokio::fs::File::open(dir).await {
+        let _ = d.sync_all().await;
+    }
+}
+
+/// An upload the caller may see: its file and type. 404 for a name that is malformed,
+/// unknown, or only in workspaces the caller is not a member of.
+pub async fn find(ctx: &Ctx, user: &User, name: &str) -> Result<(PathBuf, String)> {
+    if !ids::is_upload_name(name) {
+        return Err(Error::upload_not_found());
+    }
+    let row: Option<(String, String)> = sqlx::query_as(
+        "SELECT w.slug, u.content_type FROM uploads u JOIN workspaces w ON w.id = u.workspace_id \
+         JOIN memberships m ON m.workspace_id = u.workspace_id AND m.user_id = $2 \
+         WHERE u.name = $1 ORDER BY u.workspace_id LIMIT 1",
+    )
+    .bind(name)
+    .bind(user.id)
+    .fetch_optional(&ctx.db.pool)
+    .await?;
+    let (workspace, content_type) = row.ok_or_else(Error::upload_not_found)?;
+    let path = file_path(ctx, &workspace, name);
+    if !tokio::fs::try_exists(&path).await.unwrap_or(false) {
+        return Err(Error::upload_not_found());
+    }
+    Ok((path, content_type))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffing_goes_by_bytes() {
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        assert_eq!(sniff(png), Some(("image/png", "png")));
+        assert_eq!(sniff(b"\xff\xd8\xff\xe0\0\x10JFIF\0"), Some(("image/jpeg", "jpg")));
+        assert_eq!(sniff(b"GIF89a\x01\0\x01\0"), Some(("image/gif", "gif")));
+        assert_eq!(sniff(b"RIFF\x24\0\0\0WEBPVP8 "), Some(("image/webp", "webp")));
+        assert_eq!(sniff(b"\0\0\0\x1cftypavif\0\0\0\0avifmif1miaf"), Some(("image/avif", "avif")));
+        assert_eq!(sniff(br#"<svg xmlns="http://www.w3.org/2000/svg"></svg>"#), None);
+        assert_eq!(sniff(b"%PDF-1.7\n"), None);
+        assert_eq!(sniff(b"hello"), None);
+    }
+}

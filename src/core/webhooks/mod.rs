@@ -1,0 +1,316 @@
+//! Outgoing webhooks (SPEC "Events", CONTRACT §7): a workspace owner registers URLs;
+//! every page event reaches each of them, signed, through a durable outbox.
+//!
+//! The save path writes the event row and one `deliveries` row per interested webhook
+//! in its own transaction ([`fan_out_in_tx`]), so an event exists exactly when its write
+//! does, and a delivery record exists from the start for `GET …/deliveries` to show.
+//! [`deliver`] is the worker's side: claim, send, record, back off.
+
+pub mod deliver;
+pub mod sign;
+pub mod target;
+
+use serde::Serialize;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row as _};
+use utoipa::ToSchema;
+
+use super::Ctx;
+use super::paging::Paging;
+use super::users::User;
+use super::workspaces::{self, Owner};
+use crate::error::{Error, Result};
+
+/// Every kind of event (CONTRACT §5 maps operations to them).
+pub const EVENT_KINDS: [&str; 5] = ["page.created", "page.updated", "page.deleted", "page.moved", "page.renamed"];
+
+/// Most webhooks one workspace may have.
+pub const MAX_PER_WORKSPACE: i64 = 50;
+
+/// A webhook as listed (never with its secret).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Webhook {
+    pub id: i64,
+    pub url: String,
+    /// The kinds it receives.
+    pub events: Vec<String>,
+    pub active: bool,
+    pub created_at: String,
+}
+
+/// The creation answer: the only time the secret is shown.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct NewWebhook {
+    #[serde(flatten)]
+    pub webhook: Webhook,
+    /// `whsec_…`: the key receivers verify signatures with.
+    pub secret: String,
+}
+
+/// One (event, webhook) delivery record.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Delivery {
+    pub id: i64,
+    /// The event's kind, e.g. `page.updated`.
+    pub event: String,
+    /// The `webhook-id` header the receiver saw (the same on every attempt).
+    pub event_id: String,
+    /// `pending`, `retrying`, `delivered` or `failed`.
+    pub status: String,
+    pub attempts: i64,
+    /// The receiver's HTTP status on the last attempt, if it answered.
+    pub response_status: Option<i64>,
+    /// Why the last attempt failed.
+    pub error: Option<String>,
+    pub next_attempt_at: Option<String>,
+    pub created_at: String,
+    pub delivered_at: Option<String>,
+}
+
+/// The `webhook-id` of an event.
+pub fn message_id(event_id: i64) -> String {
+    format!("evt_{event_id}")
+}
+
+/// `Some(kinds)` checked against [`EVENT_KINDS`]; absent or empty means all of them.
+fn check_kinds(kinds: Option<&[String]>) -> Result<Vec<String>> {
+    let kinds = kinds.unwrap_or_default();
+    if kinds.is_empty() {
+        return Ok(EVENT_KINDS.iter().map(|k| k.to_string()).collect());
+    }
+    let mut out: Vec<String> = Vec::new();
+    for k in kinds {
+        if !EVENT_KINDS.contains(&k.as_str()) {
+            return Err(Error::invalid_webhook_events(k, &EVENT_KINDS));
+        }
+        if !out.contains(k) {
+            out.push(k.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// As stored: `,a,b,` (so one `LIKE` finds a kind), or empty for every kind.
+fn stored_kinds(kinds: &[String]) -> String {
+    if kinds.len() == EVENT_KINDS.len() { String::new() } else { format!(",{},", kinds.join(",")) }
+}
+
+fn listed_kinds(stored: &str) -> Vec<String> {
+    if stored.is_empty() {
+        return EVENT_KINDS.iter().map(|k| k.to_string()).collect();
+    }
+    stored.split(',').filter(|k| !k.is_empty()).map(str::to_owned).collect()
+}
+
+type WebhookRow = (i64, String, String, i64, String);
+
+fn webhook_of((id, url, events, active, created_at): WebhookRow) -> Webhook {
+    Webhook { id, url, events: listed_kinds(&events), active: active != 0, created_at }
+}
+
+/// Registers a webhook on the owner's workspace.
+pub async fn create(
+    ctx: &Ctx,
+    owner: &Owner,
+    url: &str,
+    events: Option<&[String]>,
+    secret: Option<&str>,
+) -> Result<NewWebhook> {
+    let target = target::parse(url)?;
+    target::check(&target, ctx.config.webhook_allow_private).await?;
+    let kinds = check_kinds(events)?;
+    let secret = match secret {
+        Some(s) => {
+            sign::key_of(s)?;
+            s.to_owned()
+        }
+        None => sign::generate_secret(),
+    };
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM webhooks WHERE workspace_id = $1")
+        .bind(owner.workspace_id())
+        .fetch_one(&ctx.db.pool)
+        .await?;
+    if count >= MAX_PER_WORKSPACE {
+        return Err(Error::too_many_webhooks(MAX_PER_WORKSPACE));
+    }
+    let now = ctx.clock.rfc3339();
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO webhooks (workspace_id, url, events, secret, active, created_by, created_at) \
+         VALUES ($1, $2, $3, $4, 1, $5, $6) RETURNING id",
+    )
+    .bind(owner.workspace_id())
+    .bind(target.as_str())
+    .bind(stored_kinds(&kinds))
+    .bind(&secret)
+    .bind(owner.user_id())
+    .bind(&now)
+    .fetch_one(&ctx.db.pool)
+    .await?;
+    tracing::info!(workspace = %owner.slug(), webhook = id, "webhook created");
+    Ok(NewWebhook {
+        webhook: Webhook { id, url: target.to_string(), events: kinds, active: true, created_at: now },
+        secret,
+    })
+}
+
+/// The workspace's webhooks, oldest first.
+pub async fn list(ctx: &Ctx, owner: &Owner, paging: Paging) -> Result<(Vec<Webhook>, i64)> {
+    let rows: Vec<WebhookRow> = sqlx::query_as(
+        "SELECT id, url, events, active, created_at FROM webhooks WHERE workspace_id = $1 \
+         ORDER BY id LIMIT $2 OFFSET $3",
+    )
+    .bind(owner.workspace_id())
+    .bind(paging.limit)
+    .bind(paging.offset)
+    .fetch_all(&ctx.db.pool)
+    .await?;
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM webhooks WHERE workspace_id = $1")
+        .bind(owner.workspace_id())
+        .fetch_one(&ctx.db.pool)
+        .await?;
+    Ok((rows.into_iter().map(webhook_of).collect(), total))
+}
+
+/// The owner's proof for webhook `id`: 404 when it does not exist or its workspace is
+/// not the caller's (or not `ws` when given), 403 for a member who is not an owner.
+pub async fn owner_of(ctx: &Ctx, user: &User, ws: Option<&str>, id: i64) -> Result<Owner> {
+    let slug: Option<String> =
+        sqlx::query_scalar("SELECT w.slug FROM webhooks h JOIN workspaces w ON w.id = h.workspace_id WHERE h.id = $1")
+            .bind(id)
+            .fetch_optional(&ctx.db.pool)
+            .await?;
+    let slug = slug.filter(|s| ws.is_none_or(|ws| ws == s)).ok_or_else(|| Error::webhook_not_found(id))?;
+    let access = workspaces::access(ctx, user, &slug)
+        .await
+        .map_err(|e| if e.is_not_found() { Error::webhook_not_found(id) } else { e })?;
+    access.owner()
+}
+
+/// Removes a webhook and its delivery records; what is in flight is not sent again.
+pub async fn delete(ctx: &Ctx, owner: &Owner, id: i64) -> Result<()> {
+    let n = sqlx::query("DELETE FROM webhooks WHERE id = $1 AND workspace_id = $2")
+        .bind(id)
+        .bind(owner.workspace_id())
+        .execute(&ctx.db.pool)
+        .await?
+        .rows_affected();
+    if n == 0 {
+        return Err(Error::webhook_not_found(id));
+    }
+    tracing::info!(workspace = %owner.slug(), webhook = id, "webhook deleted");
+    Ok(())
+}
+
+impl sqlx::FromRow<'_, AnyRow> for Delivery {
+    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
+        Ok(Delivery {
+            id: row.try_get("id")?,
+            event: row.try_get("type")?,
+            event_id: message_id(row.try_get("event_id")?),
+            status: row.try_get("status")?,
+            attempts: row.try_get("attempts")?,
+            response_status: row.try_get("response_status")?,
+            error: row.try_get("error")?,
+            next_attempt_at: row.try_get("next_attempt_at")?,
+            created_at: row.try_get("created_at")?,
+            delivered_at: row.try_get("delivered_at")?,
+        })
+    }
+}
+
+/// A webhook's delivery records, newest first. Reading never triggers a retry.
+pub async fn deliveries(ctx: &Ctx, owner: &Owner, id: i64, paging: Paging) -> Result<(Vec<Delivery>, i64)> {
+    let items: Vec<Delivery> = sqlx::query_as(
+        "SELECT d.id, e.type, d.event_id, d.status, d.attempts, d.response_status, d.error, \
+                d.next_attempt_at, d.created_at, d.delivered_at \
+         FROM deliveries d JOIN webhooks h ON h.id = d.webhook_id JOIN events e ON e.id = d.event_id \
+         WHERE d.webhook_id = $1 AND h.workspace_id = $2 ORDER BY d.id DESC LIMIT $3 OFFSET $4",
+    )
+    .bind(id)
+    .bind(owner.workspace_id())
+    .bind(paging.limit)
+    .bind(paging.offset)
+    .fetch_all(&ctx.db.pool)
+    .await?;
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM deliveries WHERE webhook_id = $1")
+        .bind(id)
+        .fetch_one(&ctx.db.pool)
+        .await?;
+    Ok((items, total))
+}
+
+/// Writes a page event into the outbox, and a pending delivery for every webhook of the
+/// workspace that wants its kind — in the save's transaction.
+pub async fn fan_out_in_tx(
+    tx: &mut AnyConnection,
+    ws_id: i64,
+    page_uid: &str,
+    kind: &str,
+    payload: &str,
+    now: &str,
+) -> Result<()> {
+    let event_id: i64 = sqlx::query_scalar(
+        "INSERT INTO events (workspace_id, type, payload, created_at, page_uid) VALUES ($1, $2, $3, $4, $5) \
+         RETURNING id",
+    )
+    .bind(ws_id)
+    .bind(kind)
+    .bind(payload)
+    .bind(now)
+    .bind(page_uid)
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO deliveries (webhook_id, event_id, page_uid, status, attempts, next_attempt_at, created_at) \
+         SELECT id, $1, $2, 'pending', 0, $3, $3 FROM webhooks \
+         WHERE workspace_id = $4 AND active = 1 AND (events = '' OR events LIKE $5)",
+    )
+    .bind(event_id)
+    .bind(page_uid)
+    .bind(now)
+    .bind(ws_id)
+    .bind(format!("%,{kind},%"))
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+/// Deletes finished delivery records, and events no delivery needs, older than
+/// `WEBHOOK_RETENTION_DAYS`. Answers how many rows went.
+pub async fn prune(ctx: &Ctx) -> Result<u64> {
+    let cutoff = (ctx.clock.now() - chrono::Duration::days(ctx.config.webhook_retention_days as i64))
+        .to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    let deliveries = sqlx::query("DELETE FROM deliveries WHERE status IN ('delivered', 'failed') AND created_at < $1")
+        .bind(&cutoff)
+        .execute(&ctx.db.pool)
+        .await?
+        .rows_affected();
+    let events = sqlx::query(
+        "DELETE FROM events WHERE created_at < $1 \
+         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id)",
+    )
+    .bind(&cutoff)
+    .execute(&ctx.db.pool)
+    .await?
+    .rows_affected();
+    Ok(deliveries + events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_checked_deduplicated_and_stored_for_like() {
+        let all = check_kinds(None).unwrap();
+        assert_eq!(all.len(), 5);
+        assert_eq!(stored_kinds(&all), "");
+        assert_eq!(check_kinds(Some(&[])).unwrap(), all);
+        let two = check_kinds(Some(&["page.moved".into(), "page.created".into(), "page.moved".into()])).unwrap();
+        assert_eq!(two, ["page.moved", "page.created"]);
+        assert_eq!(stored_kinds(&two), ",page.moved,page.created,");
+        assert_eq!(listed_kinds(",page.moved,page.created,"), two);
+        assert_eq!(listed_kinds(""), all);
+        assert_eq!(check_kinds(Some(&["page.exploded".into()])).unwrap_err().code, "invalid_webhook_events");
+    }
+}
