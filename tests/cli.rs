@@ -231,6 +231,12 @@ async fn backup_and_restore_commands() {
         Api { base: p.url(), client: reqwest::Client::builder().cookie_store(true).build().unwrap(), bearer: None };
     assert_eq!(api.post("/api/auth/register", json!({"email": "cli@x.io", "password": PASSWORD})).await.0, 201);
     api.page("kept", "# Kept\n").await;
+    // Uploads (files) and webhooks (rows) come back too.
+    let up = api.upload("/api/uploads", common::PNG, "image/png").await;
+    assert_eq!(up.status, 201, "{}", up.text);
+    let image_url = up.json()["url"].as_str().unwrap().to_owned();
+    let (s, hook) = api.post("/api/webhooks", json!({"url": "https://93.184.216.34/hook"})).await;
+    assert_eq!(s, 201, "{hook}");
     assert_eq!(p.terminate(), 0);
     let vars = |e: &Env| {
         vec![
@@ -256,6 +262,10 @@ async fn backup_and_restore_commands() {
     let api = Api { base: p.url(), ..api };
     assert_eq!(api.post("/api/auth/login", json!({"email": "cli@x.io", "password": PASSWORD})).await.0, 200);
     assert_eq!(api.get("/api/pages/kept").await.1["content"], "# Kept\n");
+    let image = api.client.get(format!("{}{image_url}", api.base)).send().await.unwrap();
+    assert_eq!(image.status(), 200);
+    assert_eq!(image.bytes().await.unwrap(), common::PNG);
+    assert_eq!(api.get("/api/webhooks").await.1["items"][0]["url"], "https://93.184.216.34/hook");
     assert_eq!(p.terminate(), 0);
 }
 

@@ -6,43 +6,10 @@ mod common;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use common::{Api, Env, assert_problem, process::Proc};
+use common::{Api, BOUNDARY, Env, PNG, assert_problem, process::Proc};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-
-const BOUNDARY: &str = "cairn-test-boundary-7MA4YWxkTrZu0gW";
-
-/// A 1×1 PNG.
-const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\xf8\x0f\x04\0\x09\xfb\x03\xfd\xe3U\xf2\x9c\0\0\0\0IEND\xaeB`\x82";
-
-/// A multipart body with one `file` part claiming `claimed` as its type.
-fn form(bytes: &[u8], claimed: &str) -> Vec<u8> {
-    let mut body = format!(
-        "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nignored\r\n\
-         --{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x\"\r\nContent-Type: {claimed}\r\n\r\n"
-    )
-    .into_bytes();
-    body.extend_from_slice(bytes);
-    body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
-    body
-}
-
-async fn upload(api: &Api, path: &str, bytes: &[u8], claimed: &str) -> common::Reply {
-    let mut req = api
-        .client
-        .post(format!("{}{path}", api.base))
-        .header("content-type", format!("multipart/form-data; boundary={BOUNDARY}"))
-        .body(form(bytes, claimed));
-    if let Some(b) = &api.bearer {
-        req = req.bearer_auth(b);
-    }
-    let res = req.send().await.unwrap();
-    let status = res.status();
-    let headers = res.headers().clone();
-    let bytes = res.bytes().await.unwrap();
-    common::Reply { status, headers, text: String::from_utf8_lossy(&bytes).into_owned() }
-}
 
 async fn fetch(
     api: &Api,
@@ -69,7 +36,7 @@ async fn images_are_sniffed_kept_by_content_and_served_privately() {
     let stranger = server.user("stranger@example.com").await;
 
     // The client's claim is ignored: a PNG sent as text/plain is a PNG.
-    let r = upload(&owner, "/api/uploads", PNG, "text/plain").await;
+    let r = owner.upload("/api/uploads", PNG, "text/plain").await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     let up = r.json();
     let hash = hex::encode(Sha256::digest(PNG));
@@ -78,7 +45,7 @@ async fn images_are_sniffed_kept_by_content_and_served_privately() {
     assert_eq!(up["content_type"], "image/png");
     assert_eq!(up["size"], PNG.len());
     // The same bytes again: the same name, one file.
-    let again = upload(&owner, "/api/uploads?ws=owner", PNG, "image/png").await;
+    let again = owner.upload("/api/uploads?ws=owner", PNG, "image/png").await;
     assert_eq!(again.json()["name"], up["name"]);
     let stored = env.data_dir().join("uploads/owner").join(format!("{hash}.png"));
     assert_eq!(std::fs::read(&stored).unwrap(), PNG);
@@ -106,8 +73,8 @@ async fn images_are_sniffed_kept_by_content_and_served_privately() {
     assert_eq!(s, StatusCode::UNAUTHORIZED);
     assert!(h.contains_key("www-authenticate"));
     assert_eq!(fetch(&stranger, url, None).await.0, StatusCode::NOT_FOUND);
-    assert_problem(&upload(&stranger, "/api/uploads?ws=owner", PNG, "image/png").await, 404, "workspace_not_found");
-    assert_problem(&upload(&server.anon(), "/api/uploads", PNG, "image/png").await, 401, "unauthorized");
+    assert_problem(&stranger.upload("/api/uploads?ws=owner", PNG, "image/png").await, 404, "workspace_not_found");
+    assert_problem(&server.anon().upload("/api/uploads", PNG, "image/png").await, 401, "unauthorized");
     // Membership grants it.
     let (s, _) = owner.post("/api/workspaces/owner/members", json!({"email": "stranger@example.com"})).await;
     assert_eq!(s, StatusCode::CREATED);
@@ -150,7 +117,7 @@ async fn only_five_image_types_pass() {
         (webp, "image/webp", "webp"),
         (avif, "image/avif", "avif"),
     ] {
-        let r = upload(&api, "/api/uploads", bytes, "application/octet-stream").await;
+        let r = api.upload("/api/uploads", bytes, "application/octet-stream").await;
         assert_eq!(r.status, StatusCode::CREATED, "{mime}: {}", r.text);
         assert_eq!(r.json()["content_type"], mime);
         assert!(r.json()["name"].as_str().unwrap().ends_with(&format!(".{ext}")));
@@ -167,7 +134,7 @@ async fn only_five_image_types_pass() {
         (b"just text".as_slice(), "image/jpeg"),
         (b"".as_slice(), "image/png"),
     ] {
-        assert_problem(&upload(&api, "/api/uploads", bytes, claimed).await, 415, "upload_type_refused");
+        assert_problem(&api.upload("/api/uploads", bytes, claimed).await, 415, "upload_type_refused");
     }
     // Not multipart, or no `file` part: the body has the wrong shape.
     let r = api.send(Method::POST, "/api/uploads", Some(json!({"file": "x"}))).await;
@@ -196,14 +163,14 @@ async fn the_size_limit_holds_at_the_boundary() {
     let api = server.user("owner@example.com").await;
     let mut exact = PNG.to_vec();
     exact.resize(1000, 0);
-    let r = upload(&api, "/api/uploads", &exact, "image/png").await;
+    let r = api.upload("/api/uploads", &exact, "image/png").await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     let mut over = exact.clone();
     over.push(0);
-    assert_problem(&upload(&api, "/api/uploads", &over, "image/png").await, 413, "upload_too_large");
+    assert_problem(&api.upload("/api/uploads", &over, "image/png").await, 413, "upload_too_large");
     // A declared length far past the limit is refused before the body is read.
     let big = vec![0u8; 200_000];
-    assert_problem(&upload(&api, "/api/uploads", &big, "image/png").await, 413, "upload_too_large");
+    assert_problem(&api.upload("/api/uploads", &big, "image/png").await, 413, "upload_too_large");
     assert_eq!(std::fs::read_dir(env.data_dir().join("uploads/.tmp")).unwrap().count(), 0);
     server.stop().await;
 }
@@ -294,7 +261,7 @@ async fn an_embedded_upload_is_in_the_export() {
     let env = Env::new().await;
     let server = env.start(&[]).await;
     let api = server.user("owner@example.com").await;
-    let up = upload(&api, "/api/uploads", PNG, "image/png").await.json();
+    let up = api.upload("/api/uploads", PNG, "image/png").await.json();
     let name = up["name"].as_str().unwrap();
     api.page("pic", &format!("# Pic\n\n![a dot](/uploads/{name})\n")).await;
     let res = api.client.get(format!("{}/api/workspaces/owner/export", api.base)).send().await.unwrap();
@@ -328,7 +295,7 @@ async fn text_in_an_uploaded_image_is_found_by_search() {
     assert_eq!(system["ocr_uploads"], true, "CI installs tesseract-ocr: {system}");
 
     let image = render("Quarterly zebra migration");
-    let up = upload(&api, "/api/uploads", &image, "image/png").await;
+    let up = api.upload("/api/uploads", &image, "image/png").await;
     assert_eq!(up.status, StatusCode::CREATED, "{}", up.text);
     let name = up.json()["name"].as_str().unwrap().to_owned();
     // One page embeds the image before its text is read, one after: both are found.
@@ -365,5 +332,5 @@ async fn ocr_asked_for_without_an_engine_says_so() {
     assert_eq!(system["ocr_uploads"], false, "{system}");
     assert!(system["notes"].to_string().contains("tesseract"), "{system}");
     // Uploads still work.
-    assert_eq!(upload(&api, "/api/uploads", PNG, "image/png").await.status, StatusCode::CREATED);
+    assert_eq!(api.upload("/api/uploads", PNG, "image/png").await.status, StatusCode::CREATED);
 }

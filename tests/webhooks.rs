@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use common::{Api, Env, Server, assert_problem, process::Proc};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -41,7 +42,7 @@ struct Receiver {
     hits: Arc<Mutex<HashMap<String, usize>>>,
 }
 
-async fn receive(State(r): State<Receiver>, Path(path): Path<String>, headers: HeaderMap, body: Bytes) -> StatusCode {
+async fn receive(State(r): State<Receiver>, Path(path): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
     let n = {
         let mut hits = r.hits.lock().unwrap();
         let n = hits.entry(path.clone()).or_default();
@@ -50,13 +51,16 @@ async fn receive(State(r): State<Receiver>, Path(path): Path<String>, headers: H
     };
     let headers = headers.iter().map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_owned())).collect();
     let received = Received { path: path.clone(), headers, body: String::from_utf8_lossy(&body).into_owned() };
-    match path.as_str() {
+    if path == "redirect" {
+        return (StatusCode::FOUND, [("location", "/ok")]).into_response();
+    }
+    let status = match path.as_str() {
         "hang" => {
             tokio::time::sleep(Duration::from_secs(60)).await;
             StatusCode::OK
         }
         "dead" => StatusCode::INTERNAL_SERVER_ERROR,
-        "flaky" if n == 1 => StatusCode::INTERNAL_SERVER_ERROR,
+        "flaky" | "order" if n == 1 => StatusCode::INTERNAL_SERVER_ERROR,
         "slow" | "slower" => {
             r.got.lock().unwrap().push(received);
             let ms = if path == "slow" { 30 } else { 500 };
@@ -67,7 +71,8 @@ async fn receive(State(r): State<Receiver>, Path(path): Path<String>, headers: H
             r.got.lock().unwrap().push(received);
             StatusCode::OK
         }
-    }
+    };
+    status.into_response()
 }
 
 impl Receiver {
@@ -457,4 +462,45 @@ async fn kill_9_during_deliveries_loses_nothing_and_resends_nothing_delivered() 
     let repeated = counts.values().filter(|&&n| n > 1).count();
     assert!(repeated <= 16, "{repeated} repeats");
     drop(proc);
+}
+
+#[tokio::test]
+async fn a_page_waits_for_its_earlier_event_redirects_are_not_followed_and_old_records_go() {
+    let receiver = Receiver::default();
+    let base = receiver.start().await;
+    let env = Env::new().await;
+    let server = env.start(FAST).await;
+    let owner = server.user("owner@example.com").await;
+    let order = hook(&owner, &format!("{base}/order"), json!({})).await;
+    let redirect = hook(&owner, &format!("{base}/redirect"), json!({"events": ["page.created"]})).await;
+    // The receiver refuses the creation once; the update right behind it must wait.
+    let p = owner.page("p", "# P").await;
+    let (s, _) = owner.put("/api/pages/p", json!({"content": "# P\n\nmore", "base_revision": p["revision"]})).await;
+    assert_eq!(s, StatusCode::OK);
+    let d = settled(&owner, order["id"].as_i64().unwrap(), 2).await;
+    assert_eq!((d[0]["event"].as_str(), d[0]["attempts"].as_i64()), (Some("page.created"), Some(2)), "{d:?}");
+    let kinds: Vec<String> = receiver
+        .got("order")
+        .iter()
+        .map(|r| serde_json::from_str::<Value>(&r.body).unwrap()["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds, ["page.created", "page.updated"], "one page's events arrive in order");
+
+    // A 302 is a failure, and its Location is never visited.
+    let d = settled(&owner, redirect["id"].as_i64().unwrap(), 1).await;
+    assert_eq!(d[0]["status"], "failed");
+    assert_eq!(d[0]["response_status"], 302);
+    assert!(receiver.got("ok").is_empty());
+
+    // Past WEBHOOK_RETENTION_DAYS (30), the maintenance pass deletes finished records and
+    // the events no delivery needs.
+    let owner = owner.with_bearer(&owner.pat().await); // sessions expire meanwhile
+    server.ctx.clock.advance(Duration::from_secs(29 * 86_400));
+    assert_eq!(cairn::workers::run_pending_jobs(&server.ctx).await.unwrap().webhook_rows_pruned, 0);
+    server.ctx.clock.advance(Duration::from_secs(2 * 86_400));
+    let report = cairn::workers::run_pending_jobs(&server.ctx).await.unwrap();
+    assert_eq!(report.webhook_rows_pruned, 3 + 2, "3 deliveries, 2 events: {report:?}");
+    let (_, list) = owner.get(&format!("/api/webhooks/{}/deliveries", order["id"])).await;
+    assert_eq!(list["total"], 0, "{list}");
+    server.stop().await;
 }

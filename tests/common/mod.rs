@@ -238,6 +238,43 @@ impl Api {
     }
 }
 
+pub const BOUNDARY: &str = "cairn-test-boundary-7MA4YWxkTrZu0gW";
+
+/// A 1×1 PNG.
+pub const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\xf8\x0f\x04\0\x09\xfb\x03\xfd\xe3U\xf2\x9c\0\0\0\0IEND\xaeB`\x82";
+
+/// A multipart body, written by hand as any client would: a small field, then the
+/// `file` part claiming `claimed` as its type.
+fn upload_form(bytes: &[u8], claimed: &str) -> Vec<u8> {
+    let mut body = format!(
+        "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nignored\r\n\
+         --{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x\"\r\nContent-Type: {claimed}\r\n\r\n"
+    )
+    .into_bytes();
+    body.extend_from_slice(bytes);
+    body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
+    body
+}
+
+impl Api {
+    /// `POST path` (e.g. `/api/uploads?ws=x`) with `bytes` as the multipart `file`.
+    pub async fn upload(&self, path: &str, bytes: &[u8], claimed: &str) -> Reply {
+        let mut req = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header("content-type", format!("multipart/form-data; boundary={BOUNDARY}"))
+            .body(upload_form(bytes, claimed));
+        if let Some(b) = &self.bearer {
+            req = req.bearer_auth(b);
+        }
+        let res = req.send().await.expect("request sent");
+        let status = res.status();
+        let headers = res.headers().clone();
+        let bytes = res.bytes().await.unwrap_or_default();
+        Reply { status, headers, text: String::from_utf8_lossy(&bytes).into_owned() }
+    }
+}
+
 /// Asserts a problem+json answer with `status` and `code`.
 pub fn assert_problem(reply: &Reply, status: u16, code: &str) {
     assert_eq!(reply.status.as_u16(), status, "{}", reply.text);
