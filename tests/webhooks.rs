@@ -54,6 +54,10 @@ async fn receive(State(r): State<Receiver>, Path(path): Path<String>, headers: H
     if path == "redirect" {
         return (StatusCode::FOUND, [("location", "/ok")]).into_response();
     }
+    if path == "huge" {
+        // An answer far larger than anything worth reading.
+        return (StatusCode::BAD_GATEWAY, "x".repeat(4 * 1024 * 1024)).into_response();
+    }
     let status = match path.as_str() {
         "hang" => {
             tokio::time::sleep(Duration::from_secs(60)).await;
@@ -503,4 +507,27 @@ async fn a_page_waits_for_its_earlier_event_redirects_are_not_followed_and_old_r
     let (_, list) = owner.get(&format!("/api/webhooks/{}/deliveries", order["id"])).await;
     assert_eq!(list["total"], 0, "{list}");
     server.stop().await;
+}
+
+#[tokio::test]
+async fn an_attempt_is_bounded_in_time_and_in_what_it_reads() {
+    let receiver = Receiver::default();
+    let base = receiver.start().await;
+    let env = Env::new().await;
+    let mut args: Vec<&str> = FAST.iter().copied().filter(|a| *a != "2000").collect();
+    args.retain(|a| *a != "--webhook-timeout-ms");
+    args.extend(["--webhook-timeout-ms", "100"]);
+    let server = env.start(&args).await;
+    let owner = server.user("owner@example.com").await;
+    let hang = hook(&owner, &format!("{base}/hang"), json!({})).await;
+    let huge = hook(&owner, &format!("{base}/huge"), json!({})).await;
+    owner.page("p", "# P").await;
+    let d = settled(&owner, hang["id"].as_i64().unwrap(), 1).await;
+    assert_eq!((d[0]["status"].as_str(), d[0]["attempts"].as_i64()), (Some("failed"), Some(8)), "{d:?}");
+    assert!(d[0]["error"].as_str().unwrap().contains("timed out"), "{d:?}");
+    let d = settled(&owner, huge["id"].as_i64().unwrap(), 1).await;
+    assert_eq!(d[0]["response_status"], 502);
+    let error = d[0]["error"].as_str().unwrap();
+    assert!(error.starts_with("HTTP 502") && error.len() < 400, "{error}");
+    drop(server);
 }
