@@ -368,3 +368,41 @@ async fn tools_list_snapshot() {
     insta::assert_snapshot!("tools_list", serde_json::to_string_pretty(&tools).unwrap());
     srv.stop().await;
 }
+
+/// A plain `tools/call` is answered by `mcp/direct.rs`; the same call with `_meta` goes
+/// through rmcp. Both must answer the same bytes, for results, tool failures and
+/// protocol errors alike, with and without a protocol-version header.
+#[tokio::test]
+async fn direct_tool_calls_answer_what_rmcp_answers() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("direct@example.com").await;
+    api.page("alpha", "# Alpha\n\nSome *text* with \"quotes\" and ünïcode.\n").await;
+    let mcp = Mcp::new(&srv, Some(&api.pat().await));
+    let calls = [
+        json!({"name": "get_page", "arguments": {"slug": "alpha"}}),
+        json!({"name": "get_page", "arguments": {"slug": "missing"}}),
+        json!({"name": "get_page", "arguments": {"slug": 5}}),
+        json!({"name": "no_such_tool", "arguments": {}}),
+        json!({"name": "list_pages"}),
+    ];
+    for version in [None, Some("2025-06-18"), Some("2025-11-25")] {
+        for (i, params) in calls.iter().enumerate() {
+            let mut with_meta = params.clone();
+            with_meta["_meta"] = json!({});
+            let mut answers = Vec::new();
+            for p in [params, &with_meta] {
+                let mut req = mcp.post(&json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": p}));
+                if let Some(v) = version {
+                    req = req.header("mcp-protocol-version", v);
+                }
+                let res = req.send().await.unwrap();
+                assert_eq!(res.status(), StatusCode::OK);
+                let ct = res.headers()["content-type"].to_str().unwrap().to_owned();
+                answers.push((ct, res.text().await.unwrap()));
+            }
+            assert_eq!(answers[0], answers[1], "{version:?} {params}");
+        }
+    }
+    srv.stop().await;
+}

@@ -11,9 +11,10 @@
 
 use std::borrow::Cow;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::header::{ALLOW, AUTHORIZATION, HOST, ORIGIN};
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -21,7 +22,7 @@ use serde::Deserialize;
 
 use crate::config::Config;
 use crate::core::Ctx;
-use crate::core::credentials::{self, Presented};
+use crate::core::credentials::{self, Authenticated, Presented};
 use crate::error::Error;
 
 /// Methods answered without a credential.
@@ -33,13 +34,23 @@ pub async fn guard(State(ctx): State<Ctx>, req: Request, next: Next) -> Response
         res.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
         return res;
     }
-    match check(&ctx, req).await {
-        Ok(req) => next.run(req).await,
-        Err(e) => e.into_response(),
+    let (parts, bytes, method) = match check(&ctx, req).await {
+        Ok(checked) => checked,
+        Err(e) => return e.into_response(),
+    };
+    if method.as_deref() == Some("tools/call")
+        && super::direct::eligible(&parts.headers)
+        && let Some(auth) = parts.extensions.get::<Authenticated>()
+        && let Some(res) = super::direct::answer(&ctx, &auth.user, &bytes).await
+    {
+        return res;
     }
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
 }
 
-async fn check(ctx: &Ctx, req: Request) -> Result<Request, Error> {
+/// The request's parts (with the caller, when a credential was needed), its body, and
+/// the method of its message.
+async fn check(ctx: &Ctx, req: Request) -> Result<(Parts, Bytes, Option<String>), Error> {
     let host =
         req.headers().get(HOST).and_then(|h| h.to_str().ok()).or_else(|| req.uri().authority().map(|a| a.as_str()));
     let host = host.unwrap_or_default().to_owned();
@@ -57,7 +68,7 @@ async fn check(ctx: &Ctx, req: Request) -> Result<Request, Error> {
     // One cheap peek at the method; only an `initialize` is parsed whole.
     let method = method_of(&bytes);
     let bytes = if method.as_deref() == Some("initialize") { complete_initialize(bytes) } else { bytes };
-    if !method.is_some_and(|m| OPEN_METHODS.contains(&m.as_str())) {
+    if !method.as_deref().is_some_and(|m| OPEN_METHODS.contains(&m)) {
         let bearer = match parts.headers.get(AUTHORIZATION) {
             Some(value) => Some(crate::http::auth::bearer_of(value)?),
             None => None,
@@ -65,13 +76,13 @@ async fn check(ctx: &Ctx, req: Request) -> Result<Request, Error> {
         let auth = credentials::authenticate(ctx, Presented { bearer, session: None }).await?;
         parts.extensions.insert(auth.ok_or_else(Error::no_credential)?);
     }
-    Ok(Request::from_parts(parts, Body::from(bytes)))
+    Ok((parts, bytes, method))
 }
 
 /// An `initialize` as SPEC shows it carries only `protocolVersion`; the protocol also
 /// wants `capabilities` and `clientInfo`. Missing ones are filled in (no capabilities, an
 /// unnamed client) so that such a request is answered rather than refused.
-fn complete_initialize(bytes: axum::body::Bytes) -> axum::body::Bytes {
+fn complete_initialize(bytes: Bytes) -> Bytes {
     let Ok(serde_json::Value::Object(mut msg)) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
         return bytes;
     };

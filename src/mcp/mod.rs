@@ -3,12 +3,14 @@
 //! `application/json`. Each tool calls the same core function as its HTTP route.
 //!
 //! - [`guard`]: method, `Host`, `Origin`, body size and credential checks.
+//! - [`direct`]: a plain `tools/call` answered without rmcp's per-request service.
 //! - [`server`]: the protocol handler (capabilities, revisions, methods).
 //! - [`tools`]: the 27 tools; [`args`] their arguments; [`schema`] their JSON Schemas;
 //!   [`result`] how answers and failures are shaped.
 //! - [`resources`]: pages as resources, and completion (beyond CONTRACT §9).
 
 mod args;
+mod direct;
 mod guard;
 mod resources;
 mod result;
