@@ -33,6 +33,7 @@ pub fn router(ctx: Ctx) -> Router {
     let timeout = Duration::from_secs(ctx.config.request_timeout_secs);
     api.merge(crate::mcp::router(&ctx))
         .merge(crate::http::browser::router())
+        .merge(crate::http::api_docs::router())
         .fallback(|req: Request| async move {
             let app = crate::http::browser::is_app_path(req.uri().path());
             match *req.method() {

@@ -3,6 +3,7 @@
 //! the OpenAPI document from the same handlers, so the document cannot drift.
 
 pub mod accounts;
+pub mod api_docs;
 pub mod auth;
 pub mod browser;
 pub mod extract;
