@@ -112,8 +112,42 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
         .merge(uploads::router())
         .split_for_parts();
     doc.info.version = crate::core::VERSION.to_owned();
+    problem_media_types(&mut doc);
     if let Ok(value) = serde_json::to_value(&doc) {
         let _ = system::OPENAPI.set(value);
     }
     (router, doc)
+}
+
+/// Error answers are `application/problem+json` (CONTRACT §2), but utoipa documents every
+/// `body = Problem` as `application/json`: rename the media type of every 4xx/5xx
+/// response, so the document says what the server sends.
+fn problem_media_types(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::RefOr;
+    for item in doc.paths.paths.values_mut() {
+        let ops = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch, &mut item.head];
+        for op in ops.into_iter().flatten() {
+            for (status, response) in op.responses.responses.iter_mut() {
+                if let RefOr::T(response) = response
+                    && (status.starts_with('4') || status.starts_with('5'))
+                    && let Some(body) = response.content.shift_remove("application/json")
+                {
+                    response.content.insert("application/problem+json".to_owned(), body);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn errors_are_documented_as_problem_json() {
+        let (_, doc) = super::api();
+        let v = serde_json::to_value(&doc).unwrap();
+        let r = &v["paths"]["/api/pages/{slug}"]["get"]["responses"]["404"]["content"];
+        assert!(r.get("application/problem+json").is_some() && r.get("application/json").is_none(), "{r}");
+        let ok = &v["paths"]["/api/pages/{slug}"]["get"]["responses"]["200"]["content"];
+        assert!(ok.get("application/json").is_some(), "{ok}");
+    }
 }
