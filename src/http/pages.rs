@@ -198,7 +198,8 @@ async fn update_page(
 
 /// Moves a page to the trash (`recursive=true` for a page with live children).
 #[utoipa::path(delete, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), DeleteQuery), security(("bearer" = []), ("cookie" = [])),
-    responses((status = 204, description = "Trashed"), (status = 401, body = Problem), (status = 404, body = Problem),
+    responses((status = 204, description = "Trashed"), (status = 400, body = Problem, description = "A query string that does not parse"),
+        (status = 401, body = Problem), (status = 404, body = Problem),
         (status = 409, body = Problem, description = "Has live children"), (status = 503, body = Problem)))]
 async fn delete_page(
     State(ctx): State<Ctx>,
