@@ -123,7 +123,7 @@ async fn logout(State(ctx): State<Ctx>, auth: AuthUser) -> Result<Response> {
 }
 
 /// The signed-in user.
-#[utoipa::path(get, path = "/api/me", tag = "accounts", security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/me", tag = "accounts", security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = User), (status = 401, body = Problem)))]
 async fn me(auth: AuthUser) -> axum::Json<User> {
     axum::Json(auth.user)
@@ -131,7 +131,7 @@ async fn me(auth: AuthUser) -> axum::Json<User> {
 
 /// Changes name, email or language.
 #[utoipa::path(post, path = "/api/settings/profile", tag = "accounts", request_body = ProfileRequest,
-    security(("bearer" = []), ("cookie" = [])),
+    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = User), (status = 400, body = Problem), (status = 401, body = Problem),
         (status = 409, body = Problem, description = "Email taken"), (status = 422, body = Problem), (status = 503, body = Problem)))]
 async fn update_profile(
@@ -145,7 +145,7 @@ async fn update_profile(
 
 /// Changes the password; every other session of the user ends.
 #[utoipa::path(post, path = "/api/settings/password", tag = "accounts", request_body = PasswordRequest,
-    security(("bearer" = []), ("cookie" = [])),
+    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 204, description = "Changed"),
         (status = 400, body = Problem, description = "Wrong current password, or new one too short"),
         (status = 401, body = Problem), (status = 422, body = Problem), (status = 503, body = Problem)))]
@@ -161,7 +161,7 @@ async fn change_password(
 /// Sets the signed-in user's interface language.
 #[utoipa::path(post, path = "/api/lang/{code}", tag = "accounts",
     params(("code" = String, Path, description = "en, de, fr, es or ja")),
-    security(("bearer" = []), ("cookie" = [])),
+    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Language), (status = 400, body = Problem, description = "Unknown language"),
         (status = 401, body = Problem), (status = 503, body = Problem)))]
 async fn set_language(

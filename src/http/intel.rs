@@ -36,7 +36,7 @@ pub struct SummaryQuery {
 /// Pages worth linking from this one that it does not link yet: similar pages, and
 /// pages whose titles it mentions.
 #[utoipa::path(get, path = "/api/pages/{slug}/suggest-links", tag = "intelligence", params(("slug" = String, Path), Ws),
-    security(("bearer" = []), ("cookie" = [])),
+    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = LinkSuggestions), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn suggest_links(
     State(ctx): State<Ctx>,
@@ -50,7 +50,7 @@ async fn suggest_links(
 /// Tags worth adding to this page: tags of similar pages first, then its most telling
 /// words; never a tag it has.
 #[utoipa::path(get, path = "/api/pages/{slug}/suggest-tags", tag = "intelligence", params(("slug" = String, Path), Ws),
-    security(("bearer" = []), ("cookie" = [])),
+    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = TagSuggestions), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn suggest_tags(
     State(ctx): State<Ctx>,
@@ -63,7 +63,7 @@ async fn suggest_tags(
 
 /// An extractive summary: sentences taken verbatim from the page's prose, in page order.
 #[utoipa::path(get, path = "/api/pages/{slug}/summary", tag = "intelligence", params(("slug" = String, Path), SummaryQuery),
-    security(("bearer" = []), ("cookie" = [])),
+    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Summary), (status = 400, body = Problem, description = "sentences out of range"),
         (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn summary(
@@ -76,7 +76,7 @@ async fn summary(
 }
 
 /// Workspace insights: orphans, broken links, most linked, stale pages, tags, clusters.
-#[utoipa::path(get, path = "/api/insights", tag = "intelligence", params(Ws), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/insights", tag = "intelligence", params(Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Insights), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn insights(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<Ws>) -> Result<axum::Json<Insights>> {
     let access = workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?;
@@ -84,7 +84,7 @@ async fn insights(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<Ws>) -
 }
 
 /// The wikilink graph of the workspace's live pages, with broken links apart.
-#[utoipa::path(get, path = "/api/graph", tag = "intelligence", params(Ws), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/graph", tag = "intelligence", params(Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Graph), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn graph(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<Ws>) -> Result<axum::Json<Graph>> {
     let access = workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?;

@@ -29,7 +29,7 @@ pub struct JsonRpcMessage {
 /// `initialize` and `server/discover` need no credential; every other method needs a
 /// Bearer token (a session cookie is not enough). Send `Accept: application/json,
 /// text/event-stream`. See `docs/mcp.md` for the 27 tools.
-#[utoipa::path(post, path = "/api/mcp", tag = "mcp", request_body = JsonRpcMessage, security((), ("bearer" = [])),
+#[utoipa::path(post, path = "/api/mcp", tag = "mcp", request_body = JsonRpcMessage, security((), ("pat" = []), ("jwt" = [])),
     responses((status = 200, body = JsonRpcMessage, description = "The JSON-RPC response"),
         (status = 202, description = "A notification was accepted"),
         (status = 400, description = "Not a JSON-RPC message, or an unsupported MCP-Protocol-Version"),

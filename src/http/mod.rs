@@ -59,12 +59,25 @@ struct SecuritySchemes;
 impl Modify for SecuritySchemes {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         let components = openapi.components.get_or_insert_with(Default::default);
+        // Two bearer schemes for the two kinds of token: either one is accepted wherever
+        // a route lists them.
         components.add_security_scheme(
-            "bearer",
+            "pat",
             SecurityScheme::Http(
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
-                    .description(Some("A personal access token (svc_…) or a JWT from POST /api/token"))
+                    .bearer_format("svc_…")
+                    .description(Some("A personal access token (`svc_…`) from POST /api/tokens; it does not expire"))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "jwt",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .description(Some("A JWT from POST /api/token, valid for 7 days"))
                     .build(),
             ),
         );

@@ -129,7 +129,7 @@ fn with_etag(status: StatusCode, page: Page) -> Response {
 }
 
 /// The live pages as a tree (not paginated).
-#[utoipa::path(get, path = "/api/pages", tag = "pages", params(Ws), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/pages", tag = "pages", params(Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Vec<TreeNode>), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn page_tree(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<Ws>) -> Result<axum::Json<Vec<TreeNode>>> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
@@ -137,7 +137,7 @@ async fn page_tree(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<Ws>) 
 }
 
 /// Creates a page.
-#[utoipa::path(post, path = "/api/pages", tag = "pages", params(Ws), request_body = CreatePage, security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(post, path = "/api/pages", tag = "pages", params(Ws), request_body = CreatePage, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 201, body = Page, headers(("ETag" = String))),
         (status = 400, body = Problem, description = "Bad slug, content over 1 MiB, no title or slug, unknown parent"),
         (status = 401, body = Problem), (status = 404, body = Problem), (status = 409, body = Problem, description = "Slug taken"),
@@ -154,7 +154,7 @@ async fn create_page(
 }
 
 /// One page; `ETag` is its revision.
-#[utoipa::path(get, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Page, headers(("ETag" = String))), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn get_page(
     State(ctx): State<Ctx>,
@@ -167,7 +167,7 @@ async fn get_page(
 
 /// Updates a page. `base_revision` or `If-Match` guard against lost updates.
 #[utoipa::path(put, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), Ws, ("If-Match" = Option<String>, Header)),
-    request_body = UpdatePage, security(("bearer" = []), ("cookie" = [])),
+    request_body = UpdatePage, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Page, headers(("ETag" = String))), (status = 400, body = Problem), (status = 401, body = Problem),
         (status = 404, body = Problem),
         (status = 409, body = Problem, description = "Stale revision (body has current_revision) or merge conflict (body has merged)"),
@@ -197,7 +197,7 @@ async fn update_page(
 }
 
 /// Moves a page to the trash (`recursive=true` for a page with live children).
-#[utoipa::path(delete, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), DeleteQuery), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(delete, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), DeleteQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 204, description = "Trashed"), (status = 400, body = Problem, description = "A query string that does not parse"),
         (status = 401, body = Problem), (status = 404, body = Problem),
         (status = 409, body = Problem, description = "Has live children"), (status = 503, body = Problem)))]
@@ -213,7 +213,7 @@ async fn delete_page(
 }
 
 /// Live pages, most recently updated first; `tag=` filters.
-#[utoipa::path(get, path = "/api/notes", tag = "pages", params(ListQuery), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/notes", tag = "pages", params(ListQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<PageSummary>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn list_notes(
     State(ctx): State<Ctx>,
@@ -227,7 +227,7 @@ async fn list_notes(
 }
 
 /// Direct live children of a page.
-#[utoipa::path(get, path = "/api/pages/{slug}/children", tag = "pages", params(("slug" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/pages/{slug}/children", tag = "pages", params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<PageSummary>), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn list_children(
     State(ctx): State<Ctx>,
@@ -242,7 +242,7 @@ async fn list_children(
 }
 
 /// The page with breadcrumbs, children, backlinks and headings.
-#[utoipa::path(get, path = "/api/pages/{slug}/view", tag = "pages", params(("slug" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/pages/{slug}/view", tag = "pages", params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = PageView), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn view_page(
     State(ctx): State<Ctx>,
@@ -254,7 +254,7 @@ async fn view_page(
 }
 
 /// The raw markdown (`text/markdown`).
-#[utoipa::path(get, path = "/api/pages/{slug}/raw", tag = "pages", params(("slug" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/pages/{slug}/raw", tag = "pages", params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, content_type = "text/markdown", body = String, headers(("ETag" = String))), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn raw_page(
     State(ctx): State<Ctx>,
@@ -268,7 +268,7 @@ async fn raw_page(
 }
 
 /// Moves a page (with its subtree) under another page, or to the top level.
-#[utoipa::path(post, path = "/api/pages/{slug}/move", tag = "pages", params(("slug" = String, Path), Ws), request_body = MovePage, security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(post, path = "/api/pages/{slug}/move", tag = "pages", params(("slug" = String, Path), Ws), request_body = MovePage, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Page), (status = 400, body = Problem, description = "Into its own subtree, or unknown parent"),
         (status = 401, body = Problem), (status = 404, body = Problem), (status = 422, body = Problem), (status = 503, body = Problem)))]
 async fn move_page(
@@ -283,7 +283,7 @@ async fn move_page(
 }
 
 /// Renames a page; its history follows, and links to it are rewritten.
-#[utoipa::path(post, path = "/api/pages/{slug}/rename", tag = "pages", params(("slug" = String, Path), Ws), request_body = RenamePage, security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(post, path = "/api/pages/{slug}/rename", tag = "pages", params(("slug" = String, Path), Ws), request_body = RenamePage, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Page), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem),
         (status = 409, body = Problem, description = "New slug taken"), (status = 422, body = Problem), (status = 503, body = Problem)))]
 async fn rename_page(
@@ -301,7 +301,7 @@ async fn rename_page(
 }
 
 /// The page's revisions, newest first.
-#[utoipa::path(get, path = "/api/pages/{slug}/history", tag = "history", params(("slug" = String, Path), ListQuery), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/pages/{slug}/history", tag = "history", params(("slug" = String, Path), ListQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<HistoryEntry>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn page_history(
     State(ctx): State<Ctx>,
@@ -316,7 +316,7 @@ async fn page_history(
 }
 
 /// One revision with its content.
-#[utoipa::path(get, path = "/api/pages/{slug}/history/{sha}", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/pages/{slug}/history/{sha}", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Revision), (status = 401, body = Problem), (status = 404, body = Problem, description = "Unknown sha, or not of this page"), (status = 503, body = Problem)))]
 async fn page_revision(
     State(ctx): State<Ctx>,
@@ -329,7 +329,7 @@ async fn page_revision(
 }
 
 /// Unified diff of a revision against an earlier one.
-#[utoipa::path(get, path = "/api/pages/{slug}/history/{sha}/diff", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), DiffQuery), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/pages/{slug}/history/{sha}/diff", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), DiffQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Diff), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn revision_diff(
     State(ctx): State<Ctx>,
@@ -342,7 +342,7 @@ async fn revision_diff(
 }
 
 /// Restores an earlier revision's content as a new revision.
-#[utoipa::path(post, path = "/api/pages/{slug}/restore/{sha}", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(post, path = "/api/pages/{slug}/restore/{sha}", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Page), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn restore_revision(
     State(ctx): State<Ctx>,
@@ -355,7 +355,7 @@ async fn restore_revision(
 }
 
 /// Trashed pages, most recently trashed first.
-#[utoipa::path(get, path = "/api/trash", tag = "trash", params(ListQuery), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/trash", tag = "trash", params(ListQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<TrashEntry>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn list_trash(
     State(ctx): State<Ctx>,
@@ -369,7 +369,7 @@ async fn list_trash(
 }
 
 /// Restores a trashed page (to the top level if its parent is gone).
-#[utoipa::path(post, path = "/api/trash/{slug}/restore", tag = "trash", params(("slug" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(post, path = "/api/trash/{slug}/restore", tag = "trash", params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Page), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn restore_from_trash(
     State(ctx): State<Ctx>,
@@ -382,7 +382,7 @@ async fn restore_from_trash(
 }
 
 /// Removes a trashed page for good, history included.
-#[utoipa::path(post, path = "/api/trash/{slug}/purge", tag = "trash", params(("slug" = String, Path), Ws), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(post, path = "/api/trash/{slug}/purge", tag = "trash", params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 204, description = "Purged"), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn purge_from_trash(
     State(ctx): State<Ctx>,

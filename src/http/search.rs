@@ -37,7 +37,7 @@ pub struct SearchQuery {
 }
 
 /// Searches the live pages of a workspace, best first, with highlighted snippets.
-#[utoipa::path(get, path = "/api/search", tag = "search", params(SearchQuery), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/search", tag = "search", params(SearchQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = SearchResults),
         (status = 400, body = Problem, description = "Empty q, unknown mode, a mode not available, bad paging"),
         (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]

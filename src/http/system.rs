@@ -39,7 +39,7 @@ async fn health(State(ctx): State<Ctx>) -> Json<Health> {
 
 /// Which optional features resolved as enabled on this instance.
 #[utoipa::path(get, path = "/api/system", tag = "system",
-    security(("bearer" = []), ("cookie" = [])),
+    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = system::SystemReport), (status = 401, body = Problem)))]
 async fn system_report(State(ctx): State<Ctx>, _auth: AuthUser) -> Json<system::SystemReport> {
     Json(system::report(&ctx).await)

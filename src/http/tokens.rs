@@ -27,14 +27,14 @@ pub struct TokenRequest {
 }
 
 /// Issues a JWT for the caller, valid for 7 days.
-#[utoipa::path(post, path = "/api/token", tag = "tokens", security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(post, path = "/api/token", tag = "tokens", security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = AccessToken), (status = 401, body = Problem)))]
 async fn issue_jwt(State(ctx): State<Ctx>, auth: AuthUser) -> Result<axum::Json<AccessToken>> {
     Ok(axum::Json(tokens::issue_jwt(&ctx, &auth.user)?))
 }
 
 /// The caller's personal access tokens (never their secrets).
-#[utoipa::path(get, path = "/api/tokens", tag = "tokens", params(PagingQuery), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/tokens", tag = "tokens", params(PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<TokenInfo>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 503, body = Problem)))]
 async fn list_tokens(
     State(ctx): State<Ctx>,
@@ -47,7 +47,7 @@ async fn list_tokens(
 }
 
 /// Creates a personal access token. The plaintext is in this answer only.
-#[utoipa::path(post, path = "/api/tokens", tag = "tokens", request_body = TokenRequest, security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(post, path = "/api/tokens", tag = "tokens", request_body = TokenRequest, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 201, body = NewToken), (status = 400, body = Problem), (status = 401, body = Problem),
         (status = 422, body = Problem), (status = 503, body = Problem)))]
 async fn create_token(
@@ -60,7 +60,7 @@ async fn create_token(
 
 /// Revokes a token at once.
 #[utoipa::path(delete, path = "/api/tokens/{token_id}", tag = "tokens", params(("token_id" = i64, Path)),
-    security(("bearer" = []), ("cookie" = [])),
+    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 204, description = "Revoked"), (status = 401, body = Problem),
         (status = 404, body = Problem, description = "No such token of the caller"), (status = 503, body = Problem)))]
 async fn revoke_token(State(ctx): State<Ctx>, auth: AuthUser, Path(id): Path<i64>) -> Result<StatusCode> {

@@ -51,7 +51,7 @@ pub struct ImageBytes(Vec<u8>);
 /// Uploads an image into the workspace.
 #[utoipa::path(post, path = "/api/uploads", tag = "uploads", params(Ws),
     request_body(content = UploadForm, content_type = "multipart/form-data"),
-    security(("bearer" = []), ("cookie" = [])),
+    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 201, body = Upload), (status = 401, body = Problem), (status = 404, body = Problem),
         (status = 413, body = Problem, description = "Over UPLOAD_MAX_BYTES"),
         (status = 415, body = Problem, description = "Not a PNG, JPEG, GIF, WebP or AVIF image"),
@@ -103,7 +103,7 @@ async fn upload(
 
 /// Serves an upload to a member of its workspace.
 #[utoipa::path(get, path = "/uploads/{name}", tag = "uploads", params(("name" = String, Path, description = "`<sha256>.<ext>`")),
-    security(("bearer" = []), ("cookie" = [])),
+    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, description = "The image, with the type sniffed at upload",
             content((ImageBytes = "image/png"), (ImageBytes = "image/jpeg"), (ImageBytes = "image/gif"),
                 (ImageBytes = "image/webp"), (ImageBytes = "image/avif"))),

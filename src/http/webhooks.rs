@@ -52,7 +52,7 @@ async fn owner(ctx: &Ctx, auth: &AuthUser, ws: Option<&str>) -> Result<Owner> {
 }
 
 /// The workspace's webhooks (secrets are never listed).
-#[utoipa::path(get, path = "/api/webhooks", tag = "webhooks", params(WsPaging), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/webhooks", tag = "webhooks", params(WsPaging), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<Webhook>), (status = 400, body = Problem), (status = 401, body = Problem),
         (status = 403, body = Problem, description = "A member, not an owner"), (status = 404, body = Problem),
         (status = 503, body = Problem)))]
@@ -69,7 +69,7 @@ async fn list_webhooks(
 
 /// Registers a webhook. The answer is the only place its secret is shown.
 #[utoipa::path(post, path = "/api/webhooks", tag = "webhooks", params(Ws), request_body = CreateWebhook,
-    security(("bearer" = []), ("cookie" = [])),
+    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 201, body = NewWebhook),
         (status = 400, body = Problem, description = "Bad URL, non-public target, bad secret or unknown event kind"),
         (status = 401, body = Problem), (status = 403, body = Problem), (status = 404, body = Problem),
@@ -87,7 +87,7 @@ async fn create_webhook(
 
 /// Removes a webhook and its delivery records.
 #[utoipa::path(delete, path = "/api/webhooks/{webhook_id}", tag = "webhooks", params(("webhook_id" = i64, Path), Ws),
-    security(("bearer" = []), ("cookie" = [])),
+    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 204, description = "Deleted"), (status = 401, body = Problem), (status = 403, body = Problem),
         (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn delete_webhook(
@@ -103,7 +103,7 @@ async fn delete_webhook(
 
 /// A webhook's delivery records, newest first. Read-only: reading never triggers a retry.
 #[utoipa::path(get, path = "/api/webhooks/{webhook_id}/deliveries", tag = "webhooks",
-    params(("webhook_id" = i64, Path), WsPaging), security(("bearer" = []), ("cookie" = [])),
+    params(("webhook_id" = i64, Path), WsPaging), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<Delivery>), (status = 400, body = Problem), (status = 401, body = Problem),
         (status = 403, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn list_deliveries(

@@ -50,7 +50,7 @@ pub struct Switched {
 }
 
 /// The caller's workspaces.
-#[utoipa::path(get, path = "/api/workspaces", tag = "workspaces", params(PagingQuery), security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/workspaces", tag = "workspaces", params(PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<WorkspaceInfo>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 503, body = Problem)))]
 async fn list_workspaces(
     State(ctx): State<Ctx>,
@@ -63,7 +63,7 @@ async fn list_workspaces(
 }
 
 /// Creates a workspace owned by the caller.
-#[utoipa::path(post, path = "/api/workspaces", tag = "workspaces", request_body = CreateWorkspace, security(("bearer" = []), ("cookie" = [])),
+#[utoipa::path(post, path = "/api/workspaces", tag = "workspaces", request_body = CreateWorkspace, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 201, body = WorkspaceInfo), (status = 400, body = Problem, description = "Bad slug or name"),
         (status = 401, body = Problem), (status = 409, body = Problem, description = "Slug taken"),
         (status = 422, body = Problem), (status = 503, body = Problem)))]
@@ -78,7 +78,7 @@ async fn create_workspace(
 
 /// Renames a workspace (owner only; the slug never changes).
 #[utoipa::path(put, path = "/api/workspaces/{slug}", tag = "workspaces", request_body = UpdateWorkspace,
-    params(("slug" = String, Path)), security(("bearer" = []), ("cookie" = [])),
+    params(("slug" = String, Path)), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = WorkspaceInfo), (status = 400, body = Problem), (status = 401, body = Problem),
         (status = 403, body = Problem, description = "A member, not an owner"), (status = 404, body = Problem),
         (status = 422, body = Problem), (status = 503, body = Problem)))]
@@ -94,7 +94,7 @@ async fn update_workspace(
 
 /// Deletes a workspace (owner only). Its files are moved aside under `DATA_DIR/deleted/`.
 #[utoipa::path(delete, path = "/api/workspaces/{slug}", tag = "workspaces",
-    params(("slug" = String, Path)), security(("bearer" = []), ("cookie" = [])),
+    params(("slug" = String, Path)), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 204, description = "Deleted"), (status = 401, body = Problem),
         (status = 403, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn delete_workspace(State(ctx): State<Ctx>, auth: AuthUser, Path(slug): Path<String>) -> Result<StatusCode> {
@@ -105,7 +105,7 @@ async fn delete_workspace(State(ctx): State<Ctx>, auth: AuthUser, Path(slug): Pa
 
 /// The workspace's members.
 #[utoipa::path(get, path = "/api/workspaces/{slug}/members", tag = "workspaces",
-    params(("slug" = String, Path), PagingQuery), security(("bearer" = []), ("cookie" = [])),
+    params(("slug" = String, Path), PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<Member>), (status = 400, body = Problem), (status = 401, body = Problem),
         (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn list_members(
@@ -122,7 +122,7 @@ async fn list_members(
 
 /// Adds the account with this email (owner only).
 #[utoipa::path(post, path = "/api/workspaces/{slug}/members", tag = "workspaces", request_body = AddMember,
-    params(("slug" = String, Path)), security(("bearer" = []), ("cookie" = [])),
+    params(("slug" = String, Path)), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 201, body = Member), (status = 400, body = Problem), (status = 401, body = Problem),
         (status = 403, body = Problem), (status = 404, body = Problem, description = "No such workspace, or no account with that email"),
         (status = 409, body = Problem, description = "Already a member"), (status = 422, body = Problem), (status = 503, body = Problem)))]
@@ -141,7 +141,7 @@ async fn add_member(
 /// cannot be removed.
 #[utoipa::path(delete, path = "/api/workspaces/{slug}/members/{member_id}", tag = "workspaces",
     params(("slug" = String, Path), ("member_id" = i64, Path, description = "The member's user id")),
-    security(("bearer" = []), ("cookie" = [])),
+    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 204, description = "Removed"), (status = 400, body = Problem, description = "The last owner"),
         (status = 401, body = Problem), (status = 403, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn remove_member(
@@ -156,7 +156,7 @@ async fn remove_member(
 
 /// Makes this workspace the default for all of the caller's credentials.
 #[utoipa::path(post, path = "/api/workspaces/{slug}/switch", tag = "workspaces",
-    params(("slug" = String, Path)), security(("bearer" = []), ("cookie" = [])),
+    params(("slug" = String, Path)), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Switched), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn switch_workspace(
     State(ctx): State<Ctx>,
@@ -170,7 +170,7 @@ async fn switch_workspace(
 /// A zip of the workspace's live pages, one markdown file each, laid out like the page
 /// tree. Streamed.
 #[utoipa::path(get, path = "/api/workspaces/{slug}/export", tag = "workspaces",
-    params(("slug" = String, Path)), security(("bearer" = []), ("cookie" = [])),
+    params(("slug" = String, Path)), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, content_type = "application/zip", body = Vec<u8>), (status = 401, body = Problem),
         (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn export_workspace(
