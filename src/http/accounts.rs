@@ -31,6 +31,7 @@ pub fn router() -> OpenApiRouter<Ctx> {
 }
 
 #[derive(Deserialize, ToSchema)]
+#[schema(example = json!({"email": "ada@example.com", "password": "correct horse battery", "name": "Ada"}))]
 pub struct RegisterRequest {
     pub email: String,
     /// At least 8 characters.
@@ -39,6 +40,7 @@ pub struct RegisterRequest {
 }
 
 #[derive(Deserialize, ToSchema)]
+#[schema(example = json!({"email": "ada@example.com", "password": "correct horse battery"}))]
 pub struct LoginRequest {
     pub email: String,
     pub password: String,

@@ -79,6 +79,7 @@ pub struct DiffQuery {
 }
 
 #[derive(Deserialize, ToSchema)]
+#[schema(example = json!({"slug": "runbook", "content": "# Runbook\n\nRestart with `systemctl restart app`. #ops", "parent": null}))]
 pub struct CreatePage {
     pub title: Option<String>,
     /// Derived from the title when absent.
@@ -90,6 +91,7 @@ pub struct CreatePage {
 }
 
 #[derive(Deserialize, ToSchema)]
+#[schema(example = json!({"content": "# Runbook\n\nRestart, then check [[status]]. #ops", "base_revision": "4f0c2a9e8d1b7c6a5f4e3d2c1b0a998877665544"}))]
 pub struct UpdatePage {
     pub content: Option<String>,
     pub title: Option<String>,

@@ -26,6 +26,7 @@ pub fn router() -> OpenApiRouter<Ctx> {
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"url": "https://hooks.example.com/cairn", "events": ["page.created", "page.updated"]}))]
 pub struct CreateWebhook {
     /// An `http(s)` URL on a public address (unless `WEBHOOK_ALLOW_PRIVATE=1`).
     pub url: String,

@@ -25,6 +25,7 @@ pub fn router() -> OpenApiRouter<Ctx> {
 }
 
 #[derive(Deserialize, ToSchema)]
+#[schema(example = json!({"name": "Platform team", "slug": "platform"}))]
 pub struct CreateWorkspace {
     pub name: String,
     /// Derived from the name when absent; page slug rules apply.
