@@ -10,13 +10,19 @@ use crate::core::paging::Paging;
 use crate::core::users::User;
 use crate::core::workspaces::{self, Access};
 use crate::error::{Error, Result};
+use crate::ids::Slug;
 use crate::markdown;
 
 /// A live page the caller may see, by `ws=` or the caller's default workspace, with
 /// its row id. The hot path is one query (membership and page together); only on a miss
 /// does a second tell a hidden workspace (404 workspace) from a missing page.
 pub async fn visible(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Result<(PageIds, Page)> {
-    if let Some(ws) = ws.or(user.default_workspace.as_deref()) {
+    // Names that cannot exist never reach the query (PostgreSQL refuses a NUL in text:
+    // that would be a 400 where the answer is "no such page", as Schemathesis found).
+    if let Some(ws) = ws.or(user.default_workspace.as_deref())
+        && Slug::is_valid(ws)
+        && Slug::is_valid(slug)
+    {
         let mut conn = ctx.db.pool.acquire().await?;
         if let Some(found) = rows::visible(&mut conn, user.id, ws, slug).await? {
             return Ok(found);
