@@ -18,7 +18,9 @@ async fn schemathesis_finds_nothing() {
     let pat = api.pat().await;
     let py = std::env::var("CAIRN_TEST_PYTHON")
         .expect("CAIRN_TEST_PYTHON names the interop venv's python (scripts/test sets it)");
-    let out = tokio::process::Command::new(py)
+    // Bounded: 20 examples per operation, a fixed seed, 10 s per request, and the whole
+    // run cut at 10 minutes (it takes about 30 s).
+    let run = tokio::process::Command::new(py)
         .args(["-m", "schemathesis.cli", "run"])
         .arg(format!("{}/openapi.json", srv.url))
         .args(["--header", &format!("Authorization: Bearer {pat}")])
@@ -27,11 +29,14 @@ async fn schemathesis_finds_nothing() {
             "not_a_server_error,status_code_conformance,content_type_conformance,\
              response_schema_conformance,response_headers_conformance",
         ])
-        .args(["--max-examples", "20", "--seed", "20261123", "--exclude-path", "/api/mcp"])
+        .args(["--max-examples", "20", "--seed", "20261123", "--request-timeout", "10", "--exclude-path", "/api/mcp"])
         .args(["--no-color"])
         .env("SCHEMATHESIS_HOOKS", "")
-        .output()
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(600), run)
         .await
+        .expect("Schemathesis ran past its 10-minute cap")
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
