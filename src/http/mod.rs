@@ -126,6 +126,7 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
         .split_for_parts();
     doc.info.version = crate::core::VERSION.to_owned();
     problem_media_types(&mut doc);
+    declare_links(&mut doc);
     if let Ok(value) = serde_json::to_value(&doc) {
         let _ = system::OPENAPI.set(value);
     }
@@ -147,6 +148,53 @@ fn problem_media_types(doc: &mut utoipa::openapi::OpenApi) {
                 {
                     response.content.insert("application/problem+json".to_owned(), body);
                 }
+            }
+        }
+    }
+}
+
+/// OpenAPI links from what a creation answers to what can be done with it next (a page:
+/// read, update, history, delete; a token: revoke; a webhook: deliveries, delete), so
+/// clients and Schemathesis' stateful phase can follow them.
+fn declare_links(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::RefOr;
+    use utoipa::openapi::link::LinkBuilder;
+    let page = |op: &str| {
+        LinkBuilder::new()
+            .operation_id(op)
+            .parameter("slug", "$response.body#/slug")
+            .parameter("ws", "$response.body#/workspace")
+            .build()
+    };
+    let by_id =
+        |op: &str, param: &str| LinkBuilder::new().operation_id(op).parameter(param, "$response.body#/id").build();
+    type Named = Vec<(&'static str, utoipa::openapi::link::Link)>;
+    let links: [(&str, &str, Named); 3] = [
+        (
+            "/api/pages",
+            "201",
+            vec![
+                ("GetPage", page("get_page")),
+                ("UpdatePage", page("update_page")),
+                ("PageHistory", page("page_history")),
+                ("DeletePage", page("delete_page")),
+            ],
+        ),
+        ("/api/tokens", "201", vec![("RevokeToken", by_id("revoke_token", "token_id"))]),
+        (
+            "/api/webhooks",
+            "201",
+            vec![
+                ("ListDeliveries", by_id("list_deliveries", "webhook_id")),
+                ("DeleteWebhook", by_id("delete_webhook", "webhook_id")),
+            ],
+        ),
+    ];
+    for (path, status, these) in links {
+        let Some(post) = doc.paths.paths.get_mut(path).and_then(|item| item.post.as_mut()) else { continue };
+        if let Some(RefOr::T(response)) = post.responses.responses.get_mut(status) {
+            for (name, link) in these {
+                response.links.insert(name.to_owned(), RefOr::T(link));
             }
         }
     }
