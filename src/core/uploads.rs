@@ -166,9 +166,9 @@ async fn sync_dir(dir: &Path) {
     }
 }
 
-/// An upload the caller may see: its file and type. 404 for a name that is malformed,
-/// unknown, or only in workspaces the caller is not a member of.
-pub async fn find(ctx: &Ctx, user: &User, name: &str) -> Result<(PathBuf, String)> {
+/// An upload the caller may see: its file, opened, and its type. 404 for a name that is
+/// malformed, unknown, or only in workspaces the caller is not a member of.
+pub async fn find(ctx: &Ctx, user: &User, name: &str) -> Result<(tokio::fs::File, String)> {
     if !ids::is_upload_name(name) {
         return Err(Error::upload_not_found());
     }
@@ -182,11 +182,8 @@ pub async fn find(ctx: &Ctx, user: &User, name: &str) -> Result<(PathBuf, String
     .fetch_optional(&ctx.db.pool)
     .await?;
     let (workspace, content_type) = row.ok_or_else(Error::upload_not_found)?;
-    let path = file_path(ctx, &workspace, name);
-    if !tokio::fs::try_exists(&path).await.unwrap_or(false) {
-        return Err(Error::upload_not_found());
-    }
-    Ok((path, content_type))
+    let file = tokio::fs::File::open(file_path(ctx, &workspace, name)).await.map_err(|_| Error::upload_not_found())?;
+    Ok((file, content_type))
 }
 
 #[cfg(test)]

@@ -116,7 +116,7 @@ async fn serve_upload(
     Path(name): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response> {
-    let (path, content_type) = uploads::find(&ctx, &auth.user, &name).await?;
+    let (file, content_type) = uploads::find(&ctx, &auth.user, &name).await?;
     // The name is the content's hash: the ETag never changes for a name.
     let hash = name.split('.').next().unwrap_or_default();
     let etag = format!("\"{hash}\"");
@@ -127,7 +127,6 @@ async fn serve_upload(
     let mut res = if fresh {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
-        let file = tokio::fs::File::open(&path).await.map_err(|_| Error::upload_not_found())?;
         let len = file.metadata().await?.len();
         let mut res = Body::from_stream(tokio_util::io::ReaderStream::new(file)).into_response();
         let h = res.headers_mut();

@@ -219,19 +219,6 @@ pub async fn record(ctx: &Ctx, job: &Job, outcome: &Outcome) -> Result<()> {
     Ok(())
 }
 
-/// Claims, sends and records one delivery at a time until nothing is due (tests and
-/// `run_pending_jobs`); answers how many attempts were made.
-pub async fn deliver_due(ctx: &Ctx, client: &reqwest::Client) -> Result<usize> {
-    let mut n = 0;
-    loop {
-        let jobs = claim(ctx, 1).await?;
-        let Some(job) = jobs.into_iter().next() else { return Ok(n) };
-        let outcome = send(ctx, client, &job).await;
-        record(ctx, &job, &outcome).await?;
-        n += 1;
-    }
-}
-
 /// When the next delivery becomes due, if any is waiting for its time.
 pub async fn next_due(ctx: &Ctx) -> Result<Option<DateTime<Utc>>> {
     let next: Option<String> = sqlx::query_scalar(
