@@ -97,6 +97,13 @@ async fn run(config: Config, command: Command) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        Command::Gc => {
+            let done = crate::core::packing::pack_all(&ctx).await?;
+            let loose: usize = done.iter().map(|(_, r)| r.loose_packed).sum();
+            let folded: usize = done.iter().map(|(_, r)| r.packs_folded).sum();
+            println!("packed {} workspaces: {loose} loose objects packed, {folded} packs folded", done.len());
+            Ok(())
+        }
         Command::Import { .. } => {
             anyhow::bail!("this sub-command is not available yet in this release")
         }

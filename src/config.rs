@@ -35,6 +35,9 @@ pub enum Command {
         /// The backup directory.
         dir: PathBuf,
     },
+    /// Pack every workspace repository now: loose objects into a pack, packs into one.
+    /// (The server does this by itself in the background; see docs/operations.md.)
+    Gc,
     /// Import a folder or zip of markdown files (e.g. an Obsidian vault) into a workspace.
     Import {
         /// The folder or .zip to import.

@@ -5,9 +5,11 @@
 //! [`run_pending_jobs`]-style passes with a pause between them; tests call
 //! [`run_pending_jobs`] directly — deterministic, no sleeping for a worker.
 //!
-//! Three workers: maintenance deletes expired sessions, failed-login counts whose window
-//! has passed and webhook records past their retention; embedding refresh drains
-//! `embed_queue` when `SEMANTIC_SEARCH=1`; webhook delivery drains `deliveries`.
+//! The workers: maintenance deletes expired sessions, failed-login counts whose window
+//! has passed and webhook records past their retention; packing packs workspace
+//! repositories that are due (core/packing.rs); embedding refresh drains `embed_queue`
+//! when `SEMANTIC_SEARCH=1`; OCR reads uploaded images when `OCR_UPLOADS=1`; webhook
+//! delivery drains `deliveries`.
 
 use std::time::Duration;
 
@@ -30,6 +32,8 @@ const EMBED_POLL: Duration = Duration::from_secs(5);
 /// came due are waited for exactly; this catches other processes' saves and claims that
 /// ran out).
 const DELIVERY_POLL: Duration = Duration::from_secs(1);
+/// How often the packing worker looks for workspaces due for packing.
+const PACKING_EVERY: Duration = Duration::from_secs(60);
 /// Webhook attempts in flight at once, per process.
 const DELIVERY_CONCURRENCY: usize = 16;
 
@@ -61,7 +65,10 @@ pub struct Workers {
 /// Starts every worker.
 pub fn start(ctx: &Ctx) -> Workers {
     let (stop, stopped) = watch::channel(false);
-    let mut tasks = vec![tokio::spawn(maintenance(ctx.clone(), stopped.clone()))];
+    let mut tasks = vec![
+        tokio::spawn(maintenance(ctx.clone(), stopped.clone())),
+        tokio::spawn(packing(ctx.clone(), stopped.clone())),
+    ];
     if ctx.models.embedding.usable() {
         tasks.push(tokio::spawn(embedding(ctx.clone(), stopped.clone())));
     }
@@ -98,6 +105,20 @@ async fn maintenance(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
         tokio::select! {
             _ = stopped.wait_for(|s| *s) => return,
             _ = tokio::time::sleep(MAINTENANCE_EVERY) => {}
+        }
+    }
+}
+
+/// Packs the workspaces whose loose objects passed the threshold or that went idle
+/// (core/packing.rs). It never takes a write lock, so saves go on while it runs.
+async fn packing(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            _ = stopped.wait_for(|s| *s) => return,
+            _ = tokio::time::sleep(PACKING_EVERY) => {}
+        }
+        if let Err(e) = crate::core::packing::pack_due(&ctx).await {
+            tracing::warn!(error = %e, "packing pass failed");
         }
     }
 }

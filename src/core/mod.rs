@@ -7,6 +7,7 @@ pub mod credentials;
 pub mod export;
 pub mod i18n;
 pub mod intel;
+pub mod packing;
 pub mod pages;
 pub mod paging;
 pub mod reindex;

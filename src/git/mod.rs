@@ -18,6 +18,8 @@
 //! is a synchronous inode write and a device flush). Elsewhere each file and directory
 //! is fsynced.
 
+pub mod pack;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

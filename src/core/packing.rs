@@ -1,0 +1,48 @@
+//! Keeping workspace repositories small: which to pack and when. The mechanics, and why
+//! they are safe beside saves, reads and other processes without the write lock, are in
+//! `git/pack.rs`. The packing worker (workers.rs) calls [`pack_due`]; `cairn gc` calls
+//! [`pack_all`].
+
+use std::time::Duration;
+
+use crate::core::Ctx;
+use crate::error::Result;
+use crate::git::pack::{self, PackReport};
+
+/// A workspace with loose objects and no save for this long is packed even below the
+/// threshold, so a quiet wiki ends up fully packed.
+pub const IDLE: Duration = Duration::from_secs(300);
+
+/// Packs every workspace that is due (see `git::pack::due`); answers what was packed.
+pub async fn pack_due(ctx: &Ctx) -> Result<Vec<(String, PackReport)>> {
+    run(ctx, false).await
+}
+
+/// `cairn gc`: packs every workspace's loose objects and folds its packs into one.
+pub async fn pack_all(ctx: &Ctx) -> Result<Vec<(String, PackReport)>> {
+    run(ctx, true).await
+}
+
+async fn run(ctx: &Ctx, all: bool) -> Result<Vec<(String, PackReport)>> {
+    let slugs: Vec<String> =
+        sqlx::query_scalar("SELECT slug FROM workspaces ORDER BY id").fetch_all(&ctx.db.pool).await?;
+    let mut done = Vec::new();
+    for slug in slugs {
+        let dir = ctx.workspace_dir(&slug);
+        let report = tokio::task::spawn_blocking(move || -> anyhow::Result<PackReport> {
+            // A workspace nobody has written to yet has no repository (and one being
+            // deleted may lose it at any moment): nothing to pack.
+            if !dir.join("objects").is_dir() || (!all && !pack::due(&dir, IDLE)?) {
+                return Ok(PackReport::default());
+            }
+            pack::pack(&dir, all)
+        })
+        .await
+        .map_err(anyhow::Error::from)??;
+        if report != PackReport::default() {
+            tracing::info!(workspace = %slug, loose = report.loose_packed, folded = report.packs_folded, objects = report.objects, "packed");
+        }
+        done.push((slug, report));
+    }
+    Ok(done)
+}

@@ -1,0 +1,165 @@
+//! Packing: a save writes its objects loose (a blob, a few trees, a commit — ≈ 30 KiB of
+//! files and inodes per save), so a busy workspace grows without bound until its objects
+//! are packed. [`pack`] moves the loose objects into a pack with libgit2's pack builder
+//! (delta-compressed), and folds many packs into one, without ever taking the write
+//! lock:
+//!
+//! 1. it lists the loose objects (and, when folding, the packs) **before** building;
+//! 2. the new pack and its index are written (libgit2 writes them under temporary names
+//!    and renames them into place) and made durable, with the directory naming them;
+//! 3. only then are the listed loose files and packs removed — every object in them is
+//!    in the new, durable pack, so a reader or writer that misses a removed loose file
+//!    finds the object in the pack (libgit2 re-reads the pack list on a miss).
+//!
+//! Objects written while it runs are not listed, so they stay loose until the next run;
+//! nothing reachable or in flight is ever dropped (unreachable objects are kept too:
+//! pruning them is `git gc`'s job, which an operator may still run). kill -9 at any step
+//! leaves either the old files, or the old files plus a complete new pack (duplicates
+//! are harmless), or a temporary file libgit2 ignores. Two processes packing the same
+//! repository at once at worst both write a pack of the same objects.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use git2::{Oid, Repository};
+
+/// Loose objects that make packing worth it on its own (about 60 saves' worth).
+pub const LOOSE_THRESHOLD: usize = 256;
+/// Packs beyond which they are folded into one (every lookup searches each pack's index).
+pub const PACK_THRESHOLD: usize = 8;
+
+/// What one packing run did.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PackReport {
+    /// Loose objects moved into the new pack (and their files removed).
+    pub loose_packed: usize,
+    /// Older packs folded into the new one (and removed).
+    pub packs_folded: usize,
+    /// Objects in the new pack (0 when there was nothing to do).
+    pub objects: usize,
+}
+
+/// Whether a repository is due for packing: [`LOOSE_THRESHOLD`] loose objects; or any,
+/// the newest of them older than `idle` (nobody is saving there now); or more than
+/// [`PACK_THRESHOLD`] packs.
+pub fn due(dir: &Path, idle: std::time::Duration) -> anyhow::Result<bool> {
+    let loose = loose_objects(dir)?;
+    if loose.len() >= LOOSE_THRESHOLD || packs(dir)?.len() > PACK_THRESHOLD {
+        return Ok(true);
+    }
+    let newest = loose.iter().filter_map(|(_, path)| std::fs::metadata(path).and_then(|m| m.modified()).ok()).max();
+    Ok(newest.is_some_and(|t| t.elapsed().unwrap_or_default() >= idle))
+}
+
+/// Packs the repository at `dir`: every loose object into a new pack, and all packs into
+/// it as well when there are more than [`PACK_THRESHOLD`] (or `fold` is set). See the
+/// module's comment for why this is safe beside readers, writers and other processes.
+pub fn pack(dir: &Path, fold: bool) -> anyhow::Result<PackReport> {
+    let repo = Repository::open_bare(dir).with_context(|| format!("cannot open {}", dir.display()))?;
+    let loose = loose_objects(dir)?;
+    let old_packs = packs(dir)?;
+    // Folding one pack with nothing loose would only rewrite it.
+    let fold = (fold && (old_packs.len() > 1 || (old_packs.len() == 1 && !loose.is_empty())))
+        || old_packs.len() > PACK_THRESHOLD;
+    if loose.is_empty() && !fold {
+        return Ok(PackReport::default());
+    }
+    let mut builder = repo.packbuilder()?;
+    // One thread: packing runs beside the server on a small machine, never in a hurry.
+    builder.set_threads(1);
+    if fold {
+        // Every object the repository holds, packed or loose, reachable or not (an
+        // in-flight save's objects are not reachable yet and must survive).
+        let mut all = Vec::new();
+        repo.odb()?.foreach(|oid| {
+            all.push(*oid);
+            true
+        })?;
+        for oid in all {
+            builder.insert_object(oid, None)?;
+        }
+    } else {
+        for (oid, _) in &loose {
+            builder.insert_object(*oid, None)?;
+        }
+    }
+    let objects = builder.object_count();
+    let pack_dir = dir.join("objects").join("pack");
+    std::fs::create_dir_all(&pack_dir)?;
+    builder.write(&pack_dir, 0o444).context("writing the pack")?;
+    let name = builder.name()?.map(str::to_owned).context("the pack builder named no pack")?;
+    make_durable(&pack_dir, &name)?;
+    // Durable: now the copies it replaces can go. A file already gone (another packer,
+    // or an operator's `git gc`) is fine.
+    for (_, path) in &loose {
+        remove_if_present(path)?;
+    }
+    let mut packs_folded = 0;
+    if fold {
+        for pack in old_packs.iter().filter(|p| !p.ends_with(format!("pack-{name}.pack"))) {
+            for ext in ["idx", "rev", "pack"] {
+                remove_if_present(&pack.with_extension(ext))?;
+            }
+            packs_folded += 1;
+        }
+    }
+    Ok(PackReport { loose_packed: loose.len(), packs_folded, objects })
+}
+
+/// The loose objects of a repository: (id, file).
+pub fn loose_objects(dir: &Path) -> anyhow::Result<Vec<(Oid, PathBuf)>> {
+    let objects = dir.join("objects");
+    let mut found = Vec::new();
+    for fan in std::fs::read_dir(&objects).with_context(|| format!("cannot list {}", objects.display()))? {
+        let fan = fan?;
+        let prefix = fan.file_name();
+        let Some(prefix) = prefix.to_str().filter(|p| p.len() == 2 && p.bytes().all(|b| b.is_ascii_hexdigit())) else {
+            continue;
+        };
+        for entry in std::fs::read_dir(fan.path())? {
+            let entry = entry?;
+            let rest = entry.file_name();
+            // Skip libgit2's temporary files (`tmp_object_git2_*`) and anything else.
+            let Some(rest) = rest.to_str().filter(|r| r.len() == 38 && r.bytes().all(|b| b.is_ascii_hexdigit())) else {
+                continue;
+            };
+            found.push((Oid::from_str(&format!("{prefix}{rest}"))?, entry.path()));
+        }
+    }
+    Ok(found)
+}
+
+/// The `.pack` files of a repository.
+pub fn packs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let pack_dir = dir.join("objects").join("pack");
+    let Ok(entries) = std::fs::read_dir(&pack_dir) else { return Ok(Vec::new()) };
+    let mut found = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "pack") {
+            found.push(path);
+        }
+    }
+    Ok(found)
+}
+
+/// fsyncs the new pack, its index and the directory that names them.
+fn make_durable(pack_dir: &Path, name: &str) -> anyhow::Result<()> {
+    for ext in ["pack", "idx"] {
+        let file = pack_dir.join(format!("pack-{name}.{ext}"));
+        std::fs::File::open(&file)
+            .and_then(|f| f.sync_all())
+            .with_context(|| format!("cannot sync {}", file.display()))?;
+    }
+    std::fs::File::open(pack_dir)?.sync_all()?;
+    Ok(())
+}
+
+fn remove_if_present(path: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot remove {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,192 @@
+//! Packing workspace repositories (git/pack.rs, core/packing.rs, `cairn gc`): loose
+//! objects go into a durable pack, packs fold into one, nothing is ever lost — beside
+//! concurrent saves, and when `cairn gc` is killed with SIGKILL at any moment.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use cairn::git::pack;
+use common::process::*;
+use common::*;
+use serde_json::json;
+
+/// Saves `n` updates spread over `pages` pages; answers the last content of each page.
+async fn save_many(api: &Api, prefix: &str, pages: usize, n: usize) -> Vec<(String, String)> {
+    let mut last = Vec::new();
+    for p in 0..pages {
+        let slug = format!("{prefix}-{p}");
+        api.page(&slug, &format!("# {slug}\n\nfirst")).await;
+        last.push((slug, String::new()));
+    }
+    for i in 0..n {
+        let p = i % pages;
+        let content = format!("# {prefix}-{p}\n\nsave {i}: {}\n", "words ".repeat(i % 40));
+        let (s, body) = api.put(&format!("/api/pages/{prefix}-{p}"), json!({ "content": content })).await;
+        assert_eq!(s, 200, "{body}");
+        last[p].1 = content;
+    }
+    last
+}
+
+/// Every page reads back its last content, and its whole history with every revision's
+/// content and diff.
+async fn assert_all_readable(api: &Api, pages: &[(String, String)]) {
+    for (slug, content) in pages {
+        let (s, page) = api.get(&format!("/api/pages/{slug}")).await;
+        assert_eq!(s, 200, "{page}");
+        if !content.is_empty() {
+            assert_eq!(page["content"], content.as_str(), "{slug}");
+        }
+        let (_, history) = api.get(&format!("/api/pages/{slug}/history?limit=500")).await;
+        for entry in history["items"].as_array().unwrap() {
+            let sha = entry["sha"].as_str().unwrap();
+            let (s, rev) = api.get(&format!("/api/pages/{slug}/history/{sha}")).await;
+            assert_eq!(s, 200, "{slug}@{sha}: {rev}");
+            let (s, diff) = api.get(&format!("/api/pages/{slug}/history/{sha}/diff")).await;
+            assert_eq!(s, 200, "{slug}@{sha} diff: {diff}");
+        }
+    }
+}
+
+fn loose(repo: &Path) -> usize {
+    pack::loose_objects(repo).unwrap().len()
+}
+
+fn packs(repo: &Path) -> usize {
+    pack::packs(repo).unwrap().len()
+}
+
+#[tokio::test]
+async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("packer@x.io").await;
+    let repo = srv.ctx.workspace_dir("packer");
+    let pages = save_many(&api, "doc", 10, 80).await;
+    let before = loose(&repo);
+    assert!(before > pack::LOOSE_THRESHOLD, "{before} loose objects");
+    let size_before = dir_size(&repo);
+
+    // Due (past the threshold): the worker's pass packs it.
+    let done = cairn::core::packing::pack_due(&srv.ctx).await.unwrap();
+    let report = &done.iter().find(|(slug, _)| slug == "packer").unwrap().1;
+    assert_eq!(report.loose_packed, before);
+    assert_eq!(loose(&repo), 0);
+    assert_eq!(packs(&repo), 1);
+    assert_fsck(&repo);
+    // (What stays is mostly the emptied fan-out directories, 4 KiB each, at most 256: a
+    // writer may be about to create a file in one, so they are left in place.)
+    assert!(dir_size(&repo) * 2 < size_before, "{} → {} bytes", size_before, dir_size(&repo));
+    assert_all_readable(&api, &pages).await;
+
+    // Not due: a few new loose objects, just written.
+    let more = save_many(&api, "more", 2, 4).await;
+    let done = cairn::core::packing::pack_due(&srv.ctx).await.unwrap();
+    assert_eq!(done.iter().find(|(slug, _)| slug == "packer").unwrap().1, Default::default());
+    assert!(loose(&repo) > 0);
+
+    // `cairn gc`'s pass: everything into one pack, the old one folded in.
+    let done = cairn::core::packing::pack_all(&srv.ctx).await.unwrap();
+    let report = &done.iter().find(|(slug, _)| slug == "packer").unwrap().1;
+    assert_eq!(report.packs_folded, 1);
+    assert_eq!((loose(&repo), packs(&repo)), (0, 1));
+    assert_fsck(&repo);
+    assert_all_readable(&api, &pages).await;
+    assert_all_readable(&api, &more).await;
+    // Saves go on after packing, and git's own gc still works on the result.
+    let after = save_many(&api, "after", 2, 6).await;
+    git(&repo, &["gc", "--quiet"]);
+    assert_fsck(&repo);
+    assert_all_readable(&api, &after).await;
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn packing_beside_concurrent_saves_loses_no_acknowledged_save() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("busy@x.io").await;
+    let repo = srv.ctx.workspace_dir("busy");
+    save_many(&api, "seed", 4, 8).await;
+    // Four writers save while a packer packs and folds in a loop.
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let api = api.clone();
+            tokio::spawn(async move { save_many(&api, &format!("w{w}"), 3, 30).await })
+        })
+        .collect();
+    let packer = {
+        let repo = repo.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut runs = 0;
+            let deadline = std::time::Instant::now() + Duration::from_secs(120);
+            while std::time::Instant::now() < deadline {
+                pack::pack(&repo, runs % 3 == 2).unwrap();
+                runs += 1;
+                std::thread::sleep(Duration::from_millis(20));
+                if runs >= 40 {
+                    break;
+                }
+            }
+            runs
+        })
+    };
+    let mut saved = Vec::new();
+    for w in writers {
+        saved.extend(w.await.unwrap());
+    }
+    assert!(packer.await.unwrap() > 0);
+    pack::pack(&repo, true).unwrap();
+    assert_fsck(&repo);
+    assert_all_readable(&api, &saved).await;
+    srv.stop().await;
+}
+
+/// `cairn gc` killed with SIGKILL at different moments: the repository stays whole
+/// (`git fsck --strict`), every page and revision reads back, and a later run finishes.
+#[tokio::test]
+async fn kill_9_during_cairn_gc_loses_nothing() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("killed@x.io").await;
+    let repo = srv.ctx.workspace_dir("killed");
+    let mut pages = save_many(&api, "k", 12, 120).await;
+    let vars = [
+        ("DATA_DIR", env.data_dir().display().to_string()),
+        ("LOG_DIR", env.dir.path().join("logs").display().to_string()),
+        ("DATABASE_URL", env.db_url.clone()),
+    ];
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    for (round, delay_ms) in [5u64, 20, 40, 80, 150, 300].into_iter().enumerate() {
+        // New loose objects each round, so every kill lands on real work.
+        pages.extend(save_many(&api, &format!("r{round}"), 2, 10).await);
+        let mut child = cairn(&vars).arg("gc").stdout(std::process::Stdio::null()).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        assert_fsck(&repo);
+        assert_all_readable(&api, &pages).await;
+    }
+    let (code, stdout, stderr) = run_to_end(&vars, &["gc"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let files: Vec<_> = std::fs::read_dir(repo.join("objects/pack")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!((loose(&repo), packs(&repo)), (0, 1), "{stdout} {files:?}");
+    assert_fsck(&repo);
+    assert_all_readable(&api, &pages).await;
+    srv.stop().await;
+}
+
+/// Space used on disk (blocks, as `du` counts): what a loose object costs is mostly its
+/// 4 KiB block and inode, not its compressed bytes.
+fn dir_size(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let meta = entry.metadata().unwrap();
+        total += meta.blocks() * 512 + if meta.is_dir() { dir_size(&entry.path()) } else { 0 };
+    }
+    total
+}
