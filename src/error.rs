@@ -177,6 +177,16 @@ impl Error {
     pub fn host_not_allowed(host: &str) -> Self {
         Self::new(StatusCode::FORBIDDEN, "host_not_allowed", format!("host '{host}' is not in MCP_ALLOWED_HOSTS"))
     }
+    /// A cookie-borne write sent by a browser from another site (http/csrf.rs).
+    pub fn cross_site_request(evidence: &str) -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "cross_site_request",
+            format!(
+                "a write from another site is refused ({evidence}); send it from this server's pages or with a bearer token"
+            ),
+        )
+    }
     /// An MCP request from a web page of another origin.
     pub fn origin_not_allowed(origin: &str) -> Self {
         Self::new(

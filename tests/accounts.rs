@@ -495,3 +495,87 @@ async fn i18n_picks_the_language() {
     assert_eq!(api.get("/api/i18n?lang=de").await.1["language"], "de");
     srv.stop().await;
 }
+
+/// A new account starts in the language its browser asks for (a shipped one), else English.
+#[tokio::test]
+async fn a_new_account_starts_in_the_browsers_language() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    for (accept, expected) in
+        [(Some("de-DE,de;q=0.9,en;q=0.8"), "de"), (Some("pt-BR, ja;q=0.5"), "ja"), (Some("pt-BR"), "en"), (None, "en")]
+    {
+        let email = format!("lang-{expected}-{}@x.io", accept.map_or(0, str::len));
+        let mut req = srv.anon().client.post(format!("{}/api/auth/register", srv.url));
+        if let Some(accept) = accept {
+            req = req.header("accept-language", accept);
+        }
+        let r = req.json(&json!({"email": email, "password": PASSWORD})).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::CREATED, "{accept:?}");
+        assert_eq!(r.json::<serde_json::Value>().await.unwrap()["language"], expected, "{accept:?}");
+    }
+    srv.stop().await;
+}
+
+/// CSRF: a write that may ride on the session cookie is refused when a browser says it
+/// comes from another site (`Sec-Fetch-Site`, else `Origin`), and nothing is written;
+/// same-origin pages, non-browser clients and bearer tokens are served.
+#[tokio::test]
+async fn cookie_writes_from_another_site_are_refused() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("csrf@x.io").await;
+    let host = srv.url.trim_start_matches("http://").to_owned();
+    let create = |slug: &str, headers: &[(&str, &str)]| {
+        let mut req = api.client.post(format!("{}/api/pages", srv.url)).json(&json!({"slug": slug}));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        req.send()
+    };
+    for (slug, headers) in [
+        ("forged-1", vec![("sec-fetch-site", "cross-site")]),
+        ("forged-2", vec![("sec-fetch-site", "same-site")]),
+        ("forged-3", vec![("origin", "https://evil.example")]),
+        ("forged-4", vec![("origin", "null")]),
+    ] {
+        let r = create(slug, &headers).await.unwrap();
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "{headers:?}");
+        let body: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(body["code"], "cross_site_request", "{body}");
+        assert_eq!(api.get(&format!("/api/pages/{slug}")).await.0, StatusCode::NOT_FOUND);
+    }
+    let same_origin = format!("http://{host}");
+    for (slug, headers) in [
+        ("ok-1", vec![("sec-fetch-site", "same-origin"), ("origin", same_origin.as_str())]),
+        ("ok-2", vec![("origin", same_origin.as_str())]),
+        ("ok-3", vec![]),
+    ] {
+        let r = create(slug, &headers).await.unwrap();
+        assert_eq!(r.status(), StatusCode::CREATED, "{headers:?}");
+    }
+    // Reads are never refused; a bearer token cannot be forged by another site.
+    let r = api.client.get(format!("{}/api/me", srv.url)).header("sec-fetch-site", "cross-site").send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let pat = api.pat().await;
+    let r = reqwest::Client::new()
+        .post(format!("{}/api/pages", srv.url))
+        .bearer_auth(&pat)
+        .header("sec-fetch-site", "cross-site")
+        .json(&json!({"slug": "by-token"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    // Login CSRF (signing a victim into the attacker's account) is refused the same way.
+    let r = srv
+        .anon()
+        .client
+        .post(format!("{}/api/auth/login", srv.url))
+        .header("sec-fetch-site", "cross-site")
+        .json(&json!({"email": "csrf@x.io", "password": PASSWORD}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    srv.stop().await;
+}

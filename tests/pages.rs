@@ -147,6 +147,8 @@ async fn stale_updates_are_refused_and_merges_keep_both_edits() {
         text.contains("<<<<<<<") && text.contains(">>>>>>>") && text.contains("Line One!") && text.contains("LINE ONE"),
         "{text}"
     );
+    // Marked from the saver's side: "ours" is the edit sent, "theirs" the save it missed.
+    assert!(text.contains("<<<<<<< ours\nLine One!\n") && text.contains("LINE ONE\n>>>>>>> theirs"), "{text}");
     srv.stop().await;
 }
 

@@ -92,8 +92,11 @@ fn with_cookie(status: StatusCode, cookie: String, body: impl Serialize) -> Resp
         (status = 403, body = Problem, description = "Registration is closed"),
         (status = 409, body = Problem, description = "Email taken"),
         (status = 422, body = Problem), (status = 503, body = Problem)))]
-async fn register(State(ctx): State<Ctx>, Json(req): Json<RegisterRequest>) -> Result<Response> {
-    let user = accounts::register(&ctx, &req.email, &req.password, req.name.as_deref()).await?;
+async fn register(State(ctx): State<Ctx>, headers: HeaderMap, Json(req): Json<RegisterRequest>) -> Result<Response> {
+    // The account starts in the language the browser asks for (else English).
+    let asked = headers.get(ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
+    let language = i18n::choose(None, None, asked);
+    let user = accounts::register(&ctx, &req.email, &req.password, req.name.as_deref(), language).await?;
     let token = accounts::create_session(&ctx, user.id).await?;
     Ok(with_cookie(StatusCode::CREATED, session_cookie(&token, ctx.config.cookie_secure), user))
 }

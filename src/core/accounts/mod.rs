@@ -28,8 +28,10 @@ pub fn check_password(password: &str) -> Result<()> {
 }
 
 /// Creates an account, its personal workspace (made its default) — all in one
-/// transaction — and answers the new user.
-pub async fn register(ctx: &Ctx, email: &str, password: &str, name: Option<&str>) -> Result<User> {
+/// transaction — and answers the new user. `language` is the one the account starts in
+/// (the HTTP door passes what the browser asks for, so a new user's app is not English
+/// by accident); an unknown one becomes `en`.
+pub async fn register(ctx: &Ctx, email: &str, password: &str, name: Option<&str>, language: &str) -> Result<User> {
     if ctx.config.disable_registration {
         return Err(Error::registration_closed());
     }
@@ -45,11 +47,12 @@ pub async fn register(ctx: &Ctx, email: &str, password: &str, name: Option<&str>
     let mut tx = ctx.db.pool.begin().await?;
     let user_id = sqlx::query_scalar::<_, i64>(
         "INSERT INTO users (email, name, password_hash, language, created_at, credentials_since) \
-         VALUES ($1, $2, $3, 'en', $4, 0) RETURNING id",
+         VALUES ($1, $2, $3, $4, $5, 0) RETURNING id",
     )
     .bind(email.as_str())
     .bind(&name)
     .bind(&hash)
+    .bind(crate::core::i18n::choose(Some(language), None, None))
     .bind(&now)
     .fetch_one(&mut *tx)
     .await

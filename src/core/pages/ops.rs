@@ -197,7 +197,9 @@ async fn edit(
             }
             let base_content =
                 revision_content(&mut w, row.id, base).await?.ok_or_else(|| Error::stale_revision(&row.revision))?;
-            match diffy::merge(&base_content, &row.content, &content) {
+            // From the saver's side, as git shows a merge to the one merging: "ours" is
+            // the edit being saved, "theirs" the saves it did not see.
+            match diffy::merge(&base_content, &content, &row.content) {
                 Ok(merged) => content = merged,
                 Err(conflicted) => return Err(Error::merge_conflict(&row.revision, &conflicted)),
             }
