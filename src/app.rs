@@ -45,6 +45,7 @@ pub fn router(ctx: Ctx) -> Router {
         .method_not_allowed_fallback(|method: Method| async move { Error::method_not_allowed(method.as_str()) })
         .layer(DefaultBodyLimit::max(JSON_BODY_LIMIT))
         .with_state(ctx)
+        .layer(middleware::from_fn(crate::http::csrf::refuse_cross_site))
         .layer(middleware::from_fn(problem_for_bare_errors))
         .layer(middleware::from_fn(json_charset))
         .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, timeout))

@@ -79,7 +79,7 @@ fn help_lists_every_setting_with_its_default() {
     ] {
         assert!(stdout.contains(default), "{default} missing from --help");
     }
-    for sub in ["serve", "reindex", "backup", "import"] {
+    for sub in ["serve", "reindex", "backup", "gc", "import"] {
         assert!(stdout.contains(sub), "{sub} missing");
     }
     let (code, stdout, _) = run_to_end(&[], &["--version"]);

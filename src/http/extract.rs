@@ -97,8 +97,10 @@ impl FromRequestParts<Ctx> for ClientAddr {
 #[into_params(parameter_in = Query)]
 pub struct PagingQuery {
     /// Items per page (default 50, at most 500).
+    #[param(minimum = 1)]
     pub limit: Option<i64>,
     /// Items to skip.
+    #[param(minimum = 0)]
     pub offset: Option<i64>,
 }
 

@@ -30,6 +30,7 @@ pub struct SummaryQuery {
     /// Workspace slug (default: the caller's default workspace).
     pub ws: Option<String>,
     /// Sentences wanted, 1 to 50 (default 3).
+    #[param(minimum = 1, maximum = 50)]
     pub sentences: Option<i64>,
 }
 

@@ -6,6 +6,7 @@ pub mod accounts;
 pub mod api_docs;
 pub mod auth;
 pub mod browser;
+pub mod csrf;
 pub mod extract;
 pub mod intel;
 pub mod mcp;
@@ -153,49 +154,96 @@ fn problem_media_types(doc: &mut utoipa::openapi::OpenApi) {
     }
 }
 
-/// OpenAPI links from what a creation answers to what can be done with it next (a page:
-/// read, update, history, delete; a token: revoke; a webhook: deliveries, delete), so
-/// clients and Schemathesis' stateful phase can follow them.
+/// OpenAPI links from what an operation answers to what can be done with it next (a page:
+/// read, update, rename, history, a revision, restore, delete; a deleted page: restore
+/// from the trash, purge; a workspace: update, members, export, delete; a token: revoke; a webhook:
+/// deliveries, delete), so clients and Schemathesis' stateful phase can follow them.
 fn declare_links(doc: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::RefOr;
-    use utoipa::openapi::link::LinkBuilder;
-    let page = |op: &str| {
-        LinkBuilder::new()
-            .operation_id(op)
-            .parameter("slug", "$response.body#/slug")
-            .parameter("ws", "$response.body#/workspace")
-            .build()
-    };
-    let by_id =
-        |op: &str, param: &str| LinkBuilder::new().operation_id(op).parameter(param, "$response.body#/id").build();
-    type Named = Vec<(&'static str, utoipa::openapi::link::Link)>;
-    let links: [(&str, &str, Named); 3] = [
+    use utoipa::openapi::link::{Link, LinkBuilder};
+    use utoipa::openapi::path::HttpMethod;
+    // Each link: (name, operation id, [(parameter, runtime expression)]).
+    type Links = &'static [(&'static str, &'static str, &'static [(&'static str, &'static str)])];
+    const PAGE: &[(&str, &str)] = &[("slug", "$response.body#/slug"), ("ws", "$response.body#/workspace")];
+    const REVISION: &[(&str, &str)] =
+        &[("slug", "$response.body#/slug"), ("sha", "$response.body#/revision"), ("ws", "$response.body#/workspace")];
+    // A deletion answers 204 with no body: the trashed page is the one the request named.
+    // (`ws` is left to the default: a deletion's `ws` is optional, so it may not resolve.)
+    const TRASHED: &[(&str, &str)] = &[("slug", "$request.path.slug")];
+    const WORKSPACE: &[(&str, &str)] = &[("slug", "$response.body#/slug")];
+    const BY_ID: &[(&str, &str)] = &[("token_id", "$response.body#/id")];
+    const HOOK: &[(&str, &str)] = &[("webhook_id", "$response.body#/id")];
+    const FROM_PAGE: Links = &[
+        ("GetPage", "get_page", PAGE),
+        ("UpdatePage", "update_page", PAGE),
+        ("RenamePage", "rename_page", PAGE),
+        ("PageHistory", "page_history", PAGE),
+        ("PageRevision", "page_revision", REVISION),
+        ("RestoreRevision", "restore_revision", REVISION),
+        ("DeletePage", "delete_page", PAGE),
+    ];
+    const FROM_NEW_PAGE: Links = &[
+        ("GetPage", "get_page", PAGE),
+        ("UpdatePage", "update_page", PAGE),
+        ("RenamePage", "rename_page", PAGE),
+        ("MovePage", "move_page", PAGE),
+        ("PageHistory", "page_history", PAGE),
+        ("PageRevision", "page_revision", REVISION),
+        ("RevisionDiff", "revision_diff", REVISION),
+        ("RestoreRevision", "restore_revision", REVISION),
+        ("ViewPage", "view_page", PAGE),
+        ("RawPage", "raw_page", PAGE),
+        ("ListChildren", "list_children", PAGE),
+        ("SuggestLinks", "suggest_links", PAGE),
+        ("SuggestTags", "suggest_tags", PAGE),
+        ("Summary", "summary", PAGE),
+        ("DeletePage", "delete_page", PAGE),
+    ];
+    let links: [(&str, HttpMethod, &str, Links); 8] = [
+        ("/api/pages", HttpMethod::Post, "201", FROM_NEW_PAGE),
+        ("/api/pages/{slug}", HttpMethod::Put, "200", FROM_PAGE),
+        ("/api/pages/{slug}/rename", HttpMethod::Post, "200", FROM_PAGE),
         (
-            "/api/pages",
+            "/api/pages/{slug}",
+            HttpMethod::Delete,
+            "204",
+            &[("RestoreFromTrash", "restore_from_trash", TRASHED), ("PurgeFromTrash", "purge_from_trash", TRASHED)],
+        ),
+        ("/api/trash/{slug}/restore", HttpMethod::Post, "200", FROM_PAGE),
+        (
+            "/api/workspaces",
+            HttpMethod::Post,
             "201",
-            vec![
-                ("GetPage", page("get_page")),
-                ("UpdatePage", page("update_page")),
-                ("PageHistory", page("page_history")),
-                ("DeletePage", page("delete_page")),
+            &[
+                ("UpdateWorkspace", "update_workspace", WORKSPACE),
+                ("ListMembers", "list_members", WORKSPACE),
+                ("ExportWorkspace", "export_workspace", WORKSPACE),
+                ("DeleteWorkspace", "delete_workspace", WORKSPACE),
             ],
         ),
-        ("/api/tokens", "201", vec![("RevokeToken", by_id("revoke_token", "token_id"))]),
+        ("/api/tokens", HttpMethod::Post, "201", &[("RevokeToken", "revoke_token", BY_ID)]),
         (
             "/api/webhooks",
+            HttpMethod::Post,
             "201",
-            vec![
-                ("ListDeliveries", by_id("list_deliveries", "webhook_id")),
-                ("DeleteWebhook", by_id("delete_webhook", "webhook_id")),
-            ],
+            &[("ListDeliveries", "list_deliveries", HOOK), ("DeleteWebhook", "delete_webhook", HOOK)],
         ),
     ];
-    for (path, status, these) in links {
-        let Some(post) = doc.paths.paths.get_mut(path).and_then(|item| item.post.as_mut()) else { continue };
-        if let Some(RefOr::T(response)) = post.responses.responses.get_mut(status) {
-            for (name, link) in these {
-                response.links.insert(name.to_owned(), RefOr::T(link));
-            }
+    for (path, method, status, these) in links {
+        let Some(item) = doc.paths.paths.get_mut(path) else { continue };
+        let op = match method {
+            HttpMethod::Get => item.get.as_mut(),
+            HttpMethod::Put => item.put.as_mut(),
+            HttpMethod::Delete => item.delete.as_mut(),
+            _ => item.post.as_mut(),
+        };
+        let Some(RefOr::T(response)) = op.and_then(|op| op.responses.responses.get_mut(status)) else { continue };
+        for (name, operation, params) in these {
+            let link: Link = params
+                .iter()
+                .fold(LinkBuilder::new().operation_id(*operation), |b, (param, expr)| b.parameter(*param, *expr))
+                .build();
+            response.links.insert((*name).to_owned(), RefOr::T(link));
         }
     }
 }

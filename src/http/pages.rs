@@ -17,7 +17,7 @@ use crate::core::paging::Paging;
 use crate::core::workspaces::{self, Access};
 use crate::error::Result;
 use crate::http::auth::AuthUser;
-use crate::http::extract::{Json, Path, Query};
+use crate::http::extract::{Json, PagingQuery, Path, Query};
 use crate::http::{List, Problem};
 
 pub fn router() -> OpenApiRouter<Ctx> {
@@ -50,7 +50,9 @@ pub struct Ws {
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     pub ws: Option<String>,
+    #[param(minimum = 1)]
     pub limit: Option<i64>,
+    #[param(minimum = 0)]
     pub offset: Option<i64>,
     /// Only pages with this tag (`/api/notes`).
     pub tag: Option<String>,
@@ -303,15 +305,16 @@ async fn rename_page(
 }
 
 /// The page's revisions, newest first.
-#[utoipa::path(get, path = "/api/pages/{slug}/history", tag = "history", params(("slug" = String, Path), ListQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/pages/{slug}/history", tag = "history", params(("slug" = String, Path), Ws, PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<HistoryEntry>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn page_history(
     State(ctx): State<Ctx>,
     auth: AuthUser,
     Path(slug): Path<String>,
-    Query(q): Query<ListQuery>,
+    Query(q): Query<Ws>,
+    Query(p): Query<PagingQuery>,
 ) -> Result<axum::Json<List<HistoryEntry>>> {
-    let paging = q.paging()?;
+    let paging = p.paging()?;
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
     let (items, total) = history::list(&ctx, &a, &slug, paging).await?;
     Ok(axum::Json(List::new(items, total)))
@@ -357,14 +360,15 @@ async fn restore_revision(
 }
 
 /// Trashed pages, most recently trashed first.
-#[utoipa::path(get, path = "/api/trash", tag = "trash", params(ListQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/trash", tag = "trash", params(Ws, PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<TrashEntry>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn list_trash(
     State(ctx): State<Ctx>,
     auth: AuthUser,
-    Query(q): Query<ListQuery>,
+    Query(q): Query<Ws>,
+    Query(p): Query<PagingQuery>,
 ) -> Result<axum::Json<List<TrashEntry>>> {
-    let paging = q.paging()?;
+    let paging = p.paging()?;
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
     let (items, total) = pages::trash(&ctx, &a, paging).await?;
     Ok(axum::Json(List::new(items, total)))

@@ -31,8 +31,10 @@ pub struct SearchQuery {
     /// Workspace slug (default: the caller's default workspace).
     pub ws: Option<String>,
     /// Results per page (default 50, at most 500).
+    #[param(minimum = 1)]
     pub limit: Option<i64>,
     /// Results to skip.
+    #[param(minimum = 0)]
     pub offset: Option<i64>,
 }
 

@@ -1,0 +1,43 @@
+// The insights dashboard (/app/-/insights): orphans, wanted pages (create one), most
+// linked, tags with their pages.
+import { createPage, expect, fmt, test } from "../fixtures";
+
+test("orphans, wanted pages, most linked, tags", async ({ page, en, user }) => {
+  void user;
+  await createPage(page.request, { title: "Compost", content: "# Compost\n\nScraps into soil. #garden" });
+  await createPage(page.request, { title: "Hub", content: "# Hub\n\nSee [[Compost]] and [[Missing Thing]]. #garden #hub" });
+  await createPage(page.request, { title: "Lonely", content: "# Lonely\n\nNobody links here." });
+
+  await page.goto("/app/lonely");
+  await page.getByRole("navigation", { name: en["nav.pages"] }).getByRole("link", { name: en["nav.insights"] }).click();
+  await expect(page).toHaveURL(/\/app\/-\/insights$/);
+  await expect(page.getByTestId("insights-totals")).toContainText(fmt(en["insights.totals"]!, { pages: 3, words: "" }).split(",")[0]!);
+
+  const orphans = page.getByRole("region", { name: en["intel.orphans"] });
+  await expect(orphans.getByRole("link", { name: "Lonely" })).toBeVisible();
+  await expect(orphans.getByRole("link", { name: "Hub" })).toBeVisible();
+  await expect(orphans.getByRole("link", { name: "Compost" })).toHaveCount(0);
+
+  const linked = page.getByRole("region", { name: en["intel.most_linked"] });
+  await expect(linked.getByRole("listitem").first()).toContainText("Compost");
+  await expect(linked).toContainText(fmt(en["insights.link_count"]!, { count: 1 }));
+
+  // Tags: clicking one lists its pages.
+  const tags = page.getByRole("region", { name: en["page.tags"] });
+  await tags.getByRole("button", { name: /#garden/ }).click();
+  const tagged = page.getByTestId("tag-pages");
+  await expect(tagged.getByRole("heading")).toHaveText(fmt(en["insights.pages_tagged"]!, { tag: "garden" }));
+  await expect(tagged.getByRole("link")).toHaveText(["Hub", "Compost"]);
+
+  // A wanted page, created from here.
+  const wanted = page.getByRole("region", { name: en["insights.wanted"] });
+  await expect(wanted).toContainText("missing-thing");
+  await expect(wanted.getByRole("link", { name: "Hub" })).toBeVisible();
+  await wanted.getByRole("link", { name: `${en["insights.create"]}: missing-thing` }).click();
+  await expect(page).toHaveURL(/\/app\/-\/new\?slug=missing-thing&title=Missing\+thing$/);
+  await page.getByRole("button", { name: en["page.save"], exact: true }).click();
+  await expect(page).toHaveURL(/\/app\/missing-thing$/);
+
+  await page.goto("/app/-/insights");
+  await expect(page.getByRole("region", { name: en["insights.wanted"] })).toContainText(en["insights.none"]!);
+});

@@ -1,0 +1,103 @@
+// Shared fixtures of the app's browser tests:
+// - every request outside the server's origin is blocked, and the test fails if one happened;
+// - uncaught page errors and console errors fail the test (a refused CSP resource is a
+//   console error); "Failed to load resource" for 4xx answers the app expects (401 from
+//   /api/me before sign-in, a wrong password...) is not, but any 5xx answer is a failure;
+// - helpers to register a fresh user (unique email) and to call the API as that user.
+import { test as base, expect, type APIRequestContext, type Page } from "@playwright/test";
+
+export interface TestUser {
+  email: string;
+  password: string;
+  name: string;
+  workspace: string;
+}
+
+export type Messages = Record<string, string>;
+
+interface Guard {
+  outside: string[];
+  errors: string[];
+  /** Console errors matching this are expected by the test (e.g. CSP reports it caused on purpose). */
+  allowed: RegExp[];
+}
+
+export function uniqueEmail(prefix = "user"): string {
+  return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}@example.test`;
+}
+
+/** Registers a user through the API of `request` (which then holds its session cookie). */
+export async function registerUser(request: APIRequestContext, name = "Test User"): Promise<TestUser> {
+  const email = uniqueEmail();
+  const password = "correct horse battery";
+  const res = await request.post("/api/auth/register", { data: { email, password, name } });
+  expect(res.status(), await res.text()).toBe(201);
+  const user = await res.json();
+  return { email, password, name, workspace: user.default_workspace };
+}
+
+export async function messages(request: APIRequestContext, lang = "en"): Promise<Messages> {
+  const res = await request.get(`/api/i18n?lang=${lang}`);
+  expect(res.ok()).toBeTruthy();
+  return (await res.json()).messages;
+}
+
+/** Fills {vars} of a message. */
+export function fmt(text: string, vars: Record<string, string | number>): string {
+  return text.replace(/\{(\w+)\}/g, (m, k: string) => (k in vars ? String(vars[k]) : m));
+}
+
+export async function createPage(
+  request: APIRequestContext,
+  body: { title?: string; slug?: string; content?: string; parent?: string | null },
+): Promise<{ slug: string; title: string; revision: string }> {
+  const res = await request.post("/api/pages", { data: body });
+  expect(res.status(), await res.text()).toBe(201);
+  return res.json();
+}
+
+export const test = base.extend<{ guard: Guard; en: Messages; user: TestUser }>({
+  guard: [
+    async ({ context, page, baseURL }, use) => {
+      const origin = new URL(baseURL!).origin;
+      const guard: Guard = { outside: [], errors: [], allowed: [] };
+      await context.route("**/*", (route) => {
+        const url = route.request().url();
+        if (url.startsWith(origin + "/") || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
+        guard.outside.push(url);
+        return route.abort();
+      });
+      page.on("pageerror", (e) => guard.errors.push(`pageerror: ${e.message}`));
+      page.on("console", (m) => {
+        if (m.type() !== "error") return;
+        if (/Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) return;
+        guard.errors.push(`console: ${m.text()}`);
+      });
+      page.on("response", (r) => {
+        if (r.status() >= 500) guard.errors.push(`HTTP ${r.status()} ${r.request().method()} ${r.url()}`);
+      });
+      await use(guard);
+      expect(guard.outside, "requests outside the origin").toEqual([]);
+      expect(guard.errors.filter((e) => !guard.allowed.some((re) => re.test(e))), "page errors").toEqual([]);
+    },
+    { auto: true },
+  ],
+  en: async ({ request }, use) => {
+    await use(await messages(request, "en"));
+  },
+  /** A fresh user, signed in in the page's browser context. */
+  user: async ({ page }, use) => {
+    await use(await registerUser(page.request));
+  },
+});
+
+export { expect };
+
+/** Signs in through the login form. */
+export async function signIn(page: Page, en: Messages, email: string, password: string): Promise<void> {
+  await page.getByLabel(en["auth.field.email"]!).fill(email);
+  await page.getByLabel(en["auth.field.password"]!, { exact: true }).fill(password);
+  const answered = page.waitForResponse((r) => r.url().endsWith("/api/auth/login"));
+  await page.getByRole("button", { name: en["auth.login.submit"]! }).click();
+  await answered;
+}

@@ -1,0 +1,191 @@
+// The app: routes (router.ts explains the URL scheme), the shell around signed-in screens.
+import type { ComponentType } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { CommandPalette } from "./components/CommandPalette";
+import { ConfirmHost } from "./components/Dialog";
+import { FormError } from "./components/Form";
+import { Header } from "./components/Header";
+import { Sidebar } from "./components/Sidebar";
+import { t, useI18n } from "./i18n";
+import { appHref, location, navigate, pageHref } from "./router";
+import { Login, Register } from "./screens/Auth";
+import { Editor } from "./screens/Editor";
+import { History } from "./screens/History";
+import { Insights } from "./screens/Insights";
+import { PageView } from "./screens/PageView";
+import { SearchPage } from "./screens/SearchPage";
+import { Settings } from "./screens/Settings";
+import { WorkspaceSettings } from "./screens/WorkspaceSettings";
+import { Trash } from "./screens/Trash";
+import { currentWorkspace, tree, user } from "./session";
+import { useStore } from "./store";
+
+function Home() {
+  useI18n();
+  const nodes = useStore(tree);
+  useStore(currentWorkspace);
+  useEffect(() => {
+    document.title = t("app.name");
+    if (nodes && nodes.length) {
+      const home = nodes.find((n) => n.slug === "home") ?? nodes[0]!;
+      void navigate(pageHref(home.slug), { replace: true });
+    }
+  }, [nodes]);
+  if (nodes === null || nodes.length) return <p class="muted pad">{t("common.loading")}</p>;
+  return (
+    <div class="empty-state" data-testid="empty-workspace">
+      <h1>{t("page.empty_workspace")}</h1>
+      <a class="button primary" href={appHref("-/new")}>
+        {t("page.create_first")}
+      </a>
+    </div>
+  );
+}
+
+/** The graph screen, downloaded (with d3-force) only when it is opened. */
+function LazyGraph() {
+  useI18n();
+  const [Screen, setScreen] = useState<ComponentType | null>(null);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    import("./screens/Graph").then(
+      (m) => setScreen(() => m.default),
+      () => setFailed(true),
+    );
+  }, []);
+  if (failed) return <FormError error={t("common.offline")} />;
+  return Screen ? <Screen /> : <p class="muted pad">{t("common.loading")}</p>;
+}
+
+function NotFoundScreen() {
+  useI18n();
+  return (
+    <div class="empty-state">
+      <h1>{t("common.not_found")}</h1>
+      <p>{t("common.not_found_hint")}</p>
+      <a class="button" href={appHref("")}>
+        {t("common.back")}
+      </a>
+    </div>
+  );
+}
+
+/** The screen for a page's URL: [slug] or [slug, sub...]. */
+function pageScreen(slug: string, rest: string[]) {
+  if (rest.length === 0) return <PageView key={slug} slug={slug} />;
+  if (rest[0] === "edit" && rest.length === 1) return <Editor key={"edit:" + slug} slug={slug} />;
+  if (rest[0] === "history" && rest.length <= 2) return <History key={"h:" + slug} slug={slug} sha={rest[1] ?? null} />;
+  return <NotFoundScreen />;
+}
+
+function Screen() {
+  const loc = useStore(location);
+  const [seg0, ...rest] = loc.segments;
+  if (!seg0) return <Home />;
+  if (seg0 === "-") {
+    const [what, ...more] = rest;
+    if (what === "new" && more.length === 0) return <Editor key={"new:" + loc.query.toString()} slug={null} />;
+    if (what === "search" && more.length === 0) return <SearchPage />;
+    if (what === "trash" && more.length === 0) return <Trash />;
+    if (what === "settings" && more.length === 0) return <Settings />;
+    if (what === "workspace" && more.length === 0) return <WorkspaceSettings />;
+    if (what === "insights" && more.length === 0) return <Insights />;
+    if (what === "graph" && more.length === 0) return <LazyGraph />;
+    if (what === "page" && more[0]) return pageScreen(more[0], more.slice(1));
+    return <NotFoundScreen />;
+  }
+  return pageScreen(seg0, rest);
+}
+
+const NARROW = window.matchMedia("(max-width: 900px)");
+
+/** Whether the window is narrow (the sidebar is then a drawer over the content). */
+function useNarrow(): boolean {
+  const [narrow, setNarrow] = useState(NARROW.matches);
+  useEffect(() => {
+    const on = () => setNarrow(NARROW.matches);
+    NARROW.addEventListener("change", on);
+    return () => NARROW.removeEventListener("change", on);
+  }, []);
+  return narrow;
+}
+
+function Shell() {
+  useI18n();
+  // Wide: the sidebar is a column, shown unless hidden. Narrow: a drawer, closed unless opened.
+  const [hidden, setHidden] = useState(false);
+  const [drawer, setDrawer] = useState(false);
+  const narrow = useNarrow();
+  const ws = useStore(currentWorkspace);
+  const loc = useStore(location);
+  // Close the drawer when the page or the window's width changes — only on a change: an
+  // effect's first run comes after the first paint, and closing then would undo a tap
+  // on the drawer button made in between.
+  const where = `${loc.path}?${loc.query.toString()}|${narrow}`;
+  const shown = useRef(where);
+  useEffect(() => {
+    if (shown.current === where) return;
+    shown.current = where;
+    setDrawer(false);
+  }, [where]);
+  useEffect(() => {
+    if (!drawer) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") setDrawer(false);
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [drawer]);
+  const open = narrow ? drawer : !hidden;
+  return (
+    <div class={"shell" + (hidden ? " sidebar-hidden" : "") + (drawer ? " drawer-open" : "")}>
+      <a
+        class="skip-link"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById("main")?.focus();
+        }}
+      >
+        {t("nav.skip_to_content")}
+      </a>
+      <Header onToggleSidebar={() => (narrow ? setDrawer(!drawer) : setHidden(!hidden))} sidebarOpen={open} />
+      <Sidebar key={ws ?? ""} />
+      {drawer && <div class="drawer-backdrop" onClick={() => setDrawer(false)} />}
+      <main class="main" id="main" tabIndex={-1}>
+        <Screen />
+      </main>
+      <CommandPalette />
+    </div>
+  );
+}
+
+/** Where to go after signing in: ?next= when it is an app URL other than the auth screens. */
+function nextUrl(next: string | null): string {
+  return next && /^\/app\/(?!login|register)/.test(next) ? next : appHref("");
+}
+
+export function App() {
+  useI18n();
+  const loc = useStore(location);
+  const u = useStore(user);
+  const seg0 = loc.segments[0];
+  const authScreen = seg0 === "login" || seg0 === "register";
+
+  useEffect(() => {
+    if (!u && !authScreen) {
+      // Unauthenticated: sign in first, then come back here.
+      const here = window.location.pathname + window.location.search + window.location.hash;
+      void navigate(appHref("login", { next: here === "/app/" ? undefined : here }), { replace: true, force: true });
+    } else if (u && authScreen) {
+      void navigate(nextUrl(loc.query.get("next")), { replace: true, force: true });
+    }
+  }, [u, authScreen]);
+
+  return (
+    <>
+      {authScreen && !u ? seg0 === "login" ? <Login /> : <Register /> : u ? <Shell /> : null}
+      <ConfirmHost />
+    </>
+  );
+}

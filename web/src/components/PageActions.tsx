@@ -1,0 +1,178 @@
+// A page's actions: edit, history, rename, move, delete (to the trash).
+import { useState } from "preact/hooks";
+import { api, ApiError, type Page, type TreeNode } from "../api";
+import { errorMessage } from "../errors";
+import { t, useI18n } from "../i18n";
+import { deriveSlug } from "../markdown/slug";
+import { appHref, navigate, pageHref } from "../router";
+import { pagesChanged, tree } from "../session";
+import { useStore } from "../store";
+import { confirmDialog, Dialog } from "./Dialog";
+import { DialogActions, Field, FormError } from "./Form";
+import { Menu, MenuItem } from "./Menu";
+
+function RenameDialog({ page, onClose }: { page: Page; onClose: () => void }) {
+  const [title, setTitle] = useState(page.title);
+  const [slug, setSlug] = useState(page.slug);
+  const [slugEdited, setSlugEdited] = useState(false);
+  const [error, setError] = useState("");
+  async function submit(e: Event) {
+    e.preventDefault();
+    setError("");
+    try {
+      const renamed = await api.renamePage(page.slug, slug.trim(), title.trim() !== page.title ? title.trim() : undefined);
+      await pagesChanged();
+      onClose();
+      await navigate(pageHref(renamed.slug), { replace: true });
+    } catch (err) {
+      setError(err instanceof ApiError && err.status === 409 ? t("error.page_exists") : errorMessage(err));
+    }
+  }
+  return (
+    <Dialog title={t("page.rename")} onClose={onClose}>
+      <form class="form" onSubmit={submit}>
+        <Field
+          label={t("page.title_placeholder")}
+          name="title"
+          value={title}
+          autoFocus
+          onValue={(v) => {
+            setTitle(v);
+            if (!slugEdited) setSlug(deriveSlug(v) || page.slug);
+          }}
+        />
+        <Field
+          label={t("page.path")}
+          name="slug"
+          value={slug}
+          onValue={(v) => {
+            setSlug(v);
+            setSlugEdited(true);
+          }}
+          hint={`/app/${slug}`}
+        />
+        <FormError error={error} />
+        <DialogActions
+          onCancel={onClose}
+          submit={t("page.rename")}
+          disabled={!slug.trim() || (slug === page.slug && title === page.title)}
+        />
+      </form>
+    </Dialog>
+  );
+}
+
+function flatten(nodes: TreeNode[], skip: string, depth = 0, out: { slug: string; title: string; depth: number }[] = []) {
+  for (const n of nodes) {
+    if (n.slug === skip) continue; // a page cannot move into its own subtree
+    out.push({ slug: n.slug, title: n.title, depth });
+    flatten(n.children ?? [], skip, depth + 1, out);
+  }
+  return out;
+}
+
+function MoveDialog({ page, onClose }: { page: Page; onClose: () => void }) {
+  const nodes = useStore(tree) ?? [];
+  const [parent, setParent] = useState(page.parent ?? "");
+  const [error, setError] = useState("");
+  const options = flatten(nodes, page.slug);
+  async function submit(e: Event) {
+    e.preventDefault();
+    setError("");
+    try {
+      await api.movePage(page.slug, parent || null);
+      await pagesChanged();
+      onClose();
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  }
+  return (
+    <Dialog title={t("page.move")} onClose={onClose}>
+      <form class="form" onSubmit={submit}>
+        <label>
+          <span>{t("page.move.parent")}</span>
+          <select name="parent" value={parent} onChange={(e) => setParent(e.currentTarget.value)} autoFocus>
+            <option value="">{t("page.move.top_level")}</option>
+            {options.map((o) => (
+              <option key={o.slug} value={o.slug}>
+                {"\u00a0\u00a0".repeat(o.depth) + o.title}
+              </option>
+            ))}
+          </select>
+        </label>
+        <FormError error={error} />
+        <DialogActions onCancel={onClose} submit={t("page.move")} disabled={(page.parent ?? "") === parent} />
+      </form>
+    </Dialog>
+  );
+}
+
+export async function deletePage(page: Page): Promise<void> {
+  if (!(await confirmDialog(t("page.delete_confirm", { title: page.title }), { confirmLabel: t("page.delete"), danger: true })))
+    return;
+  try {
+    await api.deletePage(page.slug);
+  } catch (e) {
+    if (!(e instanceof ApiError && e.code === "page_has_children")) throw e;
+    if (
+      !(await confirmDialog(t("page.delete_with_children_confirm", { title: page.title }), {
+        confirmLabel: t("page.delete"),
+        danger: true,
+      }))
+    )
+      return;
+    await api.deletePage(page.slug, true);
+  }
+  await pagesChanged();
+  await navigate(page.parent ? pageHref(page.parent) : appHref(""), { replace: true });
+}
+
+export function PageActions({
+  page,
+  suggestions,
+  onToggleSuggestions,
+}: {
+  page: Page;
+  suggestions: boolean;
+  onToggleSuggestions: () => void;
+}) {
+  useI18n();
+  const [dialog, setDialog] = useState<"rename" | "move" | null>(null);
+  const [error, setError] = useState("");
+  return (
+    <div class="page-actions">
+      <a class="button primary" href={pageHref(page.slug, "edit")} data-testid="edit-page">
+        {t("page.edit")}
+      </a>
+      <a class="button" href={pageHref(page.slug, "history")}>
+        {t("page.history")}
+      </a>
+      <button type="button" class={suggestions ? "primary" : ""} aria-pressed={suggestions} onClick={onToggleSuggestions} data-testid="toggle-suggestions">
+        {t("intel.suggestions")}
+      </button>
+      <Menu label="⋯" buttonClass="button" buttonTitle={t("page.more_actions")} testId="page-more">
+        {(close) => (
+          <>
+            <MenuItem close={close} onClick={() => setDialog("rename")}>
+              {t("page.rename")}
+            </MenuItem>
+            <MenuItem close={close} onClick={() => setDialog("move")}>
+              {t("page.move")}
+            </MenuItem>
+            <a role="menuitem" class="menu-item" href={`/api/pages/${encodeURIComponent(page.slug)}/raw?ws=${encodeURIComponent(page.workspace)}`} target="_blank" rel="noopener" onClick={close}>
+              {t("page.raw")}
+            </a>
+            <hr />
+            <MenuItem close={close} danger onClick={() => void deletePage(page).catch((e) => setError(errorMessage(e)))}>
+              {t("page.delete")}
+            </MenuItem>
+          </>
+        )}
+      </Menu>
+      <FormError error={error} />
+      {dialog === "rename" && <RenameDialog page={page} onClose={() => setDialog(null)} />}
+      {dialog === "move" && <MoveDialog page={page} onClose={() => setDialog(null)} />}
+    </div>
+  );
+}

@@ -1,0 +1,59 @@
+// A failure as a sentence for the user: the problem's `code` picks a message of the
+// catalogue; an unknown code falls back to a generic message.
+import { ApiError } from "./api";
+import { t } from "./i18n";
+
+const BY_CODE: Record<string, string> = {
+  invalid_credentials: "auth.error.invalid_credentials",
+  registration_closed: "auth.error.registration_closed",
+  email_taken: "auth.error.email_taken",
+  invalid_email: "auth.error.invalid_email",
+  password_too_long: "auth.error.password_too_long",
+  upload_type_refused: "upload.type_not_allowed",
+  page_exists: "error.page_exists",
+  page_not_found: "page.not_found",
+  workspace_slug_taken: "error.workspace_taken",
+  invalid_workspace_name: "error.invalid_name",
+  invalid_name: "error.invalid_name",
+  invalid_slug: "error.invalid_slug",
+  move_cycle: "error.move_cycle",
+  content_too_large: "error.content_too_large",
+  title_too_long: "error.title_too_long",
+  page_has_children: "error.page_has_children",
+  owner_only: "common.forbidden",
+  wrong_password: "settings.wrong_current_password",
+  invalid_token_name: "error.invalid_name",
+  already_member: "workspace.already_member",
+  last_owner: "workspace.last_owner",
+  webhook_target_not_allowed: "settings.webhooks.target_not_allowed",
+  invalid_webhook_url: "settings.webhooks.invalid_url",
+  invalid_webhook_events: "settings.webhooks.invalid_events",
+  too_many_webhooks: "settings.webhooks.too_many",
+  unknown_language: "error.unknown_language",
+};
+
+/** The largest upload (GET /api/system), for the "too large" message. */
+let uploadMax = 10 * 1024 * 1024;
+export function setUploadMax(bytes: number): void {
+  uploadMax = bytes;
+}
+
+function size(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB` : `${Math.round(bytes / 1024)} KB`;
+}
+
+export function errorMessage(e: unknown): string {
+  if (e instanceof ApiError) {
+    if (e.status === 429) return t("auth.error.rate_limited");
+    if (e.status === 503) return t("common.database_unavailable");
+    if (e.code === "upload_too_large" || e.status === 413) return t("upload.too_large", { max: size(uploadMax) });
+    if (e.code === "password_too_short") return t("auth.error.password_too_short", { min: 8 });
+    const key = BY_CODE[e.code];
+    if (key) return t(key);
+    if (e.status === 403) return t("common.forbidden");
+    if (e.status === 404) return t("common.not_found");
+    return t("common.error");
+  }
+  if (e instanceof TypeError) return t("common.offline");
+  return t("common.error");
+}

@@ -1,0 +1,20 @@
+import { render } from "preact";
+import "./styles.css";
+import "./theme";
+import { prefetchView, slugOfHref } from "./prefetch";
+import { App } from "./app";
+import { boot } from "./session";
+
+// A page's URL: fetch its content while the session, messages and workspaces load (it is
+// the user's default workspace, the one the app opens; a 401 here is harmless).
+const first = slugOfHref(window.location.pathname);
+if (first) prefetchView(first);
+
+const root = document.getElementById("app")!;
+boot().then(
+  () => render(<App />, root),
+  () => {
+    // No server (or a broken one): say so plainly; the messages may not have loaded.
+    root.textContent = "Cairn could not be reached. Please reload the page.";
+  },
+);

@@ -1,0 +1,190 @@
+// Sign in (/app/login) and register (/app/register). After either, the user goes back
+// to where they were going (?next=/app/...).
+import { useEffect, useState } from "preact/hooks";
+import { api, ApiError } from "../api";
+import { Field, FormError } from "../components/Form";
+import { LanguageSelect } from "../components/LanguageSelect";
+import { errorMessage } from "../errors";
+import { catalogue, loadMessages, t, useI18n } from "../i18n";
+import { appHref, location } from "../router";
+import { signedIn } from "../session";
+import { useStore } from "../store";
+
+function withNext(path: string): string {
+  const next = location.get().query.get("next");
+  return appHref(path, { next: next ?? undefined });
+}
+
+function AuthFrame({ title, children }: { title: string; children: preact.ComponentChildren }) {
+  return (
+    <main class="auth">
+      <div class="auth-card">
+        <div class="auth-brand">
+          <img src="/app/favicon.svg" alt="" width="40" height="40" />
+          <span>{t("app.name")}</span>
+        </div>
+        <p class="auth-tagline">{t("app.tagline")}</p>
+        <h1>{title}</h1>
+        {children}
+        <LanguageSelect signedIn={false} id="auth-language" />
+      </div>
+    </main>
+  );
+}
+
+/** The email and password fields of both forms. */
+function Credentials({
+  email,
+  setEmail,
+  password,
+  setPassword,
+  register,
+}: {
+  email: string;
+  setEmail: (v: string) => void;
+  password: string;
+  setPassword: (v: string) => void;
+  register: boolean;
+}) {
+  return (
+    <>
+      <Field
+        label={t("auth.field.email")}
+        type="email"
+        name="email"
+        autoComplete={register ? "email" : "username"}
+        required
+        value={email}
+        onValue={setEmail}
+        autoFocus={!register}
+      />
+      <Field
+        label={t("auth.field.password")}
+        type="password"
+        name="password"
+        autoComplete={register ? "new-password" : "current-password"}
+        required
+        minLength={register ? 8 : undefined}
+        value={password}
+        onValue={setPassword}
+        hint={register ? t("auth.password_hint", { min: 8 }) : undefined}
+      />
+    </>
+  );
+}
+
+export function Login() {
+  useI18n();
+  useStore(location);
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    document.title = `${t("auth.login.title")}`;
+  });
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setError("");
+    try {
+      const u = await api.login(email, password);
+      await loadMessages(); // the user's language
+      await signedIn(u); // the app then goes on to ?next=
+    } catch (err) {
+      setError(errorMessage(err));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <AuthFrame title={t("auth.login.title")}>
+      <form class="form" onSubmit={submit} noValidate>
+        <Credentials email={email} setEmail={setEmail} password={password} setPassword={setPassword} register={false} />
+        <FormError error={error} />
+        <button type="submit" class="primary" disabled={busy}>
+          {t("auth.login.submit")}
+        </button>
+      </form>
+      <p class="auth-switch">
+        {t("auth.login.no_account")} <a href={withNext("register")}>{t("auth.register.submit")}</a>
+      </p>
+    </AuthFrame>
+  );
+}
+
+export function Register() {
+  useI18n();
+  useStore(location);
+  const [name, setName] = useState("");
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [closed, setClosed] = useState(false);
+
+  useEffect(() => {
+    document.title = t("auth.register.title");
+  });
+
+  // Whether registration is open, asked without side effects: the server checks that
+  // before anything else, so a register call with an empty email answers 403
+  // registration_closed when closed and 400 invalid_email when open. (GET /api/system
+  // tells too, but needs a credential.)
+  useEffect(() => {
+    api.register("", "").catch((e) => {
+      if (e instanceof ApiError && e.code === "registration_closed") setClosed(true);
+    });
+  }, []);
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setError("");
+    try {
+      const u = await api.register(email, password, name.trim() || undefined);
+      // Keep the language the visitor chose here (a new account starts in English).
+      const lang = catalogue.get().language;
+      if (lang !== u.language) {
+        try {
+          await api.setLanguage(lang);
+          u.language = lang;
+        } catch {
+          /* keep the server's */
+        }
+      }
+      await signedIn(u); // the app then goes on to ?next=
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "registration_closed") setClosed(true);
+      setError(errorMessage(err));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <AuthFrame title={t("auth.register.title")}>
+      {closed ? (
+        <div class="notice" role="status" data-testid="registration-closed">
+          <p>
+            <strong>{t("auth.error.registration_closed")}</strong>
+          </p>
+          <p>{t("auth.register.closed_hint")}</p>
+        </div>
+      ) : (
+        <form class="form" onSubmit={submit} noValidate>
+          <Field label={t("auth.field.name")} type="text" name="name" autoComplete="name" value={name} onValue={setName} />
+          <Credentials email={email} setEmail={setEmail} password={password} setPassword={setPassword} register={true} />
+          <FormError error={error} />
+          <button type="submit" class="primary" disabled={busy}>
+            {t("auth.register.submit")}
+          </button>
+        </form>
+      )}
+      <p class="auth-switch">
+        {t("auth.register.have_account")} <a href={withNext("login")}>{t("auth.login.submit")}</a>
+      </p>
+    </AuthFrame>
+  );
+}

@@ -1,0 +1,392 @@
+// The editor: title field, CodeMirror source (loaded on demand) beside a live preview,
+// explicit Save against base_revision, Ctrl/Cmd+S, an unsaved-changes guard, conflict
+// resolution, [[ and # completion, image paste/drop → upload.
+//
+// Saves send merge: true: an edit made on a stale base is merged three-way by the server
+// and only overlapping changes answer 409 — then the conflict dialog shows theirs, yours
+// and the merged text (with markers) to resolve (CONTRACT §5).
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, ApiError, type Page } from "../api";
+import { confirmDialog, Dialog } from "../components/Dialog";
+import { LargePreview, LARGE_PAGE } from "../components/LargePreview";
+import { MarkdownBody, useRendered } from "../components/Markdown";
+import { lastRenderMs } from "../markdown/render";
+import type { SourceEditor } from "../editor/codemirror";
+import { FormError } from "../components/Form";
+import { errorMessage } from "../errors";
+import { t, useI18n } from "../i18n";
+import { location, navigate, pageHref, setNavigationGuard } from "../router";
+import { knownTags, loadTags, pagesChanged, titles } from "../session";
+import { useStore } from "../store";
+import { theme } from "../theme";
+
+interface Conflict {
+  theirs: string;
+  yours: string;
+  merged: string;
+  current: string;
+}
+
+const idle: (fn: () => void) => number =
+  typeof window.requestIdleCallback === "function"
+    ? (fn) => window.requestIdleCallback(fn, { timeout: 1000 })
+    : (fn) => window.setTimeout(fn, 0);
+const cancelIdle: (id: number) => void =
+  typeof window.cancelIdleCallback === "function" ? (id) => window.cancelIdleCallback(id) : (id) => window.clearTimeout(id);
+
+/** The text the preview shows: `content` (itself read from the source 100 ms after typing
+ *  pauses) a little later for pages that take long to render (four times the last render's
+ *  cost), and then in an idle callback, so a keystroke never waits for the preview. Large
+ *  pages are rendered in pieces (LargePreview). */
+function usePreviewSource(content: string): string {
+  const [shown, setShown] = useState(content);
+  useEffect(() => {
+    if (content === shown) return;
+    let idleId = 0;
+    const timer = window.setTimeout(() => {
+      idleId = idle(() => setShown(content));
+    }, content.length > LARGE_PAGE ? 0 : Math.max(20, lastRenderMs() * 4 - 100));
+    return () => {
+      window.clearTimeout(timer);
+      if (idleId) cancelIdle(idleId);
+    };
+  }, [content]);
+  return shown;
+}
+
+function ConflictDialog({
+  conflict,
+  onResolve,
+  onCancel,
+}: {
+  conflict: Conflict;
+  onResolve: (content: string, base: string) => void;
+  onCancel: () => void;
+}) {
+  const [merged, setMerged] = useState(conflict.merged);
+  const markers = /^(<<<<<<<|=======|>>>>>>>)/m.test(merged);
+  return (
+    <Dialog title={t("page.merge_conflict.title")} onClose={onCancel} wide>
+      <p>{t("page.merge_conflict.body")}</p>
+      <div class="conflict-panes">
+        <div>
+          <h3>{t("page.conflict.theirs")}</h3>
+          <pre data-testid="conflict-theirs">{conflict.theirs}</pre>
+        </div>
+        <div>
+          <h3>{t("page.conflict.yours")}</h3>
+          <pre data-testid="conflict-yours">{conflict.yours}</pre>
+        </div>
+        <div>
+          <h3>{t("page.conflict.merged")}</h3>
+          <textarea
+            data-testid="conflict-merged"
+            aria-label={t("page.conflict.merged")}
+            value={merged}
+            onInput={(e) => setMerged(e.currentTarget.value)}
+          />
+        </div>
+      </div>
+      {markers && <p class="hint">{t("page.conflict.markers_left")}</p>}
+      <div class="dialog-actions">
+        <button type="button" onClick={onCancel}>
+          {t("common.cancel")}
+        </button>
+        <button type="button" onClick={() => onResolve(conflict.theirs, conflict.current)}>
+          {t("page.conflict.take_theirs")}
+        </button>
+        <button type="button" onClick={() => onResolve(conflict.yours, conflict.current)}>
+          {t("page.conflict.keep_yours")}
+        </button>
+        <button type="button" class="primary" onClick={() => onResolve(merged, conflict.current)}>
+          {t("page.conflict.save_merged")}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+export function Editor({ slug }: { slug: string | null }) {
+  useI18n();
+  const dark = useStore(theme) === "dark";
+  const known = useStore(titles);
+  const query = location.get().query;
+  const isNew = slug === null;
+  const parent = isNew ? query.get("parent") : null;
+  const newSlug = isNew ? query.get("slug") : null;
+
+  const [page, setPage] = useState<Page | null>(null);
+  const [loadError, setLoadError] = useState<unknown>(null);
+  const [title, setTitle] = useState(isNew ? (query.get("title") ?? "") : "");
+  const [titleTouched, setTitleTouched] = useState(isNew);
+  const [content, setContent] = useState("");
+  const [saved, setSaved] = useState<{ title: string; content: string }>({ title: title, content: "" });
+  const [status, setStatus] = useState("");
+  const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [conflict, setConflict] = useState<Conflict | null>(null);
+  const [editorReady, setEditorReady] = useState(false);
+
+  const host = useRef<HTMLDivElement>(null);
+  const cm = useRef<SourceEditor | null>(null);
+  const state = useRef({ title, content, titleTouched, page, busy });
+  state.current = { title, content, titleTouched, page, busy };
+  // The source is read into `content` 100 ms after typing pauses, not on every keystroke.
+  const [pending, setPending] = useState(false);
+  const flushTimer = useRef(0);
+  function flush(): string {
+    window.clearTimeout(flushTimer.current);
+    const doc = cm.current?.getDoc();
+    if (doc !== undefined) setContent(doc);
+    setPending(false);
+    return doc ?? state.current.content;
+  }
+  useEffect(() => () => window.clearTimeout(flushTimer.current), []);
+  const dirty = pending || content !== saved.content || (titleTouched && title !== saved.title);
+  const dirtyRef = useRef(dirty);
+  dirtyRef.current = dirty;
+
+  // The page (when editing an existing one).
+  useEffect(() => {
+    if (isNew) {
+      setPage(null);
+      return;
+    }
+    api.page(slug!).then(
+      (p) => {
+        setPage(p);
+        setTitle(p.title);
+        setContent(p.content);
+        setSaved({ title: p.title, content: p.content });
+      },
+      (e) => setLoadError(e),
+    );
+  }, [slug]);
+
+  useEffect(() => {
+    document.title = `${t("page.edit")} · ${title || t("page.new")}`;
+  }, [title]);
+
+  useEffect(() => void loadTags(), []);
+
+  // The unsaved-changes guard, for in-app navigation and for leaving the site.
+  useEffect(() => {
+    setNavigationGuard(async () => !dirtyRef.current || (await confirmDialog(t("page.discard_changes_confirm"))));
+    const onBeforeUnload = (e: BeforeUnloadEvent) => {
+      if (!dirtyRef.current) return;
+      e.preventDefault();
+      e.returnValue = "";
+    };
+    window.addEventListener("beforeunload", onBeforeUnload);
+    return () => {
+      setNavigationGuard(null);
+      window.removeEventListener("beforeunload", onBeforeUnload);
+    };
+  }, []);
+
+  // CodeMirror, loaded on demand once the document is known.
+  const ready = isNew || page !== null;
+  useEffect(() => {
+    if (!ready || !host.current) return;
+    let cancelled = false;
+    void import("../editor/codemirror").then(({ createEditor }) => {
+      if (cancelled || !host.current) return;
+      cm.current = createEditor({
+        parent: host.current,
+        doc: state.current.content,
+        dark,
+        label: t("editor.source"),
+        onChange: () => {
+          setPending(true);
+          window.clearTimeout(flushTimer.current);
+          flushTimer.current = window.setTimeout(flush, 100);
+        },
+        onSave: () => void save(false),
+        titles: () => [...titles.get().values()],
+        tags: () => knownTags.get(),
+        onFiles: (files, at) => void upload(files, at),
+      });
+      setEditorReady(true);
+      if (!isNew) cm.current.focus();
+    });
+    return () => {
+      cancelled = true;
+      cm.current?.destroy();
+      cm.current = null;
+    };
+  }, [ready]);
+
+  useEffect(() => cm.current?.setDark(dark), [dark]);
+
+  // Ctrl/Cmd+S also outside the source (e.g. in the title field).
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if ((e.ctrlKey || e.metaKey) && !e.altKey && (e.key === "s" || e.key === "S")) {
+        e.preventDefault();
+        void save(false);
+      }
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
+
+  async function upload(files: File[], at: number) {
+    for (const file of files) {
+      setStatus(t("upload.uploading"));
+      try {
+        const up = await api.upload(file, file.name || "image");
+        const alt = (file.name || "image").replace(/\.[a-z0-9]+$/i, "").replace(/[\[\]]/g, "");
+        cm.current?.insert(`![${alt}](${up.url})\n`, at);
+        setStatus("");
+      } catch (e) {
+        setStatus("");
+        setError(errorMessage(e));
+      }
+    }
+  }
+
+  async function put(p: Page, body: string, base: string, newTitle?: string): Promise<Page> {
+    return api.updatePage(p.slug, { content: body, base_revision: base, merge: true, title: newTitle });
+  }
+
+  /** Saves; `leave` goes to the page afterwards. */
+  async function save(leave: boolean) {
+    const s = state.current;
+    const body = flush();
+    if (s.busy) return;
+    setError("");
+    if (!s.page && !s.title.trim()) {
+      setError(t("editor.title_required"));
+      return;
+    }
+    setBusy(true);
+    setStatus(t("page.saving"));
+    try {
+      let result: Page;
+      if (!s.page) {
+        result = await api.createPage({
+          title: s.title.trim(),
+          content: body,
+          parent: parent || undefined,
+          slug: newSlug || undefined,
+        });
+      } else {
+        const newTitle = s.titleTouched && s.title.trim() && s.title.trim() !== s.page.title ? s.title.trim() : undefined;
+        result = await put(s.page, body, s.page.revision, newTitle);
+      }
+      afterSave(result, body);
+      await pagesChanged();
+      if (!s.page || leave) await navigate(pageHref(result.slug), { replace: !s.page, force: true });
+    } catch (e) {
+      setStatus("");
+      if (e instanceof ApiError && e.status === 409 && s.page && (e.code === "merge_conflict" || e.code === "stale_revision")) {
+        await openConflict(s.page, body, e);
+      } else {
+        setError(errorMessage(e));
+      }
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  function afterSave(result: Page, sent: string) {
+    setPage(result);
+    setTitle(result.title);
+    setTitleTouched(false);
+    setSaved({ title: result.title, content: result.content });
+    if (result.content !== sent) {
+      // The server merged in someone else's change: show the merged text.
+      setContent(result.content);
+      cm.current?.setDoc(result.content);
+      setStatus(t("editor.merged"));
+    } else {
+      setStatus(t("page.saved"));
+    }
+  }
+
+  async function openConflict(p: Page, yours: string, e: ApiError) {
+    const current = await api.page(p.slug);
+    const merged = typeof e.problem.merged === "string" ? e.problem.merged : yours;
+    setConflict({
+      theirs: current.content,
+      yours,
+      merged,
+      current: typeof e.problem.current_revision === "string" ? e.problem.current_revision : current.revision,
+    });
+  }
+
+  async function resolve(body: string, base: string) {
+    const p = state.current.page;
+    if (!p) return;
+    setConflict(null);
+    setBusy(true);
+    setStatus(t("page.saving"));
+    try {
+      const result = await api.updatePage(p.slug, { content: body, base_revision: base });
+      setContent(result.content);
+      cm.current?.setDoc(result.content);
+      afterSave(result, result.content);
+      await pagesChanged();
+    } catch (e) {
+      setStatus("");
+      if (e instanceof ApiError && e.status === 409) await openConflict(p, body, e);
+      else setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const previewSource = usePreviewSource(content);
+  const large = previewSource.length > LARGE_PAGE;
+  const preview = useRendered(large ? "" : previewSource, slug ?? undefined);
+  void known;
+
+  if (loadError) {
+    return <FormError error={errorMessage(loadError)} />;
+  }
+
+  return (
+    <div class="editor" data-testid="editor">
+      <div class="editor-bar">
+        <input
+          class="editor-title"
+          name="title"
+          aria-label={t("page.title_placeholder")}
+          placeholder={t("page.title_placeholder")}
+          value={title}
+          autoFocus={isNew}
+          onInput={(e) => {
+            setTitle(e.currentTarget.value);
+            setTitleTouched(true);
+          }}
+        />
+        <span class="editor-status" role="status" data-testid="editor-status">
+          {dirty && !busy ? t("page.unsaved_changes") : status}
+        </span>
+        <button
+          type="button"
+          onClick={() => void navigate(page ? pageHref(page.slug) : parent ? pageHref(parent) : "/app/")}
+        >
+          {t("page.cancel")}
+        </button>
+        <button type="button" class="primary" disabled={busy} onClick={() => void save(true)} title="Ctrl+S">
+          {t("page.save")}
+        </button>
+      </div>
+      <FormError error={error} />
+      <div class="editor-panes">
+        <div class="editor-source" ref={host}>
+          {!editorReady && <p class="muted pad">{t("common.loading")}</p>}
+        </div>
+        <section class="editor-preview" aria-label={t("editor.preview")}>
+          {large ? (
+            <LargePreview source={previewSource} slug={slug ?? undefined} />
+          ) : (
+            <MarkdownBody html={preview.html} class="page-content" />
+          )}
+        </section>
+      </div>
+      {conflict && <ConflictDialog conflict={conflict} onResolve={resolve} onCancel={() => setConflict(null)} />}
+    </div>
+  );
+}

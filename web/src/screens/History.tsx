@@ -1,0 +1,288 @@
+// A page's history: the list of revisions; one revision with its content, its inline
+// diff against the previous revision (or the current one) and a restore button.
+import { useEffect, useState } from "preact/hooks";
+import { api, type Diff, type HistoryEntry, type Revision } from "../api";
+import { confirmDialog } from "../components/Dialog";
+import { MarkdownBody, useRendered } from "../components/Markdown";
+import { FormError } from "../components/Form";
+import { errorMessage } from "../errors";
+import { formatDate, t, useI18n } from "../i18n";
+import { navigate, pageHref } from "../router";
+import { pagesChanged, pagesVersion, titles } from "../session";
+import { useStore } from "../store";
+
+function short(sha: string): string {
+  return sha.slice(0, 8);
+}
+
+/** A unified diff, line by line: additions, deletions, hunk headers. */
+export function DiffView({ unified }: { unified: string }) {
+  const lines = unified.split("\n").filter((l, i, all) => !(i === all.length - 1 && l === ""));
+  return (
+    <div class="diff" data-testid="diff">
+      {lines
+        .filter((l) => !l.startsWith("+++") && !l.startsWith("---"))
+        .map((l, i) => {
+          const cls = l.startsWith("+") ? "add" : l.startsWith("-") ? "del" : l.startsWith("@@") ? "hunk" : "";
+          return (
+            <div key={i} class={cls}>
+              {l || " "}
+            </div>
+          );
+        })}
+    </div>
+  );
+}
+
+interface Side {
+  no: number;
+  text: string;
+}
+interface Row {
+  hunk?: string;
+  left: Side | null;
+  right: Side | null;
+  changed: boolean;
+}
+
+/** The rows of a side-by-side diff: removed lines on the left, added on the right, paired. */
+export function sideBySide(unified: string): Row[] {
+  const rows: Row[] = [];
+  let oldNo = 0;
+  let newNo = 0;
+  let dels: Side[] = [];
+  let adds: Side[] = [];
+  const flush = () => {
+    for (let i = 0; i < Math.max(dels.length, adds.length); i++) rows.push({ left: dels[i] ?? null, right: adds[i] ?? null, changed: true });
+    dels = [];
+    adds = [];
+  };
+  for (const line of unified.split("\n")) {
+    if (line.startsWith("+++") || line.startsWith("---") || line.startsWith("\\")) continue;
+    const hunk = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line);
+    if (hunk) {
+      flush();
+      oldNo = Number(hunk[1]);
+      newNo = Number(hunk[2]);
+      rows.push({ hunk: line, left: null, right: null, changed: false });
+    } else if (line.startsWith("-")) dels.push({ no: oldNo++, text: line.slice(1) });
+    else if (line.startsWith("+")) adds.push({ no: newNo++, text: line.slice(1) });
+    else if (line.startsWith(" ")) {
+      flush();
+      rows.push({ left: { no: oldNo++, text: line.slice(1) }, right: { no: newNo++, text: line.slice(1) }, changed: false });
+    }
+  }
+  flush();
+  return rows;
+}
+
+function Cells({ side, cls }: { side: Side | null; cls: string }) {
+  if (!side) return <td class="empty" colSpan={2} />;
+  return (
+    <>
+      <td class={"ln " + cls}>{side.no}</td>
+      <td class={cls}>{side.text || " "}</td>
+    </>
+  );
+}
+
+/** The same diff as two columns: the older text on the left, the newer on the right. */
+export function SideBySideDiff({ unified }: { unified: string }) {
+  const rows = sideBySide(unified);
+  return (
+    <table class="diff diff-split" data-testid="diff-split">
+      <tbody>
+        {rows.map((r, i) =>
+          r.hunk ? (
+            <tr key={i} class="hunk">
+              <td colSpan={4}>{r.hunk}</td>
+            </tr>
+          ) : (
+            <tr key={i}>
+              <Cells side={r.left} cls={r.changed ? "del" : ""} />
+              <Cells side={r.right} cls={r.changed ? "add" : ""} />
+            </tr>
+          ),
+        )}
+      </tbody>
+    </table>
+  );
+}
+
+const LAYOUT_KEY = "cairn.diffLayout";
+function storedLayout(): "inline" | "split" {
+  try {
+    return localStorage.getItem(LAYOUT_KEY) === "split" ? "split" : "inline";
+  } catch {
+    return "inline";
+  }
+}
+
+function RevisionView({ slug, sha, latest }: { slug: string; sha: string; latest: string | null }) {
+  const [rev, setRev] = useState<Revision | null>(null);
+  const [diff, setDiff] = useState<Diff | null>(null);
+  const [against, setAgainst] = useState<"previous" | "current">("previous");
+  const [tab, setTab] = useState<"diff" | "content">("diff");
+  const [layout, setLayoutState] = useState(storedLayout);
+  const setLayout = (l: "inline" | "split") => {
+    setLayoutState(l);
+    try {
+      localStorage.setItem(LAYOUT_KEY, l);
+    } catch {
+      /* private mode */
+    }
+  };
+  const [error, setError] = useState("");
+
+  useEffect(() => {
+    api.revision(slug, sha).then(setRev, (e) => setError(errorMessage(e)));
+  }, [slug, sha]);
+  useEffect(() => {
+    setDiff(null);
+    const base = against === "current" && latest ? latest : undefined;
+    // "Compared with current": how the current version differs from this one.
+    const req = base ? api.diff(slug, base, sha) : api.diff(slug, sha);
+    req.then(setDiff, (e) => setError(errorMessage(e)));
+  }, [slug, sha, against, latest]);
+
+  const rendered = useRendered(rev?.content ?? "", slug, rev?.title);
+
+  async function restore() {
+    if (!rev) return;
+    if (!(await confirmDialog(t("history.restore_confirm", { date: formatDate(rev.created_at) }), { confirmLabel: t("page.restore") })))
+      return;
+    try {
+      await api.restoreRevision(slug, sha);
+      await pagesChanged();
+      await navigate(pageHref(slug));
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  }
+
+  if (error) return <FormError error={error} />;
+  if (!rev) return <p class="muted">{t("common.loading")}</p>;
+  return (
+    <section class="revision" data-testid="revision">
+      <h2>
+        {t("history.revision")} <code class="sha">{short(rev.sha)}</code>
+      </h2>
+      <p class="muted">
+        {rev.author?.name} · {formatDate(rev.created_at)} {rev.message && <>· {rev.message}</>}
+      </p>
+      <div class="editor-bar">
+        <button type="button" class={tab === "diff" ? "primary" : ""} aria-pressed={tab === "diff"} onClick={() => setTab("diff")}>
+          {t("page.diff")}
+        </button>
+        <button
+          type="button"
+          class={tab === "content" ? "primary" : ""}
+          aria-pressed={tab === "content"}
+          onClick={() => setTab("content")}
+        >
+          {t("page.view")}
+        </button>
+        {tab === "diff" && (
+          <div class="segmented" role="group" aria-label={t("history.diff_layout")}>
+            <button type="button" class="small" aria-pressed={layout === "inline"} onClick={() => setLayout("inline")}>
+              {t("history.diff_inline")}
+            </button>
+            <button type="button" class="small" aria-pressed={layout === "split"} onClick={() => setLayout("split")}>
+              {t("history.diff_side_by_side")}
+            </button>
+          </div>
+        )}
+        {tab === "diff" && latest && latest !== sha && (
+          <label class="language-select">
+            <input
+              type="checkbox"
+              checked={against === "current"}
+              onChange={(e) => setAgainst(e.currentTarget.checked ? "current" : "previous")}
+            />
+            <span>{t("history.compare_with_current")}</span>
+          </label>
+        )}
+        {latest !== sha && (
+          <button type="button" class="primary" onClick={() => void restore()} data-testid="restore-revision">
+            {t("history.restore_revision")}
+          </button>
+        )}
+      </div>
+      {tab === "diff" ? (
+        diff ? (
+          <>
+            <p class="stats">
+              <span class="add">+{diff.added}</span> <span class="del">−{diff.removed}</span>
+            </p>
+            {layout === "split" ? <SideBySideDiff unified={diff.unified} /> : <DiffView unified={diff.unified} />}
+          </>
+        ) : (
+          <p class="muted">{t("common.loading")}</p>
+        )
+      ) : (
+        <MarkdownBody html={rendered.html} class="page-content" />
+      )}
+    </section>
+  );
+}
+
+export function History({ slug, sha }: { slug: string; sha: string | null }) {
+  useI18n();
+  useStore(titles);
+  const version = useStore(pagesVersion);
+  const [items, setItems] = useState<HistoryEntry[] | null>(null);
+  const [error, setError] = useState("");
+  const title = titles.get().get(slug) ?? slug;
+
+  useEffect(() => {
+    document.title = `${t("history.title")} · ${title}`;
+    api.history(slug).then(
+      (r) => setItems(r.items),
+      (e) => setError(errorMessage(e)),
+    );
+  }, [slug, version]);
+
+  const latest = items?.[0]?.sha ?? null;
+  return (
+    <div class="history">
+      <nav class="breadcrumbs" aria-label={t("page.breadcrumbs")}>
+        <ol>
+          <li>
+            <a href={pageHref(slug)}>{title}</a>
+          </li>
+          <li aria-current="page">{t("history.title")}</li>
+        </ol>
+      </nav>
+      <h1>{t("history.title")}</h1>
+      <FormError error={error} />
+      {items && items.length === 0 && <p class="muted">{t("history.empty")}</p>}
+      {items && items.length > 0 && (
+        <table class="list-table" data-testid="history-list">
+          <thead>
+            <tr>
+              <th>{t("history.revision")}</th>
+              <th>{t("history.author")}</th>
+              <th>{t("history.date")}</th>
+              <th>{t("history.message")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((h) => (
+              <tr key={h.sha} class={h.sha === sha ? "current" : ""}>
+                <td>
+                  <a href={pageHref(slug, `history/${h.sha}`)} class="sha">
+                    {short(h.sha)}
+                  </a>
+                </td>
+                <td>{h.author?.name}</td>
+                <td>{formatDate(h.created_at)}</td>
+                <td>{h.message}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {sha && <RevisionView key={sha} slug={slug} sha={sha} latest={latest} />}
+    </div>
+  );
+}

@@ -1,0 +1,146 @@
+// One page: rendered markdown, table of contents, breadcrumbs, children, backlinks,
+// tags, last editor and time; actions (edit, history, rename, move, delete).
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, type PageViewData } from "../api";
+import { FormError } from "../components/Form";
+import { MarkdownBody, useRendered } from "../components/Markdown";
+import { PageActions } from "../components/PageActions";
+import { PageList } from "../components/PageList";
+import { SuggestionsPanel } from "../components/Suggestions";
+import { errorMessage } from "../errors";
+import { formatDate, t, useI18n } from "../i18n";
+import { appHref, location, pageHref } from "../router";
+import { peekView, loadView } from "../prefetch";
+import { pagesVersion } from "../session";
+import { useStore } from "../store";
+
+export function usePageView(slug: string) {
+  const version = useStore(pagesVersion);
+  // A prefetched answer (hover or focus on a link) shows at once, without a loading step.
+  const [data, setData] = useState<PageViewData | null>(() => peekView(slug) ?? null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    let live = true;
+    setError(null);
+    const ready = peekView(slug);
+    if (ready) {
+      setData(ready);
+      return;
+    }
+    loadView(slug).then(
+      (d) => live && setData(d),
+      (e) => {
+        if (!live) return;
+        setData(null);
+        setError(e);
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [slug, version]);
+  return { data: data && data.page.slug === slug ? data : null, error };
+}
+
+export function NotFound({ slug }: { slug: string }) {
+  useI18n();
+  const title = location.get().query.get("title") || slug;
+  return (
+    <div class="empty-state" data-testid="page-missing">
+      <h1>{title}</h1>
+      <p>{t("page.not_found")}</p>
+      <a class="button primary" href={appHref("-/new", { slug, title })}>
+        {t("page.create_named", { title })}
+      </a>
+    </div>
+  );
+}
+
+function PageBody({ data }: { data: PageViewData }) {
+  const { page } = data;
+  const rendered = useRendered(page.content, page.slug, page.title);
+  const hash = useStore(location).hash;
+  const [suggesting, setSuggesting] = useState(false);
+
+  useEffect(() => {
+    document.title = `${page.title} · ${t("app.name")}`;
+  }, [page.title]);
+
+  // Scroll to the anchor of the URL once the page is rendered.
+  useEffect(() => {
+    if (!hash) return;
+    const id = decodeURIComponent(hash.slice(1));
+    document.getElementById(id)?.scrollIntoView();
+  }, [hash, rendered.html]);
+
+  return (
+    <div class="page-layout">
+      <article class="page">
+        <nav class="breadcrumbs" aria-label={t("page.breadcrumbs")}>
+          <ol>
+            {data.breadcrumbs.map((b) => (
+              <li key={b.slug}>
+                <a href={pageHref(b.slug)}>{b.title}</a>
+              </li>
+            ))}
+            <li aria-current="page">{page.title}</li>
+          </ol>
+        </nav>
+        <header class="page-header">
+          <h1 class="page-title">{page.title}</h1>
+          <PageActions page={page} suggestions={suggesting} onToggleSuggestions={() => setSuggesting(!suggesting)} />
+        </header>
+        {suggesting && <SuggestionsPanel page={page} />}
+        <p class="page-meta muted">
+          {page.updated_by
+            ? t("page.last_edited", { author: page.updated_by.name, date: formatDate(page.updated_at) })
+            : formatDate(page.updated_at)}
+        </p>
+        {page.tags.length > 0 && (
+          <ul class="tags" aria-label={t("page.tags")}>
+            {page.tags.map((tag) => (
+              <li key={tag}>
+                <a class="tag" href={appHref("-/search", { q: `#${tag}`, tag })}>
+                  #{tag}
+                </a>
+              </li>
+            ))}
+          </ul>
+        )}
+        <MarkdownBody html={rendered.html} class="page-content" />
+        <section class="page-children">
+          <h2>{t("page.children")}</h2>
+          <PageList pages={data.children} none={t("page.no_children")} />
+          <a class="button small" href={appHref("-/new", { parent: page.slug })}>
+            + {t("page.new_child")}
+          </a>
+        </section>
+        <section class="page-backlinks">
+          <h2>{t("page.backlinks")}</h2>
+          <PageList pages={data.backlinks} none={t("page.no_backlinks")} />
+        </section>
+      </article>
+      {rendered.headings.length > 1 && (
+        <aside class="toc" aria-label={t("page.outline")}>
+          <h2>{t("page.outline")}</h2>
+          <ul>
+            {rendered.headings.map((h) => (
+              <li key={h.anchor} class={`toc-l${h.level}`}>
+                <a href={`#${encodeURIComponent(h.anchor)}`}>{h.text}</a>
+              </li>
+            ))}
+          </ul>
+        </aside>
+      )}
+    </div>
+  );
+}
+
+export function PageView({ slug }: { slug: string }) {
+  useI18n();
+  const { data, error } = usePageView(slug);
+  if (error instanceof ApiError && error.status === 404) return <NotFound slug={slug} />;
+  if (error) return <FormError error={errorMessage(error)} />;
+  if (!data) return <p class="muted pad">{t("common.loading")}</p>;
+  return <PageBody data={data} />;
+}

@@ -1,0 +1,181 @@
+// The user's settings at /app/-/settings: profile, password, language, personal access
+// tokens (the secret shown once), and how to connect an assistant over MCP.
+import { useEffect, useState } from "preact/hooks";
+import { api, type TokenInfo } from "../api";
+import { confirmDialog } from "../components/Dialog";
+import { Feedback, Field, RowAction, ShownOnce, useAction } from "../components/Form";
+import { LanguageSelect } from "../components/LanguageSelect";
+import { formatDate, t, useI18n } from "../i18n";
+import { user } from "../session";
+import { useStore } from "../store";
+
+function Profile() {
+  const u = useStore(user)!;
+  const [name, setName] = useState(u.name);
+  const [email, setEmail] = useState(u.email);
+  const action = useAction();
+  async function submit(e: Event) {
+    e.preventDefault();
+    await action.run(async () => {
+      const body: { name?: string; email?: string } = {};
+      if (name.trim() !== u.name) body.name = name.trim();
+      if (email.trim() !== u.email) body.email = email.trim();
+      user.set(await api.updateProfile(body));
+    }, t("settings.profile_saved"));
+  }
+  return (
+    <section class="card" aria-labelledby="settings-profile">
+      <h2 id="settings-profile">{t("settings.profile")}</h2>
+      <form class="form" onSubmit={submit}>
+        <Field label={t("auth.field.name")} name="name" autoComplete="name" value={name} onValue={setName} />
+        <Field label={t("auth.field.email")} type="email" name="email" autoComplete="email" required value={email} onValue={setEmail} />
+        <Feedback action={action} />
+        <div>
+          <button type="submit" class="primary" disabled={name.trim() === u.name && email.trim() === u.email}>
+            {t("settings.save_profile")}
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+function Password() {
+  const [current, setCurrent] = useState("");
+  const [next, setNext] = useState("");
+  const action = useAction();
+  async function submit(e: Event) {
+    e.preventDefault();
+    if (await action.run(() => api.changePassword(current, next), t("settings.password_changed"))) {
+      setCurrent("");
+      setNext("");
+    }
+  }
+  return (
+    <section class="card" aria-labelledby="settings-password">
+      <h2 id="settings-password">{t("settings.change_password")}</h2>
+      <form class="form" onSubmit={submit}>
+        <Field
+          label={t("settings.current_password")}
+          type="password"
+          name="current-password"
+          autoComplete="current-password"
+          required
+          value={current}
+          onValue={setCurrent}
+        />
+        <Field
+          label={t("settings.new_password")}
+          type="password"
+          name="new-password"
+          autoComplete="new-password"
+          required
+          minLength={8}
+          value={next}
+          onValue={setNext}
+          hint={t("auth.password_hint", { min: 8 })}
+        />
+        <Feedback action={action} />
+        <div>
+          <button type="submit" class="primary" disabled={!current || !next}>
+            {t("settings.change_password")}
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+function Tokens() {
+  const [items, setItems] = useState<TokenInfo[] | null>(null);
+  const [name, setName] = useState("");
+  const [created, setCreated] = useState<{ name: string; token: string } | null>(null);
+  const action = useAction();
+  const load = async () => setItems((await api.tokens()).items);
+  useEffect(() => void action.run(load), []);
+
+  async function create(e: Event) {
+    e.preventDefault();
+    await action.run(async () => {
+      const tok = await api.createToken(name.trim());
+      setCreated({ name: tok.name, token: tok.token });
+      setName("");
+      await load();
+    });
+  }
+
+  async function revoke(tok: TokenInfo) {
+    const ok = await confirmDialog(t("settings.tokens.revoke_confirm", { name: tok.name }), {
+      confirmLabel: t("settings.tokens.revoke"),
+      danger: true,
+    });
+    if (!ok) return;
+    await action.run(async () => {
+      await api.revokeToken(tok.id);
+      setCreated(null);
+      await load();
+    }, t("settings.tokens.revoked", { name: tok.name }));
+  }
+
+  return (
+    <section class="card" aria-labelledby="settings-tokens">
+      <h2 id="settings-tokens">{t("settings.tokens.title")}</h2>
+      <p class="muted">{t("settings.tokens.description")}</p>
+      <form class="inline-form" onSubmit={create}>
+        <Field label={t("settings.tokens.name")} name="token-name" required maxLength={100} value={name} onValue={setName} />
+        <button type="submit" class="primary" disabled={!name.trim()}>
+          {t("settings.tokens.create")}
+        </button>
+      </form>
+      {created && <ShownOnce value={created.token} warning={t("settings.tokens.shown_once")} testId="new-token" />}
+      <Feedback action={action} />
+      {items && items.length === 0 && <p class="muted">{t("settings.tokens.empty")}</p>}
+      {items && items.length > 0 && (
+        <table class="list-table" data-testid="token-list">
+          <thead>
+            <tr>
+              <th>{t("settings.tokens.name")}</th>
+              <th>{t("settings.created")}</th>
+              <th>{t("settings.tokens.last_used_column")}</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((tok) => (
+              <tr key={tok.id}>
+                <td>{tok.name}</td>
+                <td>{formatDate(tok.created_at)}</td>
+                <td>{tok.last_used_at ? formatDate(tok.last_used_at) : t("settings.tokens.never_used")}</td>
+                <RowAction label={t("settings.tokens.revoke")} name={tok.name} onClick={() => void revoke(tok)} />
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <h3>{t("settings.assistant.title")}</h3>
+      <p class="muted">{t("settings.assistant.description")}</p>
+      <p>
+        {t("settings.assistant.endpoint")}: <code>{`${window.location.origin}/api/mcp`}</code>
+      </p>
+    </section>
+  );
+}
+
+export function Settings() {
+  useI18n();
+  useEffect(() => {
+    document.title = t("nav.settings");
+  }, []);
+  return (
+    <div class="settings">
+      <h1>{t("nav.settings")}</h1>
+      <Profile />
+      <Password />
+      <section class="card" aria-labelledby="settings-language">
+        <h2 id="settings-language">{t("settings.language")}</h2>
+        <LanguageSelect signedIn={true} id="settings-language-select" />
+      </section>
+      <Tokens />
+    </div>
+  );
+}

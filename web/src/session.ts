@@ -1,0 +1,159 @@
+// Who is signed in, their workspaces, the current one and its page tree.
+import { api, ApiError, setApiWorkspace, setUnauthorizedHandler, type TreeNode, type User, type Workspace } from "./api";
+import { setUploadMax } from "./errors";
+import { deriveSlug } from "./markdown/slug";
+import { loadMessages, storedLanguage } from "./i18n";
+import { appHref, location, navigate } from "./router";
+import { store } from "./store";
+
+export const user = store<User | null>(null);
+export const workspaces = store<Workspace[]>([]);
+export const currentWorkspace = store<string | null>(null);
+
+/** The page tree of the current workspace (GET /api/pages), and every page by slug. */
+export const tree = store<TreeNode[] | null>(null);
+export const titles = store<Map<string, string>>(new Map());
+/** Bumped after any change to pages, so screens showing them reload. */
+export const pagesVersion = store(0);
+
+function index(nodes: TreeNode[], into: Map<string, string>): void {
+  for (const n of nodes) {
+    into.set(n.slug, n.title);
+    index(n.children ?? [], into);
+  }
+}
+
+let treeLoading: Promise<void> | null = null;
+export function reloadTree(): Promise<void> {
+  const ws = currentWorkspace.get();
+  const p = api.tree().then(
+    (nodes) => {
+      if (ws !== currentWorkspace.get()) return;
+      const m = new Map<string, string>();
+      index(nodes, m);
+      titles.set(m);
+      tree.set(nodes);
+    },
+    () => undefined,
+  );
+  treeLoading = p;
+  return p;
+}
+
+export function treeReady(): Promise<void> {
+  return treeLoading ?? reloadTree();
+}
+
+/** After creating, saving, moving, renaming, trashing or restoring a page. */
+export function pagesChanged(): Promise<void> {
+  pagesVersion.set(pagesVersion.get() + 1);
+  return reloadTree();
+}
+
+export function pageExists(slug: string): boolean | undefined {
+  if (tree.get() === null) return undefined;
+  return titles.get().has(slug);
+}
+
+async function loadWorkspaces(u: User): Promise<void> {
+  const list = (await api.workspaces()).items;
+  workspaces.set(list);
+  const current = list.find((w) => w.slug === u.default_workspace)?.slug ?? list[0]?.slug ?? null;
+  setApiWorkspace(current);
+  currentWorkspace.set(current);
+  tree.set(null);
+  titles.set(new Map());
+  // Not awaited: a page shows without waiting for the whole tree (large in a big wiki).
+  void reloadTree();
+}
+
+/** At start-up: the session (if any), the messages, the workspaces. */
+export async function boot(): Promise<void> {
+  setUnauthorizedHandler(() => {
+    if (user.get()) void signedOut(true);
+  });
+  let u: User | null = null;
+  try {
+    u = await api.me();
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.status !== 401) throw e;
+  }
+  if (u) await Promise.all([loadMessages(undefined), signedIn(u)]);
+  else await loadMessages(storedLanguage());
+}
+
+export async function signedIn(u: User): Promise<void> {
+  api.system().then(
+    (s) => setUploadMax(s.upload_max_bytes),
+    () => undefined,
+  );
+  await loadWorkspaces(u);
+  user.set(u);
+}
+
+/** The session ended (signed out here, or expired): back to the sign-in screen. */
+export async function signedOut(expired = false): Promise<void> {
+  user.set(null);
+  workspaces.set([]);
+  currentWorkspace.set(null);
+  setApiWorkspace(null);
+  tree.set(null);
+  treeLoading = null;
+  const loc = location.get();
+  const next = expired && loc.path !== "login" ? "/app/" + loc.segments.map(encodeURIComponent).join("/") + (loc.query.toString() ? "?" + loc.query : "") : undefined;
+  await navigate(appHref("login", { next }), { replace: true, force: true });
+  await loadMessages(storedLanguage());
+}
+
+export async function signOut(): Promise<void> {
+  try {
+    await api.logout();
+  } catch {
+    /* already gone */
+  }
+  await signedOut();
+}
+
+/** Makes `slug` the current (and default) workspace, then shows its home. */
+export async function switchWorkspace(slug: string): Promise<void> {
+  const res = await api.switchWorkspace(slug);
+  const u = user.get();
+  if (u) user.set({ ...u, default_workspace: res.default_workspace ?? slug });
+  setApiWorkspace(slug);
+  tree.set(null);
+  titles.set(new Map());
+  treeLoading = null;
+  currentWorkspace.set(slug);
+  await navigate(appHref(""), { force: true });
+  await reloadTree();
+  pagesVersion.set(pagesVersion.get() + 1);
+}
+
+/** Creates a workspace. Its slug is derived from the name by the server; workspace slugs
+ *  are unique in the whole instance (most of which the user cannot see), so a taken one is
+ *  retried with a short random suffix rather than shown as an error. */
+export async function createWorkspace(name: string): Promise<Workspace> {
+  let ws: Workspace;
+  try {
+    ws = await api.createWorkspace(name);
+  } catch (e) {
+    const base = deriveSlug(name).slice(0, 120);
+    if (!(e instanceof ApiError && e.code === "workspace_slug_taken") || !base) throw e;
+    ws = await api.createWorkspace(name, `${base}-${Math.random().toString(36).slice(2, 7)}`);
+  }
+  workspaces.set([...workspaces.get(), ws]);
+  return ws;
+}
+
+/** Tags used in the workspace, for "#" completion in the editor. */
+export const knownTags = store<string[]>([]);
+export async function loadTags(): Promise<void> {
+  try {
+    const notes = await api.notes({ limit: 500 });
+    const all = new Set<string>();
+    for (const n of notes.items) for (const tag of n.tags ?? []) all.add(tag);
+    knownTags.set([...all].sort());
+  } catch {
+    /* completion without tags */
+  }
+}
