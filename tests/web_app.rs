@@ -30,7 +30,13 @@ async fn playwright(url: &str, config: &str) {
     let summary: Vec<&str> = stdout
         .lines()
         .map(str::trim)
-        .filter(|l| l.split(' ').next().is_some_and(|n| n.parse::<u32>().is_ok()))
+        .filter(|l| {
+            let mut words = l.split(' ');
+            words.next().is_some_and(|n| n.parse::<u32>().is_ok())
+                && words
+                    .next()
+                    .is_some_and(|w| ["passed", "failed", "flaky", "skipped", "interrupted", "did"].contains(&w))
+        })
         .collect();
     assert!(summary.iter().any(|l| l.contains(" passed")), "{stdout}");
     assert!(summary.iter().all(|l| l.contains(" passed") || l.contains(" flaky")), "{stdout}");

@@ -1,6 +1,6 @@
 // A minimal observable value and the hook that re-renders a component when it changes.
 // (Enough for a handful of app-wide values; no dependency needed.)
-import { useEffect, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 
 export interface Store<T> {
   get(): T;
@@ -31,6 +31,17 @@ export function store<T>(initial: T): Store<T> {
 
 export function useStore<T>(s: Store<T>): T {
   const [, force] = useState(0);
-  useEffect(() => s.subscribe(() => force((n) => n + 1)), [s]);
-  return s.get();
+  const value = s.get();
+  const rendered = useRef(value);
+  rendered.current = value;
+  // Subscribed in a layout effect (in the same task as the render), and checked once
+  // subscribed: a plain effect waits for the next frame, and a change made in between —
+  // a Ctrl+K pressed as the shell appeared — was lost (the palette stayed shut; seen in
+  // CI about one run in fifteen).
+  useLayoutEffect(() => {
+    const unsubscribe = s.subscribe(() => force((n) => n + 1));
+    if (!Object.is(s.get(), rendered.current)) force((n) => n + 1);
+    return unsubscribe;
+  }, [s]);
+  return value;
 }
