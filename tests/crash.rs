@@ -54,7 +54,7 @@ async fn sigkill_during_saves_loses_no_acknowledged_save() {
     let api = anon.with_bearer(&anon.pat().await);
 
     let acked: Acked = Default::default();
-    let writers: Vec<_> = (0..4).map(|id| tokio::spawn(writer(api.clone(), id, acked.clone()))).collect();
+    let writers: Vec<_> = (0..16).map(|id| tokio::spawn(writer(api.clone(), id, acked.clone()))).collect();
     // Let a stream of saves build up, then kill the process without warning.
     let deadline = Instant::now() + Duration::from_secs(30);
     while acked.lock().unwrap().len() < 60 {

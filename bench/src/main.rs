@@ -103,6 +103,12 @@ pub struct ScenarioResult {
     pub attempt: usize,
 }
 
+pub struct Packed {
+    pub data_bytes: u64,
+    pub repo_bytes: u64,
+    pub commits: u64,
+}
+
 pub struct RunResult {
     pub backend: Backend,
     pub size: usize,
@@ -113,6 +119,12 @@ pub struct RunResult {
     pub scenarios: Vec<ScenarioResult>,
     pub server_log_problems: usize,
     pub data_bytes: u64,
+    /// After the run, once `cairn gc` packed the repositories: the data directory, the
+    /// repositories alone, and the commits they hold (one per save).
+    pub packed: Packed,
+    /// Server memory (VmRSS): idle right after start, and after the timed scenarios.
+    pub rss_idle_kib: u64,
+    pub rss_end_kib: u64,
     pub export: Export,
     pub loadavg_before: String,
     pub loadavg_after: String,
@@ -214,6 +226,9 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
         env: Vec::new(),
     })
     .await?;
+    // Idle: started, healthy, nothing asked yet.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let rss_idle_kib = server.pid().map_or(0, server::rss_kib);
     let cpu_start = server.cpu_snapshot();
     let base = server.base.clone();
     let token = sign_up(&base).await?;
@@ -424,6 +439,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
             });
         }
     }
+    let rss_end_kib = server.pid().map_or(0, server::rss_kib);
     let export = measure_export(&base, &token, server.pid()).await?;
     eprintln!(
         "  export: {:.1} MiB zip in {:.2} s; server RSS {:.1} MiB before, peak {:.1} MiB during",
@@ -445,6 +461,16 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
         server: cpu_end.server - cpu_start.server,
         postgres: cpu_end.postgres - cpu_start.postgres,
     };
+    server.stop_and_pack()?;
+    let packed = Packed { data_bytes: server.data_bytes(), repo_bytes: server.repo_bytes(), commits: server.commits() };
+    eprintln!(
+        "  data: {:.1} MiB after the run; after cairn gc {:.1} MiB, repositories {:.1} MiB for {} commits ({:.2} KiB each)",
+        data_bytes as f64 / 1_048_576.0,
+        packed.data_bytes as f64 / 1_048_576.0,
+        packed.repo_bytes as f64 / 1_048_576.0,
+        packed.commits,
+        packed.repo_bytes as f64 / 1024.0 / packed.commits.max(1) as f64
+    );
     server.stop();
     Ok(RunResult {
         backend,
@@ -456,6 +482,9 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
         scenarios,
         server_log_problems,
         data_bytes,
+        packed,
+        rss_idle_kib,
+        rss_end_kib,
         export,
         loadavg_before,
         loadavg_after: loadavg(),

@@ -15,7 +15,9 @@ pub fn run_markdown(r: &RunResult) -> String {
     let _ = writeln!(
         s,
         "Setup: created {} of {} pages in {:.1} s ({:.1} pages/s; create p50 {} ms, p99 {} ms; {} errors{}). \
-         History pages: {} updates in {:.1} s; {}. Data on disk after the run: {:.1} MiB. \
+         History pages: {} updates in {:.1} s; {}. Data on disk after the run: {:.1} MiB; \
+         after `cairn gc`: {:.1} MiB, of which repositories {:.1} MiB for {} commits ({:.2} KiB per save). \
+         Server RSS idle {:.1} MiB, after the timed scenarios {:.1} MiB. \
          Load average before/after: {} / {}. CPU during the run: {:.0} core-seconds busy on the machine, \
          of which the bench client {:.0}, the server {:.0}, PostgreSQL {:.0}, other processes {:.0}. Run took {:.1} min.\n",
         r.pages_created,
@@ -34,6 +36,12 @@ pub fn run_markdown(r: &RunResult) -> String {
         r.history_prep.wall_secs,
         r.history_check,
         r.data_bytes as f64 / 1_048_576.0,
+        r.packed.data_bytes as f64 / 1_048_576.0,
+        r.packed.repo_bytes as f64 / 1_048_576.0,
+        r.packed.commits,
+        r.packed.repo_bytes as f64 / 1024.0 / r.packed.commits.max(1) as f64,
+        r.rss_idle_kib as f64 / 1024.0,
+        r.rss_end_kib as f64 / 1024.0,
         r.loadavg_before,
         r.loadavg_after,
         r.cpu.machine,
@@ -213,6 +221,8 @@ pub fn json(config: &Value, results: &[RunResult]) -> Value {
                 }).collect::<Vec<_>>(),
                 "server_log_problems": r.server_log_problems,
                 "data_bytes": r.data_bytes,
+                "packed": {"data_bytes": r.packed.data_bytes, "repo_bytes": r.packed.repo_bytes, "commits": r.packed.commits},
+                "rss_kib": {"idle": r.rss_idle_kib, "after_scenarios": r.rss_end_kib},
                 "export": {"bytes": r.export.bytes, "secs": round2(r.export.secs),
                     "rss_before_kib": r.export.rss_before_kib, "rss_peak_kib": r.export.rss_peak_kib},
                 "loadavg_before": r.loadavg_before, "loadavg_after": r.loadavg_after,

@@ -169,17 +169,45 @@ impl Server {
 
     /// Disk used by the data directory (git repositories, SQLite file), in bytes.
     pub fn data_bytes(&self) -> u64 {
-        fn walk(p: &Path) -> u64 {
-            let Ok(rd) = fs::read_dir(p) else { return 0 };
-            rd.filter_map(|e| e.ok())
-                .map(|e| match e.metadata() {
-                    Ok(m) if m.is_dir() => walk(&e.path()),
-                    Ok(m) => m.len(),
-                    Err(_) => 0,
-                })
-                .sum()
-        }
-        walk(&self.dir)
+        dir_bytes(&self.dir)
+    }
+
+    /// Disk used by the workspace repositories alone, in bytes.
+    pub fn repo_bytes(&self) -> u64 {
+        dir_bytes(&self.dir.join("data").join("workspaces"))
+    }
+
+    /// Commits on the branches of every workspace repository: one per save.
+    pub fn commits(&self) -> u64 {
+        let Ok(rd) = fs::read_dir(self.dir.join("data").join("workspaces")) else { return 0 };
+        rd.filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let out = Command::new("git")
+                    .arg("--git-dir")
+                    .arg(e.path())
+                    .args(["rev-list", "--count", "--all"])
+                    .output()
+                    .ok()?;
+                String::from_utf8_lossy(&out.stdout).trim().parse::<u64>().ok()
+            })
+            .sum()
+    }
+
+    /// Stops the process, keeping its data, and runs `cairn gc` over that data (what the
+    /// server's packing worker does on its own once a workspace is idle).
+    pub fn stop_and_pack(&mut self) -> Result<()> {
+        self.terminate();
+        let status = Command::new(&self.bin)
+            .arg("gc")
+            .env("DATA_DIR", self.dir.join("data"))
+            .env("LOG_DIR", self.dir.join("logs"))
+            .env("LOG_LEVEL", "warn")
+            .env("DATABASE_URL", &self.database_url)
+            .stdout(Stdio::null())
+            .status()
+            .with_context(|| format!("running {} gc", self.bin.display()))?;
+        anyhow::ensure!(status.success(), "cairn gc failed: {status}");
+        Ok(())
     }
 
     /// CPU seconds the server process has used so far (Linux /proc).
@@ -332,4 +360,16 @@ pub fn rss_kib(pid: u32) -> u64 {
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
+}
+
+/// Bytes of every file under `p`.
+fn dir_bytes(p: &Path) -> u64 {
+    let Ok(rd) = fs::read_dir(p) else { return 0 };
+    rd.filter_map(|e| e.ok())
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
 }

@@ -54,6 +54,8 @@ pub struct CtxInner {
     pub ocr: uploads::ocr::Ocr,
     /// Wakes the OCR worker (an image was uploaded).
     pub ocr_wake: tokio::sync::Notify,
+    /// The workspaces' write locks and their open group commits.
+    pub writers: pages::batch::Slots,
     /// Ways for tests to widen race windows; inert unless a test sets them.
     pub test_hooks: TestHooks,
 }
@@ -64,6 +66,9 @@ pub struct TestHooks {
     /// Milliseconds a page write waits after releasing its workspace lock, before it
     /// answers — where a read of "the page now" would see the next save.
     pub pause_after_write_ms: std::sync::atomic::AtomicU64,
+    /// Makes the next group commit fail after moving the branch, before the database
+    /// commit (the worst place): every save in it must be refused and leave nothing.
+    pub fail_next_flush: std::sync::atomic::AtomicBool,
 }
 
 impl TestHooks {
@@ -100,6 +105,7 @@ impl Ctx {
             webhook_wake: Default::default(),
             ocr,
             ocr_wake: Default::default(),
+            writers: Default::default(),
             test_hooks: Default::default(),
         })))
     }

@@ -101,10 +101,13 @@ fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
 /// Rebuilds one workspace's page rows from its repository, under its write lock.
 pub async fn workspace(ctx: &Ctx, ws_id: i64, ws_slug: &str) -> Result<Report> {
     let access = Access::maintenance(ws_id, ws_slug);
-    let mut w = Writer::begin(ctx, &access).await?;
+    let mut w = Writer::begin_alone(ctx, &access).await?;
     let result = rebuild_locked(ctx, &mut w, ws_id, ws_slug).await;
-    w.release().await;
-    result
+    if result.is_ok() {
+        w.keep_writes();
+    }
+    let durable = w.finish().await;
+    durable.and(result)
 }
 
 async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) -> Result<Report> {

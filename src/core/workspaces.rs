@@ -266,6 +266,7 @@ pub async fn delete(ctx: &Ctx, owner: Owner) -> Result<()> {
     .await?;
     tx.commit().await?;
     ctx.repos.forget(&owner.slug);
+    ctx.writers.forget(&owner.slug);
     ctx.semantic.forget(owner.workspace_id);
     let dir = ctx.workspace_dir(&owner.slug);
     if dir.exists() {

@@ -10,9 +10,9 @@
 //! title, parent, actor, time) — enough for `cairn reindex` to rebuild every index row.
 //!
 //! Durability: an acknowledged commit survives a power cut, and no ref ever names an
-//! object that is not on disk. [`commit`] writes the new objects, makes them durable,
-//! and only then moves the branch with [`write_ref`] (lock file, rename), made durable in
-//! turn. On Linux both barriers are one `syncfs(2)` of the repository's filesystem
+//! object that is not on disk. [`write_commit`] writes the new objects, [`sync_objects`]
+//! makes them durable, and only then [`write_ref`] moves the branch (lock file, rename),
+//! made durable in turn. On Linux both barriers are one `syncfs(2)` of the repository's filesystem
 //! each: measured here at ≈ 0.4 ms against ≈ 1.8 ms for fsyncing four object files and
 //! their directories one by one (the disk's ext4 runs without a journal, so each fsync
 //! is a synchronous inode write and a device flush). Elsewhere each file and directory
@@ -50,10 +50,9 @@ pub fn page_path(slug: &str, trashed: bool) -> String {
     if trashed { trash_path(slug) } else { live_path(slug) }
 }
 
-/// One workspace repository and the lock that serialises writes to it in this process.
+/// One workspace repository. (Writes to it are serialised by the workspace's write lock,
+/// `core::pages::batch`.)
 pub struct WorkspaceRepo {
-    /// Held for a whole save: git commit plus database transaction.
-    pub write_lock: Arc<tokio::sync::Mutex<()>>,
     repo: Arc<Mutex<Repository>>,
 }
 
@@ -86,7 +85,7 @@ impl Repos {
             return Ok(r.clone());
         }
         let repo = open_or_init(dir)?;
-        let r = Arc::new(WorkspaceRepo { write_lock: Default::default(), repo: Arc::new(Mutex::new(repo)) });
+        let r = Arc::new(WorkspaceRepo { repo: Arc::new(Mutex::new(repo)) });
         open.insert(slug.to_owned(), r.clone());
         Ok(r)
     }
@@ -132,24 +131,26 @@ pub struct Author<'a> {
     pub time: i64,
 }
 
-/// Commits `changes` on top of `expected_parent`, which must still be the branch head
-/// (checked under the branch lock). Everything written is on disk when this returns.
-pub fn commit(
+/// Writes the objects of one commit of `changes` on top of `parent`: blobs, the trees on
+/// the changed paths, the commit. Nothing is made durable and no ref moves; the caller
+/// passes the ids pushed onto `written` to [`sync_objects`] before [`write_ref`] names
+/// the commit (a group of saves shares those two barriers).
+pub fn write_commit(
     repo: &Repository,
-    expected_parent: Option<Oid>,
+    parent: Option<Oid>,
     changes: &[FileChange],
     author: &Author<'_>,
     message: &str,
+    written: &mut Vec<Oid>,
 ) -> anyhow::Result<Oid> {
-    let parent = expected_parent.map(|p| repo.find_commit(p)).transpose()?;
-    let mut written: Vec<Oid> = Vec::new();
+    let parent = parent.map(|p| repo.find_commit(p)).transpose()?;
     let mut tree_id = parent.as_ref().map(|c| c.tree_id());
     for change in changes {
         let blob = change.content.as_deref().map(|c| repo.blob(c)).transpose()?;
         written.extend(blob);
         let base = tree_id.map(|t| repo.find_tree(t)).transpose()?;
         let parts: Vec<&str> = change.path.split('/').collect();
-        tree_id = update_tree(repo, base.as_ref(), &parts, blob, &mut written)?;
+        tree_id = update_tree(repo, base.as_ref(), &parts, blob, written)?;
     }
     let tree_id = match tree_id {
         Some(t) => t,
@@ -164,13 +165,11 @@ pub fn commit(
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
     let oid = repo.commit(None, &sig, &sig, message, &tree, &parents)?;
     written.push(oid);
-    sync_objects(repo, &written)?;
-    write_ref(repo, oid, expected_parent)?;
     Ok(oid)
 }
 
 /// Makes the given loose objects durable, with the directories that name them.
-fn sync_objects(repo: &Repository, oids: &[Oid]) -> anyhow::Result<()> {
+pub fn sync_objects(repo: &Repository, oids: &[Oid]) -> anyhow::Result<()> {
     if cfg!(target_os = "linux") {
         return sync_filesystem(repo.path());
     }

@@ -5,6 +5,7 @@
 //! the workspace head and the outbox events. Reads come from the database index. All SQL
 //! on pages is in [`rows`]; the operations in [`ops`], [`read`] and [`history`] decide.
 
+pub mod batch;
 pub mod history;
 pub mod ops;
 pub mod read;

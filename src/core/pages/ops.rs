@@ -16,14 +16,16 @@ use crate::git;
 use crate::ids::Slug;
 use crate::markdown::{self, Parsed};
 
-/// Runs `op` under the workspace's write lock and always releases it.
+/// Runs `op` under the workspace's write lock, in the open group commit, and answers
+/// once that is durable.
 macro_rules! locked {
     ($ctx:expr, $access:expr, |$w:ident| $body:expr) => {{
         let mut $w = Writer::begin($ctx, $access).await?;
         let result: Result<_> = async { $body }.await;
-        $w.release().await;
+        // The answer stands once the group commit holding it is durable.
+        let durable = $w.finish().await;
         $ctx.test_hooks.after_write().await;
-        result
+        durable.and(result)
     }};
 }
 

@@ -1,18 +1,20 @@
 //! The one write path of pages: files first, then the database.
 //!
 //! A [`Writer`] holds the workspace's write lock — in-process, and with PostgreSQL also a
-//! session advisory lock, so several `cairn` processes sharing one database and one
-//! `DATA_DIR` serialise too. Inside it an operation reads the current state, decides,
-//! and hands [`Change`]s to [`Writer::commit`]: one git commit per change, then one
-//! database transaction with every index row and outbox event. If that transaction
+//! transaction-level advisory lock, so several `cairn` processes sharing one database and
+//! one `DATA_DIR` serialise too. Inside it an operation reads the current state, decides,
+//! and hands [`Change`]s to [`Writer::commit`]: one git commit per change, with every
+//! index row and outbox event in the same database transaction. Saves queued on the lock
+//! share that transaction and its flush ([`super::batch`]: group commit); if the flush
 //! fails, the branch is put back, so a refused save leaves nothing behind.
 
 use std::sync::Arc;
 
 use serde_json::json;
-use sqlx::pool::PoolConnection;
-use sqlx::{Any, AnyConnection, Connection};
+use sqlx::{AnyConnection, Connection};
+use tokio::sync::{OwnedMutexGuard, watch};
 
+use super::batch::{self, Batch, Outcome, Slot, State};
 use super::rows::{self, IndexedPage, RevisionRow};
 use super::{Actor, Page};
 use crate::core::Ctx;
@@ -22,7 +24,6 @@ use crate::core::workspaces::Access;
 use crate::error::{Error, Result};
 use crate::git::{self, FileChange, WorkspaceRepo};
 use crate::markdown::{self, Parsed};
-use crate::store::Backend;
 
 /// What a commit did to its page (its `Cairn-Action` trailer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,58 +129,137 @@ impl Change {
     }
 }
 
+/// A workspace's write lock, held by one operation: it reads and decides inside the
+/// open batch (see [`super::batch`]), hands [`Change`]s to [`Writer::commit`], and ends
+/// with [`Writer::finish`], which answers once the batch is durable.
 pub struct Writer {
     pub ctx: Ctx,
     pub access: Access,
     repo: Arc<WorkspaceRepo>,
-    conn: Option<PoolConnection<Any>>,
-    pg_locked: bool,
-    _local: tokio::sync::OwnedMutexGuard<()>,
-}
-
-fn lock_key(workspace_id: i64) -> i64 {
-    // A namespace of our own in PostgreSQL's advisory-lock key space.
-    0x4341_4952_0000_0000 + workspace_id
+    slot: Arc<Slot>,
+    /// The lock, from `begin` until `finish` lets it go.
+    guard: Option<OwnedMutexGuard<State>>,
+    /// The batch this operation answers after (it committed there, or read what the
+    /// batch's saves wrote): its id, and where its outcome appears.
+    follows: Option<(u64, watch::Receiver<Option<Outcome>>)>,
 }
 
 impl Writer {
-    /// Takes the workspace's write lock. Fails fast (503) when the database is down,
-    /// before anything is written.
+    /// Takes the workspace's write lock and joins the open batch, or opens one. Fails
+    /// fast (503) when the database is down, before anything is written.
     pub async fn begin(ctx: &Ctx, access: &Access) -> Result<Writer> {
+        let mut w = Writer::lock(ctx, access).await?;
+        w.join().await?;
+        Ok(w)
+    }
+
+    /// Like [`Writer::begin`], but first flushes a batch other saves left open, so the
+    /// operation starts from a durable branch and sees only committed rows (a reindex
+    /// rebuilds the rows from the branch on disk).
+    pub async fn begin_alone(ctx: &Ctx, access: &Access) -> Result<Writer> {
+        let mut w = Writer::lock(ctx, access).await?;
+        if w.state().batch.is_some() {
+            let guard = w.guard.take().expect("the lock is held");
+            w.guard = Some(flush_on_own_task(ctx, &w.repo, guard).await?);
+        }
+        w.join().await?;
+        Ok(w)
+    }
+
+    async fn lock(ctx: &Ctx, access: &Access) -> Result<Writer> {
         let repo = ctx.repo(access.slug())?;
-        let local = repo.write_lock.clone().lock_owned().await;
-        let mut conn = ctx.db.pool.acquire().await?;
-        let mut pg_locked = false;
-        if ctx.db.backend == Backend::Postgres {
-            sqlx::query("SELECT pg_advisory_lock($1)")
-                .bind(lock_key(access.workspace_id()))
-                .execute(&mut *conn)
-                .await?;
-            pg_locked = true;
-        }
-        Ok(Writer { ctx: ctx.clone(), access: access.clone(), repo, conn: Some(conn), pg_locked, _local: local })
+        let slot = ctx.writers.get(access.slug());
+        let guard = slot.lock().await;
+        Ok(Writer { ctx: ctx.clone(), access: access.clone(), repo, slot, guard: Some(guard), follows: None })
     }
 
+    async fn join(&mut self) -> Result<()> {
+        let (ctx, repo, ws) = (self.ctx.clone(), self.repo.clone(), self.access.workspace_id());
+        batch::open(&ctx, &repo, ws, self.state_mut()).await?;
+        let b = self.batch();
+        if b.saves > 0 {
+            // What this operation reads includes saves that are not durable yet: its
+            // answer, whatever it is, waits for them.
+            self.follows = Some((b.id, b.follow()));
+        }
+        Ok(())
+    }
+
+    fn state(&self) -> &State {
+        self.guard.as_ref().expect("the lock is held until finish")
+    }
+
+    fn state_mut(&mut self) -> &mut State {
+        self.guard.as_mut().expect("the lock is held until finish")
+    }
+
+    fn batch(&self) -> &Batch {
+        self.state().batch.as_ref().expect("a batch is open while the lock is held")
+    }
+
+    fn batch_mut(&mut self) -> &mut Batch {
+        self.state_mut().batch.as_mut().expect("a batch is open while the lock is held")
+    }
+
+    /// The batch's transaction: reads see the saves before this one.
     pub fn conn(&mut self) -> &mut AnyConnection {
-        self.conn.as_mut().expect("connection held until release")
+        &mut *self.batch_mut().tx
     }
 
-    /// Releases the locks. Always called, on success and on error.
-    pub async fn release(mut self) {
-        if self.pg_locked
-            && let Some(conn) = self.conn.as_mut()
-        {
-            let key = lock_key(self.access.workspace_id());
-            if sqlx::query("SELECT pg_advisory_unlock($1)").bind(key).execute(&mut **conn).await.is_ok() {
-                self.pg_locked = false;
+    /// Keeps what this operation wrote through [`Writer::conn`] without a commit (a
+    /// reindex): the batch's database commit includes it.
+    pub fn keep_writes(&mut self) {
+        let b = self.batch_mut();
+        b.keep = true;
+        let follow = (b.id, b.follow());
+        self.follows.get_or_insert(follow);
+    }
+
+    /// Ends the operation: lets the lock go and answers once the batch holding this
+    /// operation's commits (or the saves it read) is durable — or refused.
+    pub async fn finish(mut self) -> Result<()> {
+        // `follows` stays set until the outcome is in, so a cancelled finish still makes
+        // sure the batch is flushed (see Drop).
+        let Some((id, mut done)) = self.follows.clone() else {
+            // Nothing of ours, nor anything we read, is pending. A batch we opened and
+            // left empty is rolled back.
+            if let Some(mut guard) = self.guard.take()
+                && guard.batch.as_ref().is_some_and(|b| b.saves == 0 && !b.keep)
+            {
+                batch::abort(&mut guard, "unused").await;
             }
+            return Ok(());
+        };
+        let guard = self.guard.take().expect("the lock is held until finish");
+        if self.slot.others_waiting() {
+            // Let the waiting saves join the batch; whoever of us gets the lock back
+            // first flushes it for all.
+            drop(guard);
+            tokio::select! {
+                biased;
+                _ = done.changed() => {}
+                guard = self.slot.lock() => {
+                    if guard.batch.as_ref().is_some_and(|b| b.id == id) {
+                        drop(flush_on_own_task(&self.ctx, &self.repo, guard).await?);
+                    }
+                }
+            }
+        } else {
+            drop(flush_on_own_task(&self.ctx, &self.repo, guard).await?);
         }
+        let outcome = done.borrow().clone();
+        outcome.map_or_else(
+            || Err(Error::internal(anyhow::anyhow!("group commit {id} ended without an outcome"))),
+            Outcome::into_result,
+        )
     }
 
-    /// Commits each change (one commit each, in order) and then indexes them all in one
-    /// transaction. Answers each changed page exactly as its commit left it — built from
-    /// what was committed, while the lock is still held, never read back afterwards (a
-    /// later save could have landed by then, and its revision would be answered instead).
+    /// Commits each change (one commit each, in order) on top of the batch and writes
+    /// their index rows and outbox events into its transaction. Answers each changed page
+    /// exactly as its commit left it — built from what was committed, while the lock is
+    /// still held, never read back afterwards (a later save could have landed by then,
+    /// and its revision would be answered instead). The answer stands only once
+    /// [`Writer::finish`] says the batch is durable.
     pub async fn commit(&mut self, user: &User, mut changes: Vec<Change>) -> Result<Vec<Page>> {
         if changes.is_empty() {
             return Ok(vec![]);
@@ -210,34 +290,30 @@ impl Writer {
             })
             .collect();
         let (name, email) = (user.name.clone(), user.email.clone());
-        let (head, shas) = self
+        let parent = self.batch().head;
+        let (shas, written) = self
             .repo
             .with(move |repo| {
-                let head = git::head(repo)?;
                 let author = git::Author { name: &name, email: &email, time };
-                let mut parent = head;
+                let mut parent = parent;
                 let mut shas = Vec::with_capacity(plan.len());
+                let mut written = Vec::new();
                 for (files, message) in &plan {
-                    let sha = git::commit(repo, parent, files, &author, message)?;
+                    let sha = git::write_commit(repo, parent, files, &author, message, &mut written)?;
                     shas.push(sha);
                     parent = Some(sha);
                 }
-                Ok((head, shas))
+                Ok((shas, written))
             })
             .await?;
         let sha_strings: Vec<String> = shas.iter().map(|s| s.to_string()).collect();
-        let indexed = self.index(user, &changes, &sha_strings, &now).await;
-        let created = match indexed {
-            Ok(created) => created,
-            Err(e) => {
-                let last = *shas.last().expect("at least one commit");
-                if let Err(undo) = self.repo.with(move |repo| git::reset_branch(repo, head, last)).await {
-                    // The start-up check will index the commit instead.
-                    tracing::error!(error = %undo, "could not undo commits after a failed index write");
-                }
-                return Err(e);
-            }
-        };
+        let created = self.index(user, &changes, &sha_strings, &now).await?;
+        let b = self.batch_mut();
+        b.head = shas.last().copied();
+        b.written.extend(written);
+        b.saves += 1;
+        let follow = (b.id, b.follow());
+        self.follows.get_or_insert(follow);
         let actor = Actor { id: user.id, name: user.name.clone() };
         Ok(changes
             .into_iter()
@@ -266,89 +342,146 @@ impl Writer {
             .collect())
     }
 
-    /// Writes the index rows of committed changes in one transaction; answers each
-    /// page's creation time (kept from its row, or now for a new page).
+    /// Writes the index rows of committed changes into the batch; answers each page's
+    /// creation time (kept from its row, or now for a new page). Once the batch holds
+    /// another save, under a savepoint: a refused save takes back only its own rows. A
+    /// lone save that fails takes the batch down with it, which holds nothing else.
     async fn index(&mut self, user: &User, changes: &[Change], shas: &[String], now: &str) -> Result<Vec<String>> {
         let ws_id = self.access.workspace_id();
         let ws_slug = self.access.slug().to_owned();
-        let mut created = Vec::with_capacity(changes.len());
-        let mut tx = self.conn().begin().await?;
-        // The first statement writes, so SQLite takes its write lock at once (a read
-        // first would pin a snapshot that a concurrent writer could invalidate).
-        rows::set_head_in_tx(&mut tx, ws_id, shas.last().expect("at least one commit")).await?;
-        for (change, sha) in changes.iter().zip(shas) {
-            let st = &change.state;
-            if change.action == Action::Purge {
-                rows::purge_in_tx(&mut tx, ws_id, &st.uid).await?;
-                created.push(now.to_owned());
-            } else {
-                let row = IndexedPage {
-                    uid: st.uid.clone(),
-                    slug: st.slug.clone(),
-                    title: st.title.clone(),
-                    content: st.content.clone(),
-                    parent_uid: st.parent.as_ref().map(|p| p.uid.clone()),
-                    path: st.path(),
-                    revision: sha.clone(),
-                    created_at: now.to_owned(),
-                    created_by: user.id,
-                    updated_at: now.to_owned(),
-                    updated_by: user.id,
-                    deleted: st.trashed.then(|| (now.to_owned(), user.id)),
-                    parsed: st.parsed.clone(),
-                };
-                let (page_id, created_at) = rows::upsert_page_in_tx(&mut tx, ws_id, &row).await?;
-                created.push(created_at);
-                rows::insert_revision_in_tx(
-                    &mut tx,
-                    ws_id,
-                    page_id,
-                    &RevisionRow {
-                        sha: sha.clone(),
-                        path: st.path(),
-                        blob: Some(git::blob_id(st.content.as_bytes())?.to_string()),
-                        action: change.action.as_str().to_owned(),
-                        title: st.title.clone(),
-                        message: one_line(&change.summary),
-                        author_id: Some(user.id),
-                        author_name: user.name.clone(),
-                        created_at: now.to_owned(),
-                    },
-                )
-                .await?;
+        let shared = self.batch().saves > 0 || self.batch().keep;
+        let written = if shared {
+            let mut sp = self.conn().begin().await?;
+            match index_rows(&mut *sp, ws_id, &ws_slug, user, changes, shas, now).await {
+                Ok(created) => sp.commit().await.map(|()| created).map_err(Error::from),
+                Err(e) => match sp.rollback().await {
+                    Ok(()) => Err(e),
+                    Err(undo) => {
+                        // The transaction's state is unknown: nothing in it can stand.
+                        tracing::error!(error = %undo, "rolling back to a savepoint failed");
+                        batch::abort(self.state_mut(), "a savepoint could not be rolled back").await;
+                        Err(e)
+                    }
+                },
             }
-            let mut data = json!({
-                "workspace": ws_slug,
-                "slug": st.slug,
-                "title": st.title,
-                "revision": sha,
-                "actor": {"id": user.id, "name": user.name},
-            });
-            if let Some(prev) = &change.previous_slug {
-                data["previous_slug"] = json!(prev);
+        } else {
+            let result = index_rows(self.conn(), ws_id, &ws_slug, user, changes, shas, now).await;
+            if result.is_err() {
+                batch::abort(self.state_mut(), "a lone save was refused").await;
+                // Keep the lock usable for the rest of this operation (it may read).
+                let (ctx, repo) = (self.ctx.clone(), self.repo.clone());
+                batch::open(&ctx, &repo, ws_id, self.state_mut()).await?;
             }
-            let payload = json!({"type": change.action.event(), "timestamp": now, "data": data});
-            let kind = change.action.event();
-            webhooks::fan_out_in_tx(&mut tx, ws_id, &st.uid, kind, &payload.to_string(), now).await?;
-        }
-        tx.commit().await?;
-        // The page is queued for embedding and its event for delivery (in the
-        // transaction above); nudge both workers.
-        self.ctx.models.wake();
-        self.ctx.webhook_wake.notify_one();
-        Ok(created)
+            result
+        };
+        written
     }
+}
+
+/// Runs a flush on a task of its own, so the request it serves cannot cancel it halfway;
+/// hands the lock back.
+async fn flush_on_own_task(
+    ctx: &Ctx,
+    repo: &Arc<WorkspaceRepo>,
+    mut guard: OwnedMutexGuard<State>,
+) -> Result<OwnedMutexGuard<State>> {
+    let (ctx, repo) = (ctx.clone(), repo.clone());
+    tokio::spawn(async move {
+        batch::flush(&ctx, &repo, &mut guard).await;
+        guard
+    })
+    .await
+    .map_err(|e| Error::internal(anyhow::anyhow!("the group commit task failed: {e}")))
+}
+
+/// The rows of one save: page rows, revisions, outbox events.
+async fn index_rows(
+    tx: &mut AnyConnection,
+    ws_id: i64,
+    ws_slug: &str,
+    user: &User,
+    changes: &[Change],
+    shas: &[String],
+    now: &str,
+) -> Result<Vec<String>> {
+    let mut created = Vec::with_capacity(changes.len());
+    rows::set_head_in_tx(tx, ws_id, shas.last().expect("at least one commit")).await?;
+    for (change, sha) in changes.iter().zip(shas) {
+        let st = &change.state;
+        if change.action == Action::Purge {
+            rows::purge_in_tx(tx, ws_id, &st.uid).await?;
+            created.push(now.to_owned());
+        } else {
+            let row = IndexedPage {
+                uid: st.uid.clone(),
+                slug: st.slug.clone(),
+                title: st.title.clone(),
+                content: st.content.clone(),
+                parent_uid: st.parent.as_ref().map(|p| p.uid.clone()),
+                path: st.path(),
+                revision: sha.clone(),
+                created_at: now.to_owned(),
+                created_by: user.id,
+                updated_at: now.to_owned(),
+                updated_by: user.id,
+                deleted: st.trashed.then(|| (now.to_owned(), user.id)),
+                parsed: st.parsed.clone(),
+            };
+            let (page_id, created_at) = rows::upsert_page_in_tx(tx, ws_id, &row).await?;
+            created.push(created_at);
+            rows::insert_revision_in_tx(
+                tx,
+                ws_id,
+                page_id,
+                &RevisionRow {
+                    sha: sha.clone(),
+                    path: st.path(),
+                    blob: Some(git::blob_id(st.content.as_bytes())?.to_string()),
+                    action: change.action.as_str().to_owned(),
+                    title: st.title.clone(),
+                    message: one_line(&change.summary),
+                    author_id: Some(user.id),
+                    author_name: user.name.clone(),
+                    created_at: now.to_owned(),
+                },
+            )
+            .await?;
+        }
+        let mut data = json!({
+            "workspace": ws_slug,
+            "slug": st.slug,
+            "title": st.title,
+            "revision": sha,
+            "actor": {"id": user.id, "name": user.name},
+        });
+        if let Some(prev) = &change.previous_slug {
+            data["previous_slug"] = json!(prev);
+        }
+        let payload = json!({"type": change.action.event(), "timestamp": now, "data": data});
+        let kind = change.action.event();
+        webhooks::fan_out_in_tx(tx, ws_id, &st.uid, kind, &payload.to_string(), now).await?;
+    }
+    Ok(created)
 }
 
 impl Drop for Writer {
     fn drop(&mut self) {
-        // Dropped without `release` (a panic or a cancelled request): close the
-        // connection instead of returning it, so PostgreSQL ends the session and frees
-        // the advisory lock.
-        if self.pg_locked
-            && let Some(conn) = self.conn.take()
+        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
+        if let Some(mut guard) = self.guard.take() {
+            // Dropped holding the lock: the operation was cancelled (or panicked) in the
+            // middle of its step, and what it left in the transaction is unknown.
+            rt.spawn(async move { batch::abort(&mut guard, "a save was cancelled mid-way").await });
+        } else if let Some((id, done)) = self.follows.take()
+            && done.borrow().is_none()
         {
-            drop(conn.detach());
+            // Cancelled while waiting to flush: make sure somebody does.
+            let (ctx, repo, slot) = (self.ctx.clone(), self.repo.clone(), self.slot.clone());
+            rt.spawn(async move {
+                let mut guard = slot.lock().await;
+                if guard.batch.as_ref().is_some_and(|b| b.id == id) {
+                    batch::flush(&ctx, &repo, &mut guard).await;
+                }
+            });
         }
     }
 }

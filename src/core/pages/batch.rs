@@ -1,0 +1,256 @@
+//! Group commit: saves queued on a workspace's write lock share one flush.
+//!
+//! The write lock of a workspace guards a [`State`] holding at most one open [`Batch`]: a
+//! database transaction (SQLite `BEGIN IMMEDIATE`; PostgreSQL with the workspace's
+//! transaction-level advisory lock, so other processes queue too) and the commits written
+//! into it but not yet durable nor named by the branch. Each save takes the lock, reads
+//! and decides inside the batch's transaction (so it sees the saves before it), writes its
+//! own commit on top of the batch's newest one and its index rows (under a savepoint once
+//! the batch holds another save, so a refused save leaves the others intact), and then:
+//!
+//! - when nobody else is waiting for the lock, flushes the batch at once — one
+//!   `sync_objects` barrier, one `write_ref` (durable), one database commit — which for a
+//!   lone save costs what it always did;
+//! - otherwise lets the waiters in and queues for the lock again (tokio's mutex is fair),
+//!   so the saves that arrived meanwhile join the batch; whichever member gets the lock
+//!   back first flushes it for all, and the rest find it done.
+//!
+//! Every save of a batch answers only after the flush: acknowledged means durable. A
+//! failed flush refuses every save of the batch and leaves nothing behind (the branch put
+//! back when it had moved, the transaction rolled back). A writer cancelled half-way
+//! through its own step poisons the batch: the batch is rolled back and every save in it
+//! refused, since nobody can say what the cancelled step left in the transaction. The
+//! flush itself runs on a task of its own, so a cancelled request never interrupts one.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use git2::Oid;
+use sqlx::{Any, Transaction};
+use tokio::sync::{Mutex, OwnedMutexGuard, watch};
+
+use crate::core::Ctx;
+use crate::error::{Error, Result};
+use crate::git::{self, WorkspaceRepo};
+use crate::store::Backend;
+
+/// How a batch ended, for each save in it.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Durable,
+    Refused { unavailable: bool, detail: String },
+}
+
+impl Outcome {
+    fn refused(e: &Error) -> Outcome {
+        let detail = match &e.source {
+            Some(cause) => format!("{e}: {cause:#}"),
+            None => e.to_string(),
+        };
+        Outcome::Refused { unavailable: e.status.as_u16() == 503, detail }
+    }
+
+    pub fn into_result(self) -> Result<()> {
+        match self {
+            Outcome::Durable => Ok(()),
+            Outcome::Refused { unavailable: true, detail } => {
+                Err(Error::database_unavailable(anyhow::anyhow!("the save's group commit failed: {detail}")))
+            }
+            Outcome::Refused { unavailable: false, detail } => {
+                Err(Error::internal(anyhow::anyhow!("the save's group commit failed: {detail}")))
+            }
+        }
+    }
+}
+
+/// Saves written but not yet durable.
+pub struct Batch {
+    pub id: u64,
+    pub tx: Transaction<'static, Any>,
+    /// The branch head on disk when the batch began.
+    pub start: Option<Oid>,
+    /// The batch's newest commit: written, but neither durable nor named by the branch.
+    pub head: Option<Oid>,
+    /// Every object the batch wrote (made durable one by one off Linux).
+    pub written: Vec<Oid>,
+    /// Saves whose commits and rows are in the batch.
+    pub saves: usize,
+    /// Rows written without a commit that must be kept (a reindex).
+    pub keep: bool,
+    done: watch::Sender<Option<Outcome>>,
+}
+
+impl Batch {
+    pub fn follow(&self) -> watch::Receiver<Option<Outcome>> {
+        self.done.subscribe()
+    }
+
+    fn has_writes(&self) -> bool {
+        self.saves > 0 || self.keep
+    }
+}
+
+/// What the write lock guards.
+#[derive(Default)]
+pub struct State {
+    pub batch: Option<Batch>,
+    next_id: u64,
+}
+
+/// A workspace's write lock in this process, and how many wait for it.
+#[derive(Default)]
+pub struct Slot {
+    lock: Arc<Mutex<State>>,
+    waiting: AtomicUsize,
+}
+
+impl Slot {
+    /// Waits for the lock; counted as waiting meanwhile, so the holder knows to leave its
+    /// batch open for us.
+    pub async fn lock(&self) -> OwnedMutexGuard<State> {
+        struct Waiting<'a>(&'a AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _waiting = Waiting(&self.waiting);
+        self.lock.clone().lock_owned().await
+    }
+
+    pub fn others_waiting(&self) -> bool {
+        self.waiting() > 0
+    }
+
+    /// How many wait for the lock now.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::SeqCst)
+    }
+}
+
+/// The write locks, by workspace slug (slugs never change), and what they did.
+#[derive(Default)]
+pub struct Slots {
+    open: std::sync::Mutex<HashMap<String, Arc<Slot>>>,
+    /// Batches flushed durably, and the saves they held (for tests and the bench).
+    pub flushes: AtomicU64,
+    pub flushed_saves: AtomicU64,
+}
+
+impl Slots {
+    pub fn get(&self, slug: &str) -> Arc<Slot> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        open.entry(slug.to_owned()).or_default().clone()
+    }
+
+    pub fn forget(&self, slug: &str) {
+        self.open.lock().unwrap_or_else(|p| p.into_inner()).remove(slug);
+    }
+}
+
+fn lock_key(workspace_id: i64) -> i64 {
+    // A namespace of our own in PostgreSQL's advisory-lock key space.
+    0x4341_4952_0000_0000 + workspace_id
+}
+
+/// Opens a batch when none is open: the transaction (which takes the database's write
+/// lock on SQLite and the workspace's advisory lock on PostgreSQL), and the branch head.
+pub async fn open(ctx: &Ctx, repo: &WorkspaceRepo, workspace_id: i64, state: &mut State) -> Result<()> {
+    if state.batch.is_some() {
+        return Ok(());
+    }
+    let tx = match ctx.db.backend {
+        Backend::Sqlite => ctx.db.pool.begin_with("BEGIN IMMEDIATE").await?,
+        Backend::Postgres => {
+            let mut tx = ctx.db.pool.begin().await?;
+            sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(lock_key(workspace_id)).execute(&mut *tx).await?;
+            tx
+        }
+    };
+    // Read after the lock: another process may have moved the branch until then.
+    let start = repo.with(|r| git::head(r)).await?;
+    state.next_id += 1;
+    let (done, _) = watch::channel(None);
+    state.batch =
+        Some(Batch { id: state.next_id, tx, start, head: start, written: Vec::new(), saves: 0, keep: false, done });
+    Ok(())
+}
+
+/// Ends the open batch: makes its commits durable, moves the branch, commits the
+/// transaction, and tells every save in it. A batch without writes is rolled back.
+pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
+    let Some(batch) = state.batch.take() else { return };
+    let writes = batch.has_writes();
+    let Batch { tx, start, head, written, saves, done, .. } = batch;
+    if !writes {
+        let _ = tx.rollback().await;
+        done.send_replace(Some(Outcome::Durable));
+        return;
+    }
+    let outcome = match write(ctx, repo, tx, start, head, written).await {
+        Ok(()) => {
+            ctx.writers.flushes.fetch_add(1, Ordering::Relaxed);
+            ctx.writers.flushed_saves.fetch_add(saves as u64, Ordering::Relaxed);
+            // The batch queued pages for embedding and events for delivery; nudge both.
+            ctx.models.wake();
+            ctx.webhook_wake.notify_one();
+            Outcome::Durable
+        }
+        Err(e) => {
+            tracing::error!(error = %e, saves, "a group commit failed; its saves are refused");
+            Outcome::refused(&e)
+        }
+    };
+    done.send_replace(Some(outcome));
+}
+
+/// Objects durable, then the branch moved (durably), then the database commit; if that
+/// fails, the branch is put back, so the batch leaves nothing behind.
+async fn write(
+    ctx: &Ctx,
+    repo: &WorkspaceRepo,
+    tx: Transaction<'static, Any>,
+    start: Option<Oid>,
+    head: Option<Oid>,
+    written: Vec<Oid>,
+) -> Result<()> {
+    let moved = head.filter(|h| Some(*h) != start);
+    if let Some(head) = moved {
+        let written_ref = repo
+            .with(move |r| {
+                git::sync_objects(r, &written)?;
+                git::write_ref(r, head, start)
+            })
+            .await;
+        if let Err(e) = written_ref {
+            let _ = tx.rollback().await;
+            return Err(e.into());
+        }
+    }
+    let committed = if ctx.test_hooks.fail_next_flush.swap(false, Ordering::SeqCst) {
+        let _ = tx.rollback().await;
+        Err(Error::database_unavailable(anyhow::anyhow!("the flush failed (test hook)")))
+    } else {
+        tx.commit().await.map_err(Error::from)
+    };
+    if let (Err(_), Some(head)) = (&committed, moved)
+        && let Err(undo) = repo.with(move |r| git::reset_branch(r, start, head)).await
+    {
+        // The start-up check will index the commits instead.
+        tracing::error!(error = %undo, "could not put the branch back after a failed group commit");
+    }
+    committed
+}
+
+/// Rolls the open batch back and refuses every save in it (a writer was cancelled in the
+/// middle of its step). The branch has not moved: only a flush moves it.
+pub async fn abort(state: &mut State, why: &str) {
+    let Some(batch) = state.batch.take() else { return };
+    if batch.has_writes() {
+        tracing::warn!(saves = batch.saves, "{why}: the open group commit is rolled back and its saves refused");
+    }
+    let _ = batch.tx.rollback().await;
+    batch.done.send_replace(Some(Outcome::Refused { unavailable: true, detail: why.to_owned() }));
+}

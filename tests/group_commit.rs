@@ -1,0 +1,182 @@
+//! Group commit (issue 12): saves queued on a workspace's write lock share one flush, yet
+//! each keeps its own commit and answer; a refused save is refused alone, a failed flush
+//! refuses the whole batch and leaves nothing behind.
+//!
+//! Each test holds the workspace's write lock itself (the server runs in this process),
+//! queues saves behind it, and lets go once all of them wait: so they form one batch for
+//! certain, not by the luck of timing.
+
+mod common;
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use common::*;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+/// Queues the requests behind the lock, held here, one after the other (each waits for
+/// the lock before the next is sent, and tokio's lock is fair: they run in this order),
+/// then lets go. Answers the replies in the order of the requests.
+async fn queued(srv: &Server, api: &Api, workspace: &str, requests: Vec<(Method, String, Value)>) -> Vec<Reply> {
+    let slot = srv.ctx.writers.get(workspace);
+    let guard = slot.lock().await;
+    let mut tasks = Vec::new();
+    for (i, (method, path, body)) in requests.into_iter().enumerate() {
+        let api = api.clone();
+        tasks.push(tokio::spawn(async move { api.send(method, &path, Some(body)).await }));
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while slot.waiting() <= i {
+            assert!(std::time::Instant::now() < deadline, "save {i} never queued");
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+    drop(guard);
+    let mut replies = Vec::new();
+    for t in tasks {
+        replies.push(t.await.unwrap());
+    }
+    replies
+}
+
+fn counters(srv: &Server) -> (u64, u64) {
+    (srv.ctx.writers.flushes.load(Ordering::SeqCst), srv.ctx.writers.flushed_saves.load(Ordering::SeqCst))
+}
+
+#[tokio::test]
+async fn sixteen_queued_saves_share_one_flush_and_keep_their_own_commits() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("batch@x.io").await;
+    api.page("hot", "# Hot\n\nversion 0\n").await;
+    let repo = env.data_dir().join("workspaces").join("batch.git");
+    let (flushes, saves) = counters(&srv);
+
+    // Eight updates of one page and eight new pages, all queued behind the lock.
+    let mut requests = Vec::new();
+    for i in 1..=8 {
+        requests.push((
+            Method::PUT,
+            "/api/pages/hot".to_owned(),
+            json!({"content": format!("# Hot\n\nversion {i}\n")}),
+        ));
+        requests.push((
+            Method::POST,
+            "/api/pages".to_owned(),
+            json!({"slug": format!("new-{i}"), "content": format!("# New {i}\n\nsee [[hot]]\n")}),
+        ));
+    }
+    let replies = queued(&srv, &api, "batch", requests.clone()).await;
+
+    // One flush for all sixteen.
+    assert_eq!(counters(&srv), (flushes + 1, saves + 16));
+    let mut hot_revisions = Vec::new();
+    for ((_, path, body), r) in requests.iter().zip(&replies) {
+        assert!(r.status.is_success(), "{path}: {} {}", r.status, r.text);
+        let page = r.json();
+        assert_eq!(page["content"], body["content"], "{path}: the answer is this save's content");
+        let revision = page["revision"].as_str().unwrap();
+        let file = format!("{}:{}", revision, cairn::git::live_path(page["slug"].as_str().unwrap()));
+        // Each answer's revision holds exactly its own content, in git.
+        assert_eq!(git(&repo, &["show", &file]), body["content"].as_str().unwrap(), "{path} at {revision}");
+        if path == "/api/pages/hot" {
+            hot_revisions.push(revision.to_owned());
+        }
+    }
+    // History: one commit per save, in the order the saves ran: git's order of the
+    // page's commits, and the order they were queued in.
+    let (_, history) = api.get("/api/pages/hot/history?limit=100").await;
+    let listed: Vec<&str> = history["items"].as_array().unwrap().iter().map(|i| i["sha"].as_str().unwrap()).collect();
+    assert_eq!(listed.len(), 9, "{history}");
+    let in_git = git(&repo, &["log", "--format=%H", "main", "--", &cairn::git::live_path("hot")]);
+    assert_eq!(listed, in_git.lines().collect::<Vec<_>>());
+    let mut answered = hot_revisions.clone();
+    answered.sort();
+    let mut updates: Vec<String> = listed[..8].iter().map(|s| s.to_string()).collect();
+    updates.sort();
+    assert_eq!(updates, answered, "the history holds exactly the answered revisions");
+    let newest_first: Vec<&str> = hot_revisions.iter().rev().map(String::as_str).collect();
+    assert_eq!(&listed[..8], &newest_first[..], "history lists the updates in the order they were queued");
+    // The page now is the last save that ran, as that save answered it.
+    let (_, now) = api.get("/api/pages/hot").await;
+    assert_eq!(now["revision"], listed[0]);
+    let last = replies.iter().find(|r| r.json()["revision"] == listed[0]).unwrap();
+    assert_eq!(now["content"], last.json()["content"]);
+    // The branch is one straight line of 17 page commits, and git is clean.
+    assert_eq!(git(&repo, &["rev-list", "--count", "main"]).trim(), "17");
+    assert_eq!(git(&repo, &["rev-list", "--merges", "main"]).trim(), "");
+    let (_, view) = api.get("/api/pages/hot/view").await;
+    assert_eq!(view["backlinks"].as_array().map(Vec::len), Some(8), "{view}");
+    assert_fsck(&repo);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_refused_save_in_a_batch_is_refused_alone_and_later_saves_see_earlier_ones() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("mixed@x.io").await;
+    let first = api.page("doc", "# Doc\n\none\n").await;
+    let stale = first["revision"].as_str().unwrap().to_owned();
+    let requests = vec![
+        (Method::POST, "/api/pages".to_owned(), json!({"slug": "twin", "content": "first"})),
+        // Sees the twin created just before it in the same batch: 409.
+        (Method::POST, "/api/pages".to_owned(), json!({"slug": "twin", "content": "second"})),
+        (Method::PUT, "/api/pages/doc".to_owned(), json!({"content": "# Doc\n\ntwo\n"})),
+        // Based on the revision the save before it replaced: stale, 409.
+        (Method::PUT, "/api/pages/doc".to_owned(), json!({"content": "# Doc\n\nthree\n", "base_revision": stale})),
+        (Method::POST, "/api/pages".to_owned(), json!({"slug": "after", "content": "last"})),
+    ];
+    let replies = queued(&srv, &api, "mixed", requests).await;
+    let statuses: Vec<u16> = replies.iter().map(|r| r.status.as_u16()).collect();
+    assert_eq!(statuses, [201, 409, 200, 409, 201], "{:?}", replies.iter().map(|r| &r.text).collect::<Vec<_>>());
+    assert_problem(&replies[1], 409, "page_exists");
+    assert_problem(&replies[3], 409, "stale_revision");
+    // The 409 names the revision the batch's earlier save made.
+    assert_eq!(replies[3].json()["current_revision"], replies[2].json()["revision"]);
+    assert_eq!(api.get("/api/pages/twin").await.1["content"], "first");
+    assert_eq!(api.get("/api/pages/doc").await.1["content"], "# Doc\n\ntwo\n");
+    assert_eq!(api.get("/api/pages/after").await.1["content"], "last");
+    let repo = env.data_dir().join("workspaces").join("mixed.git");
+    assert_eq!(git(&repo, &["rev-list", "--count", "main"]).trim(), "4");
+    assert_fsck(&repo);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_failed_flush_refuses_the_whole_batch_and_leaves_nothing() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("fail@x.io").await;
+    api.page("kept", "# Kept\n\nbefore\n").await;
+    let repo = env.data_dir().join("workspaces").join("fail.git");
+    let head = git(&repo, &["rev-parse", "main"]);
+    let (_, history) = api.get("/api/pages/kept/history").await;
+    let (_, pages) = api.get("/api/pages").await;
+
+    srv.ctx.test_hooks.fail_next_flush.store(true, Ordering::SeqCst);
+    let requests = vec![
+        (Method::PUT, "/api/pages/kept".to_owned(), json!({"content": "# Kept\n\nafter\n"})),
+        (Method::POST, "/api/pages".to_owned(), json!({"slug": "gone-1", "content": "never"})),
+        (Method::POST, "/api/pages".to_owned(), json!({"slug": "gone-2", "content": "never [[kept]]"})),
+    ];
+    let replies = queued(&srv, &api, "fail", requests).await;
+    for r in &replies {
+        assert_problem(r, 503, "database_unavailable");
+    }
+    // The branch is back where it was, and no row of the batch is there.
+    assert_eq!(git(&repo, &["rev-parse", "main"]), head);
+    assert_eq!(api.get("/api/pages/kept").await.1["content"], "# Kept\n\nbefore\n");
+    assert_eq!(api.get("/api/pages/kept/history").await.1, history);
+    assert_eq!(api.get("/api/pages").await.1, pages);
+    for slug in ["gone-1", "gone-2"] {
+        assert_eq!(api.get(&format!("/api/pages/{slug}")).await.0, StatusCode::NOT_FOUND);
+    }
+    assert_eq!(api.get("/api/pages/kept/view").await.1["backlinks"], json!([]));
+    assert_fsck(&repo);
+    // The next save goes through.
+    let (s, page) = api.put("/api/pages/kept", json!({"content": "# Kept\n\nafter\n"})).await;
+    assert_eq!(s, StatusCode::OK, "{page}");
+    assert_eq!(git(&repo, &["rev-parse", "main^"]), head);
+    srv.stop().await;
+}
