@@ -170,7 +170,7 @@ pub async fn open(ctx: &Ctx, repo: &WorkspaceRepo, workspace_id: i64, state: &mu
         }
     };
     // Read after the lock: another process may have moved the branch until then.
-    let start = repo.with(|r| git::head(r)).await?;
+    let start = repo.with(git::head).await?;
     state.next_id += 1;
     let (done, _) = watch::channel(None);
     state.batch =

@@ -203,7 +203,7 @@ impl Writer {
 
     /// The batch's transaction: reads see the saves before this one.
     pub fn conn(&mut self) -> &mut AnyConnection {
-        &mut *self.batch_mut().tx
+        &mut self.batch_mut().tx
     }
 
     /// Keeps what this operation wrote through [`Writer::conn`] without a commit (a
@@ -350,9 +350,9 @@ impl Writer {
         let ws_id = self.access.workspace_id();
         let ws_slug = self.access.slug().to_owned();
         let shared = self.batch().saves > 0 || self.batch().keep;
-        let written = if shared {
+        if shared {
             let mut sp = self.conn().begin().await?;
-            match index_rows(&mut *sp, ws_id, &ws_slug, user, changes, shas, now).await {
+            match index_rows(&mut sp, ws_id, &ws_slug, user, changes, shas, now).await {
                 Ok(created) => sp.commit().await.map(|()| created).map_err(Error::from),
                 Err(e) => match sp.rollback().await {
                     Ok(()) => Err(e),
@@ -373,8 +373,7 @@ impl Writer {
                 batch::open(&ctx, &repo, ws_id, self.state_mut()).await?;
             }
             result
-        };
-        written
+        }
     }
 }
 
