@@ -104,8 +104,58 @@ async fn run(config: Config, command: Command) -> anyhow::Result<()> {
             println!("packed {} workspaces: {loose} loose objects packed, {folded} packs folded", done.len());
             Ok(())
         }
-        Command::Import { .. } => {
-            anyhow::bail!("this sub-command is not available yet in this release")
+        Command::Import { workspace, as_email, report, dry_run, path } => {
+            let opts = crate::core::import::Options { path, workspace, as_email, dry_run };
+            let bar = ProgressLine::new();
+            let done = crate::core::import::import(&ctx, &opts, &|phase, n, total| bar.show(phase, n, total)).await?;
+            bar.finish();
+            if let Some(file) = report {
+                let json = serde_json::to_vec_pretty(&done)?;
+                std::fs::write(&file, json).map_err(|e| anyhow::anyhow!("--report {}: {e}", file.display()))?;
+            }
+            print!("{}", done.summary());
+            let failed = done.count(crate::core::import::report::PageAction::Failed);
+            if failed > 0 {
+                anyhow::bail!("{failed} pages could not be saved (listed above)");
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Progress on standard error: a bar redrawn in place on a terminal, else a plain line
+/// now and then (every 10 %), so logs of a piped run stay short.
+struct ProgressLine {
+    tty: bool,
+    last: std::sync::Mutex<(String, usize)>,
+}
+
+impl ProgressLine {
+    fn new() -> Self {
+        use std::io::IsTerminal;
+        ProgressLine { tty: std::io::stderr().is_terminal(), last: std::sync::Mutex::new((String::new(), usize::MAX)) }
+    }
+
+    fn show(&self, phase: &str, done: usize, total: usize) {
+        use std::io::Write;
+        let total = total.max(1);
+        let pct = done * 100 / total;
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if self.tty {
+            let filled = done * 30 / total;
+            let bar: String = "#".repeat(filled) + &"-".repeat(30 - filled);
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r{phase:>8} [{bar}] {done}/{total} ({pct}%)  ");
+            let _ = err.flush();
+        } else if last.0 != phase || pct / 10 > last.1 / 10 || (done == total && last.1 != pct) {
+            eprintln!("{phase}: {done}/{total} ({pct}%)");
+        }
+        *last = (phase.to_owned(), pct);
+    }
+
+    fn finish(&self) {
+        if self.tty {
+            eprintln!();
         }
     }
 }

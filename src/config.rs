@@ -39,7 +39,20 @@ pub enum Command {
     /// (The server does this by itself in the background; see docs/operations.md.)
     Gc,
     /// Import a folder or zip of markdown files (e.g. an Obsidian vault) into a workspace.
+    /// See docs/import.md.
     Import {
+        /// The workspace to import into (its slug).
+        #[arg(long)]
+        workspace: String,
+        /// Save as this account (a member of the workspace) [default: the workspace's owner]
+        #[arg(long = "as", value_name = "EMAIL")]
+        as_email: Option<String>,
+        /// Also write the full report, as JSON, to FILE.
+        #[arg(long, value_name = "FILE")]
+        report: Option<PathBuf>,
+        /// Print what would be imported; write nothing.
+        #[arg(long)]
+        dry_run: bool,
         /// The folder or .zip to import.
         path: PathBuf,
     },

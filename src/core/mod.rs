@@ -6,6 +6,7 @@ pub mod backup;
 pub mod credentials;
 pub mod export;
 pub mod i18n;
+pub mod import;
 pub mod intel;
 pub mod packing;
 pub mod pages;

@@ -157,6 +157,68 @@ pub fn rewrite_links(markdown: &str, old: &str, new: &str) -> Option<String> {
     (out != markdown).then_some(out)
 }
 
+/// What kind of link a [`LinkSpan`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkKind {
+    /// `[[target]]`, `[[target|label]]`, `[[target#section]]`.
+    Wiki,
+    /// `![[target]]` (Obsidian's embed).
+    WikiEmbed,
+    /// `[text](destination)`.
+    Inline,
+    /// `![alt](destination)`.
+    InlineImage,
+}
+
+/// Where one link outside code lies in a page's markdown: byte ranges into the whole text
+/// (front matter included), for tools that rewrite links (the importer). Found with the
+/// same parse as [`parse`], so code spans and blocks never yield one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkSpan {
+    pub kind: LinkKind,
+    /// The whole link, `[[…]]` or `[…](…)` included.
+    pub whole: Range<usize>,
+    /// A wikilink's target (before `#`, trimmed) or an inline link's destination as written.
+    pub target: Range<usize>,
+}
+
+/// Every wikilink, embed, inline link and inline image outside code, in document order.
+/// A link whose target cannot be placed in the source (an escaped destination) is left out.
+pub fn link_spans(markdown: &str) -> Vec<LinkSpan> {
+    let (_, body) = split_front_matter(markdown);
+    let body = strip_bom(body);
+    let offset = markdown.len() - body.len();
+    let mut out = Vec::new();
+    for (event, range) in Parser::new_ext(body, OPTIONS).into_offset_iter() {
+        let (image, link_type, dest) = match event {
+            Event::Start(Tag::Link { link_type, dest_url, .. }) => (false, link_type, dest_url),
+            Event::Start(Tag::Image { link_type, dest_url, .. }) => (true, link_type, dest_url),
+            _ => continue,
+        };
+        let (kind, span) = match link_type {
+            LinkType::WikiLink { has_pothole } => (
+                if image { LinkKind::WikiEmbed } else { LinkKind::Wiki },
+                target_span(body, range.clone(), &dest, has_pothole),
+            ),
+            LinkType::Inline => {
+                let start = (dest.as_ptr() as usize).checked_sub(body.as_ptr() as usize);
+                let span = start.filter(|s| range.start <= *s && s + dest.len() <= range.end && !dest.is_empty());
+                let span = span.filter(|s| body.get(*s..s + dest.len()) == Some(&*dest)).map(|s| s..s + dest.len());
+                (if image { LinkKind::InlineImage } else { LinkKind::Inline }, span)
+            }
+            _ => continue,
+        };
+        if let Some(t) = span {
+            out.push(LinkSpan {
+                kind,
+                whole: offset + range.start..offset + range.end,
+                target: offset + t.start..offset + t.end,
+            });
+        }
+    }
+    out
+}
+
 /// The front matter (the YAML block at the very start: a first line `---`, closed by a
 /// line `---` or `...`) split from the body: (Some(yaml_text), body) or (None, whole input).
 ///
@@ -195,6 +257,11 @@ fn strip_bom(text: &str) -> &str {
 fn is_fence(line: &str, closing: bool) -> bool {
     let line = line.trim_end_matches([' ', '\t', '\r']);
     line == "---" || (closing && line == "...")
+}
+
+/// The slug a wikilink target points to (what [`WikiLink::slug`] holds).
+pub fn link_slug(target: &str) -> String {
+    resolve(target)
 }
 
 /// The slug a wikilink target points to.
@@ -667,6 +734,26 @@ mod tests {
 
     fn anchors(md: &str) -> Vec<String> {
         parse(md).headings.into_iter().map(|h| h.anchor).collect()
+    }
+
+    // ---- link spans (the importer's rewrites) ----
+
+    #[test]
+    fn link_spans_place_every_link_form_outside_code() {
+        let md = "---\ntitle: x\n---\n[[A b#h|l]] ![[i.png]] [t](dir/N%20o.md#x) ![alt](img/p.png \"t\")\n`[[code]]`\n";
+        let spans = link_spans(md);
+        let got: Vec<(LinkKind, &str, &str)> =
+            spans.iter().map(|s| (s.kind, &md[s.whole.clone()], &md[s.target.clone()])).collect();
+        assert_eq!(
+            got,
+            [
+                (LinkKind::Wiki, "[[A b#h|l]]", "A b"),
+                (LinkKind::WikiEmbed, "![[i.png]]", "i.png"),
+                (LinkKind::Inline, "[t](dir/N%20o.md#x)", "dir/N%20o.md#x"),
+                (LinkKind::InlineImage, "![alt](img/p.png \"t\")", "img/p.png"),
+            ]
+        );
+        assert_eq!(link_slug("A b"), "a-b");
     }
 
     // ---- titles ----

@@ -1,0 +1,122 @@
+//! `cairn import`: a folder or a `.zip` of markdown (an Obsidian vault, a Logseq or Foam
+//! folder, Cairn's own export) into a workspace, through the same write path as every door.
+//!
+//! # Layout
+//!
+//! - [`source`] reads the folder or zip into memory: notes, images, the rest, and what was
+//!   passed over (hidden, not UTF-8, over 1 MiB, unreadable) with why.
+//! - [`plan`] decides, from the source alone, the slugs, the tree, the link and image
+//!   rewrites and the uploads — deterministically, so a second import changes nothing.
+//! - [`run`] applies the plan: uploads, then pages level by level through `pages::create`,
+//!   `update` and `move_page`, many saves at once so they share group commits.
+//! - [`report`] is what the import did, file by file (terminal summary, `--report` JSON).
+//!
+//! Who imports: `--as EMAIL`, an account that is a member of the workspace; without it
+//! the workspace's (first) owner. Commits are theirs, as for any save.
+
+pub mod plan;
+pub mod report;
+pub mod run;
+pub mod source;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+use sqlx::Row;
+
+pub use report::Report;
+pub use run::Progress;
+
+use crate::core::Ctx;
+use crate::core::pages::rows;
+use crate::core::users::{self, USER_COLUMNS, User};
+use crate::core::workspaces::{self, Access};
+use crate::ids::Email;
+
+/// One import, as the command line asks for it.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The folder or `.zip` to import.
+    pub path: PathBuf,
+    /// The workspace to import into (its slug).
+    pub workspace: String,
+    /// The account to save as; None: the workspace's owner.
+    pub as_email: Option<String>,
+    /// Plan and report, write nothing.
+    pub dry_run: bool,
+}
+
+/// Imports `opts.path` into the workspace; answers what it did. Files that cannot be
+/// imported are in the report, not errors: only a missing source, an unknown account or
+/// workspace, or a database outage stop an import.
+pub async fn import(ctx: &Ctx, opts: &Options, progress: Progress<'_>) -> anyhow::Result<Report> {
+    let started = Instant::now();
+    let (user, access) = importer(ctx, &opts.workspace, opts.as_email.as_deref()).await?;
+    let path = opts.path.clone();
+    let kind = if path.is_dir() { "folder" } else { "zip" };
+    let max_image = ctx.config.upload_max_bytes;
+    progress("reading", 0, 1);
+    let source = tokio::task::spawn_blocking(move || source::read(&path, max_image)).await??;
+    progress("reading", 1, 1);
+    let existing: HashSet<String> = {
+        let mut conn = ctx.db.pool.acquire().await?;
+        rows::live_tree(&mut conn, access.workspace_id()).await?.into_iter().map(|(_, slug, _, _)| slug).collect()
+    };
+    let plan = tokio::task::spawn_blocking(move || plan::plan(source, &existing)).await?;
+    let mut report = Report {
+        source: opts.path.display().to_string(),
+        kind: kind.to_owned(),
+        workspace: access.slug().to_owned(),
+        imported_as: user.email.clone(),
+        dry_run: opts.dry_run,
+        renamed: plan.renamed.clone(),
+        skipped: plan.skipped.clone(),
+        broken_links: plan.broken_links.clone(),
+        ..Report::default()
+    };
+    run::uploads(ctx, &access, &plan, opts.dry_run, &mut report, progress).await;
+    report.pages = run::pages(ctx, &access, &user, &plan.pages, opts.dry_run, progress).await;
+    report.seconds = started.elapsed().as_secs_f64();
+    tracing::info!(
+        workspace = %access.slug(),
+        pages = report.pages.len(),
+        skipped = report.skipped.len(),
+        dry_run = opts.dry_run,
+        "import done"
+    );
+    Ok(report)
+}
+
+/// The account that imports and its access to the workspace: `--as EMAIL` (which must be
+/// a member), else the workspace's first owner.
+async fn importer(ctx: &Ctx, workspace: &str, as_email: Option<&str>) -> anyhow::Result<(User, Access)> {
+    let user = match as_email {
+        Some(raw) => {
+            let email = Email::parse(raw).map_err(|_| anyhow::anyhow!("--as: '{raw}' is not an email address"))?;
+            let sql = format!(
+                "SELECT {USER_COLUMNS} FROM users u LEFT JOIN workspaces w ON w.id = u.default_workspace_id \
+                 WHERE u.email = $1"
+            );
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(email.as_str()).fetch_optional(&ctx.db.pool).await?;
+            let row = row.with_context(|| format!("--as: no account has the email {email}"))?;
+            users::from_row(&row)?
+        }
+        None => {
+            let row = sqlx::query(
+                "SELECT m.user_id FROM memberships m JOIN workspaces w ON w.id = m.workspace_id \
+                 WHERE w.slug = $1 AND m.role = 'owner' ORDER BY m.user_id LIMIT 1",
+            )
+            .bind(workspace)
+            .fetch_optional(&ctx.db.pool)
+            .await?
+            .with_context(|| format!("--workspace: no workspace '{workspace}'"))?;
+            users::get(ctx, row.try_get("user_id")?).await?
+        }
+    };
+    let access = workspaces::access(ctx, &user, workspace)
+        .await
+        .map_err(|_| anyhow::anyhow!("--workspace: {} is not a member of a workspace '{workspace}'", user.email))?;
+    Ok((user, access))
+}

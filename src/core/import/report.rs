@@ -1,0 +1,133 @@
+//! What an import did, file by file: the terminal summary and `--report FILE` (JSON).
+//! Nothing is dropped silently: every file of the source is in `pages`, `uploads` or
+//! `skipped`, every slug that is not the file's own name in `renamed`, and every link
+//! that points nowhere in `broken_links`.
+
+use serde::Serialize;
+
+/// What happened to a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PageAction {
+    Created,
+    Updated,
+    /// Already as the source has it: no new revision.
+    Unchanged,
+    /// The save was refused (see `error`).
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PageEntry {
+    /// The file (or, for a folder without a note, `folder/`).
+    pub source: String,
+    pub slug: String,
+    /// Slug of the parent page, if any.
+    pub parent: Option<String>,
+    pub action: PageAction,
+    /// Revisions written for this page by this import.
+    pub revisions: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    pub source: String,
+    pub reason: String,
+}
+
+/// A page whose slug is not the one its name gives (a collision: a numeric suffix).
+#[derive(Debug, Clone, Serialize)]
+pub struct Renamed {
+    pub source: String,
+    pub wanted: String,
+    pub slug: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct UploadEntry {
+    pub source: String,
+    /// The upload's name (`/uploads/<name>`).
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct BrokenLink {
+    /// The note holding the link.
+    pub source: String,
+    /// The link's target as written.
+    pub target: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    /// The path imported.
+    pub source: String,
+    /// `folder`, `zip` or `git`.
+    pub kind: String,
+    pub workspace: String,
+    /// Email of the account the pages were saved as.
+    pub imported_as: String,
+    pub dry_run: bool,
+    pub pages: Vec<PageEntry>,
+    pub uploads: Vec<UploadEntry>,
+    pub renamed: Vec<Renamed>,
+    pub skipped: Vec<Skipped>,
+    pub broken_links: Vec<BrokenLink>,
+    /// Seconds the import took.
+    pub seconds: f64,
+}
+
+impl Report {
+    pub fn count(&self, action: PageAction) -> usize {
+        self.pages.iter().filter(|p| p.action == action).count()
+    }
+
+    /// The terminal summary: counts, then every skipped file, renamed page and broken link
+    /// (the first 50 of each; the JSON report has them all).
+    pub fn summary(&self) -> String {
+        use std::fmt::Write;
+        const SHOWN: usize = 50;
+        let mut s = String::new();
+        let verb = if self.dry_run { "would import" } else { "imported" };
+        let _ = writeln!(
+            s,
+            "{verb} {} into workspace {} as {}: {} pages created, {} updated, {} unchanged, {} failed; {} uploads; {} skipped; {} renamed; {} broken links ({:.1} s)",
+            self.source,
+            self.workspace,
+            self.imported_as,
+            self.count(PageAction::Created),
+            self.count(PageAction::Updated),
+            self.count(PageAction::Unchanged),
+            self.count(PageAction::Failed),
+            self.uploads.len(),
+            self.skipped.len(),
+            self.renamed.len(),
+            self.broken_links.len(),
+            self.seconds,
+        );
+        let more = |s: &mut String, n: usize| {
+            if n > SHOWN {
+                let _ = writeln!(s, "  … and {} more (see --report)", n - SHOWN);
+            }
+        };
+        for p in self.pages.iter().filter(|p| p.action == PageAction::Failed).take(SHOWN) {
+            let _ = writeln!(s, "failed:  {} → {}: {}", p.source, p.slug, p.error.as_deref().unwrap_or(""));
+        }
+        more(&mut s, self.count(PageAction::Failed));
+        for k in self.skipped.iter().take(SHOWN) {
+            let _ = writeln!(s, "skipped: {}: {}", k.source, k.reason);
+        }
+        more(&mut s, self.skipped.len());
+        for r in self.renamed.iter().take(SHOWN) {
+            let _ = writeln!(s, "renamed: {} → {} ({} was taken)", r.source, r.slug, r.wanted);
+        }
+        more(&mut s, self.renamed.len());
+        for b in self.broken_links.iter().take(SHOWN) {
+            let _ = writeln!(s, "broken link: {} → {}", b.source, b.target);
+        }
+        more(&mut s, self.broken_links.len());
+        s
+    }
+}

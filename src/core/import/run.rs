@@ -1,0 +1,172 @@
+//! Applying a [`Plan`] through the core write path: the images first (as uploads of the
+//! workspace), then the pages level by level — parents before children — each level's
+//! saves submitted together (`buffer_unordered`) so that they share group commits
+//! ([`crate::core::pages::batch`]). Every page save is `pages::create`, `update` or
+//! `move_page`, exactly as the HTTP API calls them: one commit per save, its events and
+//! index rows in the same transaction. A refused save is reported and the import goes on.
+
+use futures_util::StreamExt;
+
+use super::plan::{Plan, PlannedPage};
+use super::report::{PageAction, PageEntry, Report, Skipped, UploadEntry};
+use crate::core::Ctx;
+use crate::core::pages::{self, NewPage, PageUpdate};
+use crate::core::uploads::Incoming;
+use crate::core::users::User;
+use crate::core::workspaces::Access;
+use crate::error::Result;
+
+/// Saves submitted at once within one level of the tree.
+pub const CONCURRENCY: usize = 16;
+
+/// Reports progress: (phase, done, total).
+pub type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
+
+/// Keeps the planned uploads (or, in a dry run, only lists them).
+pub async fn uploads(
+    ctx: &Ctx,
+    access: &Access,
+    plan: &Plan,
+    dry_run: bool,
+    report: &mut Report,
+    progress: Progress<'_>,
+) {
+    let total = plan.uploads.len();
+    for (i, up) in plan.uploads.iter().enumerate() {
+        if dry_run {
+            report.uploads.push(UploadEntry { source: up.source.clone(), name: up.name.clone() });
+            continue;
+        }
+        match keep(ctx, access, &up.bytes).await {
+            Ok(name) if name == up.name => {
+                report.uploads.push(UploadEntry { source: up.source.clone(), name });
+            }
+            Ok(name) => report.skipped.push(Skipped {
+                source: up.source.clone(),
+                reason: format!("kept as {name}, not the planned {}; references to it are broken", up.name),
+            }),
+            Err(e) => report
+                .skipped
+                .push(Skipped { source: up.source.clone(), reason: format!("a referenced image, refused: {e}") }),
+        }
+        progress("uploads", i + 1, total);
+    }
+}
+
+async fn keep(ctx: &Ctx, access: &Access, bytes: &[u8]) -> Result<String> {
+    let mut incoming = Incoming::start(ctx).await?;
+    for chunk in bytes.chunks(64 * 1024) {
+        incoming.write(chunk).await?;
+    }
+    Ok(incoming.finish(ctx, access).await?.name)
+}
+
+/// Saves the planned pages, parents first; answers one entry per page, in plan order.
+pub async fn pages(
+    ctx: &Ctx,
+    access: &Access,
+    user: &User,
+    planned: &[PlannedPage],
+    dry_run: bool,
+    progress: Progress<'_>,
+) -> Vec<PageEntry> {
+    let total = planned.len();
+    let mut out: Vec<PageEntry> = Vec::with_capacity(total);
+    let mut start = 0;
+    while start < planned.len() {
+        let depth = planned[start].depth;
+        let end = planned[start..].iter().position(|p| p.depth != depth).map_or(planned.len(), |n| start + n);
+        let mut level: Vec<(usize, PageEntry)> = futures_util::stream::iter(planned[start..end].iter().enumerate())
+            .map(|(i, p)| async move { (i, save(ctx, access, user, p, dry_run).await) })
+            .buffer_unordered(CONCURRENCY)
+            .enumerate()
+            .map(|(n, done)| {
+                progress("pages", start + n + 1, total);
+                done
+            })
+            .collect()
+            .await;
+        level.sort_by_key(|(i, _)| *i);
+        out.extend(level.into_iter().map(|(_, e)| e));
+        start = end;
+    }
+    out
+}
+
+/// One page: created, updated (content, title, parent) or left as it is.
+async fn save(ctx: &Ctx, access: &Access, user: &User, p: &PlannedPage, dry_run: bool) -> PageEntry {
+    let mut entry = PageEntry {
+        source: p.source.clone(),
+        slug: p.slug.clone(),
+        parent: p.parent.clone(),
+        action: PageAction::Unchanged,
+        revisions: 0,
+        error: None,
+    };
+    match save_inner(ctx, access, user, p, dry_run, &mut entry).await {
+        Ok(()) => {}
+        Err(e) => {
+            entry.action = PageAction::Failed;
+            entry.error = Some(e.to_string());
+        }
+    }
+    entry
+}
+
+async fn save_inner(
+    ctx: &Ctx,
+    access: &Access,
+    user: &User,
+    p: &PlannedPage,
+    dry_run: bool,
+    entry: &mut PageEntry,
+) -> Result<()> {
+    let ws = Some(access.slug());
+    let current = match pages::get(ctx, user, ws, &p.slug).await {
+        Ok(page) => Some(page),
+        Err(e) if e.code == "page_not_found" => None,
+        Err(e) => return Err(e),
+    };
+    let Some(current) = current else {
+        entry.action = PageAction::Created;
+        entry.revisions = 1;
+        if !dry_run {
+            let req = NewPage {
+                title: p.title.clone(),
+                slug: Some(p.slug.clone()),
+                content: Some(p.content.clone()),
+                parent: p.parent.clone(),
+            };
+            pages::create(ctx, access, user, req).await?;
+        }
+        return Ok(());
+    };
+    let retitled = p.title.as_ref().is_some_and(|t| *t != current.title);
+    if current.content != p.content || retitled {
+        if dry_run {
+            entry.action = PageAction::Updated;
+            entry.revisions += 1;
+        } else {
+            let req = PageUpdate {
+                content: Some(p.content.clone()),
+                title: p.title.clone(),
+                base_revision: Some(current.revision.clone()),
+                merge: false,
+                message: Some("Import".to_owned()),
+            };
+            let saved = pages::update(ctx, access, user, &p.slug, req).await?;
+            if saved.revision != current.revision {
+                entry.action = PageAction::Updated;
+                entry.revisions += 1;
+            }
+        }
+    }
+    if current.parent != p.parent {
+        entry.action = PageAction::Updated;
+        entry.revisions += 1;
+        if !dry_run {
+            pages::move_page(ctx, access, user, &p.slug, p.parent.as_deref()).await?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,392 @@
+//! `cairn import`: a generated Obsidian-like vault (nested folders, every link form,
+//! images, front matter, name collisions, hidden, non-UTF-8 and oversized files), a second
+//! import that changes nothing, a dry run, Cairn's own export zip round-tripped into a new
+//! workspace, and the real binary writing its JSON report. On both backends.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+
+use cairn::core::import::report::{PageAction, Report};
+use cairn::core::import::{self, Options};
+use common::process::*;
+use common::*;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+/// A second image (a PNG with other bytes: another upload name).
+fn png2() -> Vec<u8> {
+    let mut b = PNG.to_vec();
+    b.extend_from_slice(b"\0second");
+    b
+}
+
+fn write(root: &Path, rel: &str, bytes: &[u8]) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+const HOME: &str = "---\ntitle: Welcome\ntags: [start, Guide]\n---\n\
+Links: [[Getting Started]], [[Projects/Alpha|the alpha]], [[Alpha#Goals]], [[Projects/Notes]], \
+[plain](Projects/Alpha.md), [[Nowhere]].\n\n![[diagram.png]]\n\n#home `[[Not A Link]]`\n";
+
+fn vault(root: &Path) {
+    write(root, "Home.md", HOME.as_bytes());
+    write(root, "Getting Started.md", b"Some text #onboarding\n\n![logo](attachments/logo.png)\n");
+    write(root, "Projects/Alpha.md", b"# Alpha\n\n## Goals\n\nBack to [[Home]] and [[Notes]].\n");
+    write(root, "Projects/Notes.md", b"project notes\n");
+    write(root, "Archive/Notes.md", b"archive notes\n");
+    write(root, "Archive/index.md", b"# The archive\n");
+    write(root, "Archive/2023/Old.md", b"old\n");
+    write(root, "attachments/diagram.png", PNG);
+    write(root, "attachments/logo.png", &png2());
+    write(root, "attachments/unused.png", b"\x89PNG\r\n\x1a\nnot really");
+    write(root, ".obsidian/app.json", b"{}");
+    write(root, ".trash/Gone.md", b"gone\n");
+    write(root, "bad.md", b"\xff\xfe\0 not utf-8");
+    write(root, "big.md", &vec![b'a'; 1_048_577]);
+    write(root, "doc.pdf", b"%PDF-1.7\n");
+}
+
+fn upload_name(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    format!("{}.png", hex::encode(sha2::Sha256::digest(bytes)))
+}
+
+async fn run(srv: &Server, ws: &str, path: &Path, as_email: Option<&str>, dry_run: bool) -> Report {
+    let opts =
+        Options { path: path.to_owned(), workspace: ws.to_owned(), as_email: as_email.map(str::to_owned), dry_run };
+    import::import(&srv.ctx, &opts, &|_, _, _| {}).await.expect("import runs")
+}
+
+async fn default_ws(api: &Api) -> String {
+    let (_, me) = api.get("/api/me").await;
+    me["default_workspace"].as_str().unwrap().to_owned()
+}
+
+async fn page(api: &Api, ws: &str, slug: &str) -> Value {
+    let (s, body) = api.get(&format!("/api/pages/{slug}?ws={ws}")).await;
+    assert_eq!(s, StatusCode::OK, "{slug}: {body}");
+    body
+}
+
+fn skipped_reason<'a>(report: &'a Report, source: &str) -> &'a str {
+    &report.skipped.iter().find(|s| s.source == source).unwrap_or_else(|| panic!("{source} not skipped")).reason
+}
+
+#[tokio::test]
+async fn a_vault_becomes_pages_with_its_tree_links_images_tags_and_a_full_report() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("ann@x.io").await;
+    let ws = default_ws(&api).await;
+    let dir = tempfile::tempdir().unwrap();
+    vault(dir.path());
+
+    let report = run(&srv, &ws, dir.path(), None, false).await;
+    assert_eq!(report.imported_as, "ann@x.io");
+    assert_eq!(report.count(PageAction::Failed), 0, "{:#?}", report.pages);
+
+    // Pages and the tree: folders are pages; `Archive/index.md` is the archive's page.
+    let slugs: Vec<(&str, &str, Option<&str>)> =
+        report.pages.iter().map(|p| (p.source.as_str(), p.slug.as_str(), p.parent.as_deref())).collect();
+    for expected in [
+        ("Home.md", "home", None),
+        ("Getting Started.md", "getting-started", None),
+        ("Projects/", "projects", None),
+        ("Archive/index.md", "archive", None),
+        ("Archive/Notes.md", "notes", Some("archive")),
+        ("Projects/Notes.md", "notes-2", Some("projects")),
+        ("Projects/Alpha.md", "alpha", Some("projects")),
+        ("Archive/2023/", "2023", Some("archive")),
+        ("Archive/2023/Old.md", "old", Some("2023")),
+    ] {
+        assert!(slugs.contains(&expected), "{expected:?} not in {slugs:?}");
+    }
+    assert_eq!(report.pages.len(), 9, "{slugs:?}");
+    assert!(report.pages.iter().all(|p| p.action == PageAction::Created));
+
+    // Collisions are renamed and reported; links that go nowhere too.
+    assert_eq!(report.renamed.len(), 1, "{:?}", report.renamed);
+    assert_eq!((report.renamed[0].source.as_str(), report.renamed[0].slug.as_str()), ("Projects/Notes.md", "notes-2"));
+    let broken: Vec<(&str, &str)> =
+        report.broken_links.iter().map(|b| (b.source.as_str(), b.target.as_str())).collect();
+    assert_eq!(broken, [("Home.md", "Nowhere")]);
+
+    // Nothing dropped silently: each file passed over has its reason.
+    assert!(skipped_reason(&report, ".obsidian/").contains("hidden"));
+    assert!(skipped_reason(&report, ".trash/").contains("hidden"));
+    assert!(skipped_reason(&report, "bad.md").contains("UTF-8"));
+    assert!(skipped_reason(&report, "big.md").contains("1 MiB"));
+    assert!(skipped_reason(&report, "doc.pdf").contains("neither markdown nor an image"));
+    assert!(skipped_reason(&report, "attachments/unused.png").contains("no note references"));
+    assert_eq!(report.skipped.len(), 6, "{:#?}", report.skipped);
+
+    // Links rewritten to our slugs only where needed; images kept as uploads.
+    let diagram = upload_name(PNG);
+    let logo = upload_name(&png2());
+    let home = page(&api, &ws, "home").await;
+    let expected = format!(
+        "---\ntitle: Welcome\ntags: [start, Guide]\n---\n\
+Links: [[Getting Started]], [[alpha|the alpha]], [[Alpha#Goals]], [[notes-2]], \
+[[alpha|plain]], [[Nowhere]].\n\n![diagram.png](/uploads/{diagram})\n\n#home `[[Not A Link]]`\n"
+    );
+    assert_eq!(home["content"], expected.as_str());
+    assert_eq!(home["title"], "Welcome");
+    assert_eq!(home["tags"], json!(["guide", "home", "start"]));
+    assert_eq!(home["links"], json!(["getting-started", "alpha", "notes-2", "nowhere"]));
+    let gs = page(&api, &ws, "getting-started").await;
+    assert_eq!(gs["title"], "Getting Started");
+    assert_eq!(gs["tags"], json!(["onboarding"]));
+    assert_eq!(gs["content"], format!("Some text #onboarding\n\n![logo](/uploads/{logo})\n").as_str());
+    // `[[Notes]]` from Projects/Alpha: Obsidian's shortest path wins (Archive/Notes.md),
+    // whose slug is `notes`: the link already says so and stays as written.
+    let alpha = page(&api, &ws, "alpha").await;
+    assert_eq!(alpha["content"], "# Alpha\n\n## Goals\n\nBack to [[Home]] and [[Notes]].\n");
+    assert_eq!(alpha["parent"], "projects");
+    assert_eq!(page(&api, &ws, "archive").await["title"], "The archive");
+    assert_eq!(page(&api, &ws, "projects").await["content"], "");
+    assert_eq!(page(&api, &ws, "projects").await["title"], "Projects");
+    let mut names: Vec<&str> = report.uploads.iter().map(|u| u.name.as_str()).collect();
+    names.sort();
+    let mut want = vec![diagram.as_str(), logo.as_str()];
+    want.sort();
+    assert_eq!(names, want);
+    for name in [&diagram, &logo] {
+        let r = api.send(reqwest::Method::GET, &format!("/uploads/{name}"), None).await;
+        assert_eq!(r.status, StatusCode::OK, "{name}");
+    }
+    // Backlinks work like any page's: the write path indexed the links.
+    let (_, view) = api.get(&format!("/api/pages/alpha/view?ws={ws}")).await;
+    assert_eq!(view["backlinks"][0]["slug"], "home", "{view}");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn importing_again_changes_nothing_and_a_changed_note_gets_one_new_revision() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("ann@x.io").await;
+    let ws = default_ws(&api).await;
+    let dir = tempfile::tempdir().unwrap();
+    vault(dir.path());
+    run(&srv, &ws, dir.path(), None, false).await;
+    let head =
+        |srv: &Server| cairn::git::head(&git2::Repository::open_bare(srv.ctx.workspace_dir(&ws)).unwrap()).unwrap();
+    let before = head(&srv);
+
+    let again = run(&srv, &ws, dir.path(), None, false).await;
+    assert!(again.pages.iter().all(|p| p.action == PageAction::Unchanged), "{:#?}", again.pages);
+    assert_eq!(head(&srv), before, "a second import wrote a commit");
+
+    // A changed note and a note moved to another folder: only those get revisions.
+    write(dir.path(), "Projects/Alpha.md", b"# Alpha\n\nChanged.\n");
+    std::fs::rename(dir.path().join("Archive/2023/Old.md"), dir.path().join("Archive/Old.md")).unwrap();
+    let third = run(&srv, &ws, dir.path(), None, false).await;
+    let changed: Vec<(&str, PageAction, usize)> = third
+        .pages
+        .iter()
+        .filter(|p| p.action != PageAction::Unchanged)
+        .map(|p| (p.slug.as_str(), p.action, p.revisions))
+        .collect();
+    assert_eq!(changed, [("old", PageAction::Updated, 1), ("alpha", PageAction::Updated, 1)], "{:#?}", third.pages);
+    assert_eq!(page(&api, &ws, "old").await["parent"], "archive");
+    let (_, history) = api.get(&format!("/api/pages/alpha/history?ws={ws}")).await;
+    assert_eq!(history["total"], 2, "{history}");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_dry_run_reports_everything_and_writes_nothing() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("ann@x.io").await;
+    let ws = default_ws(&api).await;
+    let dir = tempfile::tempdir().unwrap();
+    vault(dir.path());
+    let report = run(&srv, &ws, dir.path(), Some("ann@x.io"), true).await;
+    assert!(report.dry_run);
+    assert_eq!(report.count(PageAction::Created), 9);
+    assert_eq!(report.uploads.len(), 2);
+    let (s, _) = api.get(&format!("/api/pages/home?ws={ws}")).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    let (_, tree) = api.get(&format!("/api/pages?ws={ws}")).await;
+    assert_eq!(tree, json!([]));
+    let uploads = srv.ctx.config.data_dir.join("uploads").join(&ws);
+    assert!(!uploads.exists() || std::fs::read_dir(&uploads).unwrap().next().is_none());
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn only_a_member_may_import_and_as_names_an_existing_account() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("ann@x.io").await;
+    srv.user("bob@x.io").await;
+    let ws = default_ws(&api).await;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.md", b"a\n");
+    let opts = |email: &str| Options {
+        path: dir.path().to_owned(),
+        workspace: ws.clone(),
+        as_email: Some(email.to_owned()),
+        dry_run: false,
+    };
+    let err = import::import(&srv.ctx, &opts("bob@x.io"), &|_, _, _| {}).await.unwrap_err();
+    assert!(err.to_string().contains("not a member"), "{err}");
+    let err = import::import(&srv.ctx, &opts("nobody@x.io"), &|_, _, _| {}).await.unwrap_err();
+    assert!(err.to_string().contains("no account"), "{err}");
+    let (s, _) = api.get(&format!("/api/pages/a?ws={ws}")).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    srv.stop().await;
+}
+
+async fn export_zip(api: &Api, ws: &str) -> Vec<u8> {
+    let res = api.client.get(format!("{}/api/workspaces/{ws}/export", api.base)).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    res.bytes().await.unwrap().to_vec()
+}
+
+#[tokio::test]
+async fn an_export_zip_imports_into_a_new_workspace_byte_for_byte() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("ann@x.io").await;
+    let ws = default_ws(&api).await;
+    let up = api.upload(&format!("/api/uploads?ws={ws}"), PNG, "image/png").await;
+    assert_eq!(up.status, StatusCode::CREATED, "{}", up.text);
+    let url = up.json()["url"].as_str().unwrap().to_owned();
+    let pages = [
+        (
+            "guide",
+            None,
+            format!("---\ntags: [docs]\n---\n# The Guide\n\nSee [[Child Page]] and [[other|that]].\n\n![d]({url})\n"),
+        ),
+        ("child-page", Some("guide"), "Under the guide. #nested\n\n[[guide#the-guide]]\n".to_owned()),
+        ("grandchild", Some("child-page"), "Deep. [[Missing page]]\n".to_owned()),
+        ("other", None, "Other #tag with `[[code]]` and [[Guide]].\r\nCRLF kept.\n".to_owned()),
+    ];
+    for (slug, parent, content) in &pages {
+        let (s, body) = api.post("/api/pages", json!({"slug": slug, "content": content, "parent": parent})).await;
+        assert_eq!(s, StatusCode::CREATED, "{body}");
+    }
+    let zip = export_zip(&api, &ws).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("export.zip");
+    std::fs::write(&file, &zip).unwrap();
+    let (s, body) = api.post("/api/workspaces", json!({"name": "Copy", "slug": "copy"})).await;
+    assert_eq!(s, StatusCode::CREATED, "{body}");
+
+    let report = run(&srv, "copy", &file, None, false).await;
+    assert_eq!(report.kind, "zip");
+    assert_eq!(report.count(PageAction::Created), 4, "{:#?}", report.pages);
+    assert!(report.skipped.is_empty(), "{:#?}", report.skipped);
+    assert!(report.renamed.is_empty());
+    assert_eq!(report.uploads.len(), 1);
+    for (slug, _, _) in &pages {
+        let a = page(&api, &ws, slug).await;
+        let b = page(&api, "copy", slug).await;
+        for field in ["content", "parent", "tags", "links", "slug"] {
+            assert_eq!(a[field], b[field], "{slug}.{field}");
+        }
+    }
+    let (_, tree_a) = api.get(&format!("/api/pages?ws={ws}")).await;
+    let (_, tree_b) = api.get("/api/pages?ws=copy").await;
+    assert_eq!(tree_a, tree_b);
+    let r = api.send(reqwest::Method::GET, &url, None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    // And the copy exports to the same zip entries with the same bytes.
+    let again = export_zip(&api, "copy").await;
+    assert_eq!(entries(&zip), entries(&again));
+    srv.stop().await;
+}
+
+fn entries(zip: &[u8]) -> Vec<(String, Vec<u8>)> {
+    use std::io::Read;
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(zip)).unwrap();
+    let mut out = Vec::new();
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).unwrap();
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).unwrap();
+        out.push((f.name().unwrap().to_string(), bytes));
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn the_cairn_binary_imports_a_zipped_vault_and_writes_a_json_report() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("ann@x.io").await;
+    let ws = default_ws(&api).await;
+    srv.stop().await;
+
+    // A zipped vault: everything under one folder, as a zip of a vault folder looks.
+    let dir = tempfile::tempdir().unwrap();
+    let zip_path = dir.path().join("vault.zip");
+    {
+        let mut z = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+        let opts = zip::write::SimpleFileOptions::default();
+        for (name, bytes) in [
+            ("MyVault/Index.md", b"[[Sub Note]] ![[pic.png]]\n".to_vec()),
+            ("MyVault/Folder/Sub Note.md", b"# Sub\n".to_vec()),
+            ("MyVault/pic.png", PNG.to_vec()),
+            ("MyVault/.obsidian/workspace.json", b"{}".to_vec()),
+        ] {
+            z.start_file(name, opts).unwrap();
+            z.write_all(&bytes).unwrap();
+        }
+        z.finish().unwrap();
+    }
+    let report_path = dir.path().join("report.json");
+    let data = env.data_dir();
+    let logs = env.dir.path().join("logs");
+    let vars = [
+        ("DATA_DIR", data.to_str().unwrap()),
+        ("LOG_DIR", logs.to_str().unwrap()),
+        ("DATABASE_URL", env.db_url.as_str()),
+    ];
+    let (code, stdout, stderr) = run_to_end(
+        &vars,
+        &[
+            "import",
+            "--workspace",
+            &ws,
+            "--as",
+            "ann@x.io",
+            "--report",
+            report_path.to_str().unwrap(),
+            zip_path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("2 pages created") || stdout.contains("3 pages created"), "{stdout}");
+    let report: Value = serde_json::from_slice(&std::fs::read(&report_path).unwrap()).unwrap();
+    assert_eq!(report["kind"], "zip");
+    let sources: Vec<&str> =
+        report["pages"].as_array().unwrap().iter().map(|p| p["source"].as_str().unwrap()).collect();
+    assert_eq!(sources, ["Folder/", "Index.md", "Folder/Sub Note.md"], "{report}");
+    assert_eq!(report["skipped"][0]["source"], ".obsidian/");
+    assert_eq!(report["uploads"][0]["source"], "pic.png");
+
+    // A second run through the binary changes nothing; an unknown account stops it.
+    let (code, stdout, stderr) = run_to_end(&vars, &["import", "--workspace", &ws, zip_path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("0 pages created, 0 updated, 3 unchanged"), "{stdout}");
+    let (code, _, stderr) =
+        run_to_end(&vars, &["import", "--workspace", &ws, "--as", "zed@x.io", zip_path.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("no account"), "{stderr}");
+
+    let srv = env.start(&[]).await;
+    let api = Api { base: srv.url.clone(), ..api };
+    let index = page(&api, &ws, "index").await;
+    assert_eq!(index["content"], format!("[[Sub Note]] ![pic.png](/uploads/{})\n", upload_name(PNG)).as_str());
+    assert_eq!(index["links"], json!(["sub-note"]));
+    assert_eq!(page(&api, &ws, "sub-note").await["parent"], "folder");
+    srv.stop().await;
+}
