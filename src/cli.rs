@@ -43,8 +43,8 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Help and version print as usual; a bad value prints clap's first line only, which
-/// names the flag and its environment variable's name.
+/// Help and version print as usual; a bad value prints clap's first paragraph only, which
+/// names the flag and its environment variable's name (or the missing arguments).
 fn report_clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
@@ -52,7 +52,11 @@ fn report_clap_error(e: clap::Error) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let text = e.render().to_string();
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+    // The first paragraph: one line, or a line ending in ':' and the names it lists
+    // (a missing required argument: "...were not provided:  --workspace <WORKSPACE>").
+    let first: Vec<&str> =
+        text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
+    let first = if first.is_empty() { "invalid arguments".to_owned() } else { first.join(" ") };
     eprintln!("cairn: {}", first.trim_start_matches("error: "));
     ExitCode::from(2)
 }

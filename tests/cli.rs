@@ -213,14 +213,17 @@ async fn a_search_rebuild_is_logged() {
 }
 
 #[test]
-fn unfinished_sub_commands_say_so() {
+fn import_says_what_it_needs() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let logs = tmp.path().join("logs");
     let vars = [("DATA_DIR", data.to_str().unwrap()), ("LOG_DIR", logs.to_str().unwrap())];
     let (code, _, stderr) = run_to_end(&vars, &["import", "/tmp/x"]);
-    assert_ne!(code, 0, "import must not pretend to work");
-    assert!(stderr.contains("not available yet"), "{stderr}");
+    assert_ne!(code, 0, "an import without a workspace must not run");
+    assert!(stderr.contains("--workspace"), "{stderr}");
+    let (code, _, stderr) = run_to_end(&vars, &["import", "--workspace", "nowhere", "/tmp/does-not-exist-either"]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("does-not-exist-either") || stderr.contains("nowhere"), "{stderr}");
 }
 
 #[tokio::test]
