@@ -3,12 +3,16 @@ import "./styles.css";
 import "./theme";
 import { prefetchView, slugOfHref } from "./prefetch";
 import { App } from "./app";
-import { boot } from "./session";
+import { boot, holdTreeForFirstPage } from "./session";
 
 // A page's URL: fetch its content while the session, messages and workspaces load (it is
-// the user's default workspace, the one the app opens; a 401 here is harmless).
+// the user's default workspace, the one the app opens; a 401 here is harmless), and let
+// the page tree wait until the page is shown.
 const first = slugOfHref(window.location.pathname);
-if (first) prefetchView(first);
+if (first) {
+  prefetchView(first);
+  holdTreeForFirstPage();
+}
 
 const root = document.getElementById("app")!;
 boot().then(

@@ -24,6 +24,26 @@ function index(nodes: TreeNode[], into: Map<string, string>): void {
 }
 
 let treeLoading: Promise<void> | null = null;
+
+// The first tree load waits for the first page view when the app opens on a page: in a
+// big wiki the tree is hundreds of KB of JSON, and fetched, parsed and rendered beside
+// the page it slowed the page's first view (p95 586 ms at 10,000 pages). It waits at most
+// a second; any other first screen loads the tree at once.
+let treeGate: Promise<void> | null = null;
+let releaseTreeGate: () => void = () => undefined;
+
+/** main.tsx: the app opens on a page view; hold the tree back until it is shown. */
+export function holdTreeForFirstPage(): void {
+  treeGate = new Promise<void>((resolve) => {
+    releaseTreeGate = resolve;
+    window.setTimeout(resolve, 1000);
+  });
+}
+
+/** The page view: its content is on screen. */
+export function firstPageShown(): void {
+  releaseTreeGate();
+}
 export function reloadTree(): Promise<void> {
   const ws = currentWorkspace.get();
   const p = api.tree().then(
@@ -64,7 +84,10 @@ async function loadWorkspaces(u: User): Promise<void> {
   tree.set(null);
   titles.set(new Map());
   // Not awaited: a page shows without waiting for the whole tree (large in a big wiki).
-  void reloadTree();
+  const gate = treeGate;
+  treeGate = null;
+  if (gate) treeLoading = gate.then(() => reloadTree());
+  else void reloadTree();
 }
 
 /** At start-up: the session (if any), the messages, the workspaces. */

@@ -11,7 +11,7 @@ import { errorMessage } from "../errors";
 import { formatDate, t, useI18n } from "../i18n";
 import { appHref, location, pageHref } from "../router";
 import { peekView, loadView } from "../prefetch";
-import { pagesVersion } from "../session";
+import { firstPageShown, pagesVersion } from "../session";
 import { useStore } from "../store";
 
 export function usePageView(slug: string) {
@@ -139,6 +139,10 @@ function PageBody({ data }: { data: PageViewData }) {
 export function PageView({ slug }: { slug: string }) {
   useI18n();
   const { data, error } = usePageView(slug);
+  // A plain effect runs after the paint: the page is on screen, the tree may load now.
+  useEffect(() => {
+    if (data || error) firstPageShown();
+  }, [data, error]);
   if (error instanceof ApiError && error.status === 404) return <NotFound slug={slug} />;
   if (error) return <FormError error={errorMessage(error)} />;
   if (!data) return <p class="muted pad">{t("common.loading")}</p>;
