@@ -260,6 +260,10 @@ async function main() {
     await page.goto(`/app/section-0`).catch(() => undefined);
     await page.goto(`/app/library`);
     await page.waitForSelector(".page-title");
+    // The tree loads after the page is shown.
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('.tree > li[role="treeitem"] .tree-link')].some((a) => a.textContent === "Library"),
+    );
     const ms = await page.evaluate(async () => {
       const row = [...document.querySelectorAll('.tree > li[role="treeitem"]')].find((li) => li.querySelector(".tree-link")?.textContent === "Library");
       const btn = row.querySelector(".tree-toggle");
