@@ -10,11 +10,21 @@ use reqwest::StatusCode;
 
 /// Runs one Playwright configuration of tests/browser against `url`.
 async fn playwright(url: &str, config: &str) {
+    playwright_with(url, config, &[]).await
+}
+
+/// One browser run at a time: the harness runs this file's tests side by side, and two
+/// Chromiums on two cores would make the timing specs (keystroke latency) noisy.
+static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+async fn playwright_with(url: &str, config: &str, env: &[(&str, &str)]) {
+    let _turn = ONE_BROWSER.lock().await;
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser");
     let run = tokio::process::Command::new("node")
         .args(["node_modules/@playwright/test/cli.js", "test", "--config", config])
         .current_dir(dir)
         .env("CAIRN_URL", url)
+        .envs(env.iter().copied())
         .kill_on_drop(true)
         .output();
     let out = tokio::time::timeout(std::time::Duration::from_secs(900), run)
@@ -51,6 +61,31 @@ async fn the_app_works_in_a_browser() {
     let srv = env.start(&[]).await;
     playwright(&srv.url, "playwright.config.ts").await;
     srv.stop().await;
+}
+
+/// The screenshots of docs/screenshots (the README shows them), taken here into a
+/// temporary directory: every main screen, light and dark, is a real PNG of 1280×800.
+#[tokio::test]
+async fn screenshots_of_the_main_screens() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let out = tempfile::tempdir().unwrap();
+    let dir = format!("{}/", out.path().display());
+    playwright_with(&srv.url, "playwright.screenshots.config.ts", &[("CAIRN_SCREENSHOTS_DIR", &dir)]).await;
+    srv.stop().await;
+    let committed: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/screenshots"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".png"))
+        .collect();
+    assert!(committed.len() >= 12, "{committed:?}");
+    for name in committed {
+        let png = std::fs::read(out.path().join(&name)).unwrap_or_else(|e| panic!("{name} was not taken: {e}"));
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}");
+        // IHDR: width and height, big-endian, at bytes 16..24.
+        let size = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+        assert_eq!((size(16), size(20)), (1280, 800), "{name}");
+    }
 }
 
 #[tokio::test]
