@@ -24,10 +24,8 @@ pub async fn pack_all(ctx: &Ctx) -> Result<Vec<(String, PackReport)>> {
 }
 
 async fn run(ctx: &Ctx, all: bool) -> Result<Vec<(String, PackReport)>> {
-    let slugs: Vec<String> =
-        sqlx::query_scalar("SELECT slug FROM workspaces ORDER BY id").fetch_all(&ctx.db.pool).await?;
     let mut done = Vec::new();
-    for slug in slugs {
+    for (_, slug) in crate::core::reindex::all_workspaces(ctx).await? {
         let dir = ctx.workspace_dir(&slug);
         let report = tokio::task::spawn_blocking(move || -> anyhow::Result<PackReport> {
             // A workspace nobody has written to yet has no repository (and one being

@@ -167,7 +167,8 @@ async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) ->
     Ok(report)
 }
 
-async fn all_workspaces(ctx: &Ctx) -> Result<Vec<(i64, String)>> {
+/// Every workspace, as (id, slug), oldest first.
+pub(crate) async fn all_workspaces(ctx: &Ctx) -> Result<Vec<(i64, String)>> {
     Ok(sqlx::query_as("SELECT id, slug FROM workspaces ORDER BY id").fetch_all(&ctx.db.pool).await?)
 }
 
