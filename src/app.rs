@@ -138,21 +138,24 @@ pub async fn serve(
     Ok(served?)
 }
 
-/// Resolves on SIGTERM or Ctrl-C.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Registers for SIGTERM and Ctrl-C now and answers a future that resolves on either.
+/// Registering before the listener is bound matters: a signal that arrives once `/health`
+/// answers must stop the server gracefully, not kill it with the default action (a test
+/// saw exactly that when the future was first polled after a request had been served).
+pub fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()> + Send + 'static> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listen =
+            |kind: SignalKind, name: &str| signal(kind).map_err(|e| anyhow::anyhow!("cannot listen for {name}: {e}"));
+        let mut term = listen(SignalKind::terminate(), "SIGTERM")?;
+        let mut int = listen(SignalKind::interrupt(), "SIGINT")?;
+        Ok(async move {
+            tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
+        })
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }

@@ -71,12 +71,13 @@ async fn run(config: Config, command: Command) -> anyhow::Result<()> {
             if !repaired.is_empty() {
                 tracing::warn!(workspaces = ?repaired, "start-up check repaired the index");
             }
+            let shutdown = crate::app::shutdown_signal()?;
             let addr = std::net::SocketAddr::new(config.host, config.port);
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot listen on {addr} (HOST/PORT): {e}"))?;
             tracing::info!(%addr, backend = ctx.db.backend.name(), "listening");
-            crate::app::serve(listener, ctx, crate::app::shutdown_signal()).await?;
+            crate::app::serve(listener, ctx, shutdown).await?;
             tracing::info!("stopped");
             Ok(())
         }
@@ -108,8 +109,8 @@ async fn run(config: Config, command: Command) -> anyhow::Result<()> {
             println!("packed {} workspaces: {loose} loose objects packed, {folded} packs folded", done.len());
             Ok(())
         }
-        Command::Import { workspace, as_email, report, dry_run, path } => {
-            let opts = crate::core::import::Options { path, workspace, as_email, dry_run };
+        Command::Import { workspace, as_email, report, dry_run, no_history, path } => {
+            let opts = crate::core::import::Options { path, workspace, as_email, dry_run, history: !no_history };
             let bar = ProgressLine::new();
             let done = crate::core::import::import(&ctx, &opts, &|phase, n, total| bar.show(phase, n, total)).await?;
             bar.finish();

@@ -38,8 +38,8 @@ pub enum Command {
     /// Pack every workspace repository now: loose objects into a pack, packs into one.
     /// (The server does this by itself in the background; see docs/operations.md.)
     Gc,
-    /// Import a folder or zip of markdown files (e.g. an Obsidian vault) into a workspace.
-    /// See docs/import.md.
+    /// Import a folder or zip of markdown files (e.g. an Obsidian vault), or a git
+    /// repository with its history, into a workspace. See docs/import.md.
     Import {
         /// The workspace to import into (its slug).
         #[arg(long)]
@@ -53,7 +53,10 @@ pub enum Command {
         /// Print what would be imported; write nothing.
         #[arg(long)]
         dry_run: bool,
-        /// The folder or .zip to import.
+        /// A git repository: import its files only, not its history.
+        #[arg(long)]
+        no_history: bool,
+        /// The folder, .zip or git repository to import.
         path: PathBuf,
     },
 }

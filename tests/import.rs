@@ -56,8 +56,13 @@ fn upload_name(bytes: &[u8]) -> String {
 }
 
 async fn run(srv: &Server, ws: &str, path: &Path, as_email: Option<&str>, dry_run: bool) -> Report {
-    let opts =
-        Options { path: path.to_owned(), workspace: ws.to_owned(), as_email: as_email.map(str::to_owned), dry_run };
+    let opts = Options {
+        path: path.to_owned(),
+        workspace: ws.to_owned(),
+        as_email: as_email.map(str::to_owned),
+        dry_run,
+        history: true,
+    };
     import::import(&srv.ctx, &opts, &|_, _, _| {}).await.expect("import runs")
 }
 
@@ -70,6 +75,16 @@ async fn page(api: &Api, ws: &str, slug: &str) -> Value {
     let (s, body) = api.get(&format!("/api/pages/{slug}?ws={ws}")).await;
     assert_eq!(s, StatusCode::OK, "{slug}: {body}");
     body
+}
+
+/// The pages an import changed: (slug, action, revisions written).
+fn changed(report: &Report) -> Vec<(&str, PageAction, usize)> {
+    report
+        .pages
+        .iter()
+        .filter(|p| p.action != PageAction::Unchanged)
+        .map(|p| (p.slug.as_str(), p.action, p.revisions))
+        .collect()
 }
 
 fn skipped_reason<'a>(report: &'a Report, source: &str) -> &'a str {
@@ -185,12 +200,7 @@ async fn importing_again_changes_nothing_and_a_changed_note_gets_one_new_revisio
     write(dir.path(), "Projects/Alpha.md", b"# Alpha\n\nChanged.\n");
     std::fs::rename(dir.path().join("Archive/2023/Old.md"), dir.path().join("Archive/Old.md")).unwrap();
     let third = run(&srv, &ws, dir.path(), None, false).await;
-    let changed: Vec<(&str, PageAction, usize)> = third
-        .pages
-        .iter()
-        .filter(|p| p.action != PageAction::Unchanged)
-        .map(|p| (p.slug.as_str(), p.action, p.revisions))
-        .collect();
+    let changed = changed(&third);
     assert_eq!(changed, [("old", PageAction::Updated, 1), ("alpha", PageAction::Updated, 1)], "{:#?}", third.pages);
     assert_eq!(page(&api, &ws, "old").await["parent"], "archive");
     let (_, history) = api.get(&format!("/api/pages/alpha/history?ws={ws}")).await;
@@ -233,6 +243,7 @@ async fn only_a_member_may_import_and_as_names_an_existing_account() {
         workspace: ws.clone(),
         as_email: Some(email.to_owned()),
         dry_run: false,
+        history: true,
     };
     let err = import::import(&srv.ctx, &opts("bob@x.io"), &|_, _, _| {}).await.unwrap_err();
     assert!(err.to_string().contains("not a member"), "{err}");
@@ -388,5 +399,183 @@ async fn the_cairn_binary_imports_a_zipped_vault_and_writes_a_json_report() {
     assert_eq!(index["content"], format!("[[Sub Note]] ![pic.png](/uploads/{})\n", upload_name(PNG)).as_str());
     assert_eq!(index["links"], json!(["sub-note"]));
     assert_eq!(page(&api, &ws, "sub-note").await["parent"], "folder");
+    srv.stop().await;
+}
+
+/// Commits `files` (path → content; None removes) to the working repository at `dir`
+/// as `who` at `date`, with the git CLI, as a person would.
+fn commit(dir: &Path, who: (&str, &str), date: &str, message: &str, files: &[(&str, Option<&str>)]) {
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", who.0)
+            .env("GIT_AUTHOR_EMAIL", who.1)
+            .env("GIT_AUTHOR_DATE", date)
+            .env("GIT_COMMITTER_NAME", who.0)
+            .env("GIT_COMMITTER_EMAIL", who.1)
+            .env("GIT_COMMITTER_DATE", date)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    for (path, content) in files {
+        match content {
+            Some(c) => write(dir, path, c.as_bytes()),
+            None => git(&["rm", "-q", path]),
+        }
+    }
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", message]);
+}
+
+fn git_mv(dir: &Path, from: &str, to: &str) {
+    let out = std::process::Command::new("git").current_dir(dir).args(["mv", from, to]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+const ALICE: (&str, &str) = ("Alice Source", "alice@source.example");
+const CAROL: (&str, &str) = ("Carol Member", "carol@x.io");
+
+/// A small wiki's history: three authors (one of them a member of the workspace), a
+/// rename, a deleted page, a page in a folder.
+fn wiki_history(dir: &Path) {
+    let out = std::process::Command::new("git").current_dir(dir).args(["init", "-q", "-b", "main"]).output().unwrap();
+    assert!(out.status.success());
+    commit(
+        dir,
+        ALICE,
+        "2021-03-01T10:00:00Z",
+        "Start the wiki",
+        &[
+            ("Home.md", Some("# Home\n\nSee [[Guide]].\n")),
+            ("Guide.md", Some("# Guide\n\nFirst version.\n")),
+            ("Old.md", Some("# Old\n\nSoon gone.\n")),
+        ],
+    );
+    commit(
+        dir,
+        ("Bob Outside", "bob@elsewhere.example"),
+        "2021-04-02T11:00:00Z",
+        "Improve the guide",
+        &[("Guide.md", Some("# Guide\n\nSecond version, by Bob.\n"))],
+    );
+    git_mv(dir, "Guide.md", "Handbook.md");
+    commit(dir, ALICE, "2021-05-03T12:00:00Z", "Rename the guide", &[]);
+    commit(
+        dir,
+        CAROL,
+        "2021-06-04T13:00:00Z",
+        "Drop the old page, extend the handbook",
+        &[
+            ("Old.md", None),
+            ("Handbook.md", Some("# Guide\n\nSecond version, by Bob.\n\nAnd a section by Carol.\n")),
+            ("Team/Setup.md", Some("# Setup\n\nBack to [[Home]].\n")),
+        ],
+    );
+}
+
+async fn history_of(api: &Api, ws: &str, slug: &str) -> Vec<Value> {
+    let (s, h) = api.get(&format!("/api/pages/{slug}/history?ws={ws}")).await;
+    assert_eq!(s, StatusCode::OK, "{h}");
+    h["items"].as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn a_git_repository_is_imported_with_its_history_authors_dates_renames_and_deletions() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("ann@x.io").await;
+    let ws = default_ws(&api).await;
+    // Carol has an account and is a member: her commit becomes hers.
+    let carol = srv.user(CAROL.1).await;
+    let (s, body) =
+        api.post(&format!("/api/workspaces/{ws}/members"), json!({"email": CAROL.1, "role": "member"})).await;
+    assert!(s.is_success(), "{body}");
+    let (_, carol_me) = carol.get("/api/me").await;
+    let dir = tempfile::tempdir().unwrap();
+    wiki_history(dir.path());
+
+    let report = run(&srv, &ws, dir.path(), None, false).await;
+    assert_eq!(report.kind, "git");
+    assert_eq!(report.commits, 4, "{report:#?}");
+    assert_eq!(report.followed_renames.len(), 1, "{report:#?}");
+    assert_eq!(
+        (report.followed_renames[0].from.as_str(), report.followed_renames[0].to.as_str()),
+        ("guide", "handbook")
+    );
+    assert_eq!(report.trashed, ["old"]);
+    assert!(report.pages.iter().all(|p| p.action != PageAction::Failed), "{:#?}", report.pages);
+
+    // The renamed page carries the whole history of the file, oldest last, with the
+    // source's dates.
+    let handbook = page(&api, &ws, "handbook").await;
+    assert!(handbook["content"].as_str().unwrap().ends_with("And a section by Carol.\n"), "{handbook}");
+    let h = history_of(&api, &ws, "handbook").await;
+    let dates: Vec<&str> = h.iter().map(|e| &e["created_at"].as_str().unwrap()[..10]).collect();
+    assert_eq!(dates, ["2021-06-04", "2021-05-03", "2021-04-02", "2021-03-01"], "{h:#?}");
+    // The member's commit is hers; the others are the importer's saves.
+    assert_eq!(h[0]["author"]["id"], carol_me["id"], "{h:#?}");
+    let (_, ann_me) = api.get("/api/me").await;
+    assert_eq!(h[2]["author"]["id"], ann_me["id"], "{h:#?}");
+    let (s, _) = api.get(&format!("/api/pages/guide?ws={ws}")).await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "the old name is gone");
+    // The deleted page is in the trash with its history; the new folder became a page.
+    let (_, trash) = api.get(&format!("/api/trash?ws={ws}")).await;
+    assert!(trash.to_string().contains("\"old\""), "{trash}");
+    assert_eq!(page(&api, &ws, "setup").await["parent"], "team");
+
+    // The commits name the source's authors and dates; the importer commits them.
+    let repo = srv.ctx.workspace_dir(&ws);
+    let log = git(&repo, &["log", "--format=%an <%ae>|%aI|%cn|%s", "--reverse"]);
+    let bob = log.lines().find(|l| l.starts_with("Bob Outside <bob@elsewhere.example>")).expect(&log);
+    assert!(bob.contains("|2021-04-02T11:00:00Z|ann@x.io|"), "{bob}");
+    let messages = git(&repo, &["log", "--format=%B"]);
+    assert!(messages.contains("Imported from "), "{messages}");
+    assert_fsck(&repo);
+
+    // A second import changes nothing.
+    let head = || git(&repo, &["rev-parse", "HEAD"]);
+    let before = head();
+    let again = run(&srv, &ws, dir.path(), None, false).await;
+    assert!(again.pages.iter().all(|p| p.action == PageAction::Unchanged), "{:#?}", again.pages);
+    assert_eq!(head(), before, "a second import wrote a commit");
+
+    // A new source commit: one new revision, only where it changed something.
+    commit(
+        dir.path(),
+        ALICE,
+        "2021-07-05T14:00:00Z",
+        "Touch home",
+        &[("Home.md", Some("# Home\n\nSee [[Handbook]].\n"))],
+    );
+    let third = run(&srv, &ws, dir.path(), None, false).await;
+    let changed = changed(&third);
+    assert_eq!(changed, [("home", PageAction::Updated, 1)], "{:#?}", third.pages);
+    // Home: created, its [[Guide]] link rewritten when the guide was renamed (as any
+    // rename in Cairn does), and this commit.
+    assert_eq!(history_of(&api, &ws, "home").await.len(), 3);
+
+    // Rebuilding the index from the repository gives the same history.
+    let before = history_of(&api, &ws, "handbook").await;
+    cairn::core::reindex::all(&srv.ctx).await.unwrap();
+    assert_eq!(history_of(&api, &ws, "handbook").await, before);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn no_history_imports_a_repository_as_a_folder() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("ann@x.io").await;
+    let ws = default_ws(&api).await;
+    let dir = tempfile::tempdir().unwrap();
+    wiki_history(dir.path());
+    let opts =
+        Options { path: dir.path().to_owned(), workspace: ws.clone(), as_email: None, dry_run: false, history: false };
+    let report = import::import(&srv.ctx, &opts, &|_, _, _| {}).await.unwrap();
+    assert_eq!(report.kind, "folder");
+    assert!(report.skipped.iter().any(|s| s.source == ".git/"), "{:#?}", report.skipped);
+    assert_eq!(history_of(&api, &ws, "handbook").await.len(), 1);
     srv.stop().await;
 }

@@ -68,7 +68,8 @@ fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
             title: t.get("title").cloned().unwrap_or_default(),
             parent: t.get("parent").filter(|p| !p.is_empty()).cloned(),
             actor: t.get("actor").and_then(|a| a.parse().ok()),
-            author_name: commit.author().name().unwrap_or_default().to_owned(),
+            // The committer saved it (an imported commit keeps its source's author).
+            author_name: commit.committer().name().unwrap_or_default().to_owned(),
             time: t.get("time").cloned().unwrap_or_else(|| crate::time::rfc3339_from_unix(commit.time().seconds())),
             summary: message.lines().next().unwrap_or_default().to_owned(),
         };

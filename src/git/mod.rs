@@ -140,6 +140,7 @@ pub fn write_commit(
     parent: Option<Oid>,
     changes: &[FileChange],
     author: &Author<'_>,
+    committer: &Author<'_>,
     message: &str,
     written: &mut Vec<Oid>,
 ) -> anyhow::Result<Oid> {
@@ -161,9 +162,10 @@ pub fn write_commit(
         }
     };
     let tree = repo.find_tree(tree_id)?;
-    let sig = Signature::new(author.name, author.email, &Time::new(author.time, 0))?;
+    let author = Signature::new(author.name, author.email, &Time::new(author.time, 0))?;
+    let committer = Signature::new(committer.name, committer.email, &Time::new(committer.time, 0))?;
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    let oid = repo.commit(None, &sig, &sig, message, &tree, &parents)?;
+    let oid = repo.commit(None, &author, &committer, message, &tree, &parents)?;
     written.push(oid);
     Ok(oid)
 }

@@ -11,9 +11,15 @@
 //!   `update` and `move_page`, many saves at once so they share group commits.
 //! - [`report`] is what the import did, file by file (terminal summary, `--report` JSON).
 //!
+//! - [`history`] takes a git repository instead: its history replayed commit by commit
+//!   through the same planner and saves, each save keeping its source commit's author and
+//!   date.
+//!
 //! Who imports: `--as EMAIL`, an account that is a member of the workspace; without it
-//! the workspace's (first) owner. Commits are theirs, as for any save.
+//! the workspace's (first) owner. Commits are theirs, as for any save (a replayed git
+//! commit by a member's email is that member's).
 
+pub mod history;
 pub mod plan;
 pub mod report;
 pub mod run;
@@ -46,6 +52,8 @@ pub struct Options {
     pub as_email: Option<String>,
     /// Plan and report, write nothing.
     pub dry_run: bool,
+    /// A git repository's history is replayed (false: only its files, as a folder).
+    pub history: bool,
 }
 
 /// Imports `opts.path` into the workspace; answers what it did. Files that cannot be
@@ -55,29 +63,40 @@ pub async fn import(ctx: &Ctx, opts: &Options, progress: Progress<'_>) -> anyhow
     let started = Instant::now();
     let (user, access) = importer(ctx, &opts.workspace, opts.as_email.as_deref()).await?;
     let path = opts.path.clone();
-    let kind = if path.is_dir() { "folder" } else { "zip" };
-    let max_image = ctx.config.upload_max_bytes;
-    progress("reading", 0, 1);
-    let source = tokio::task::spawn_blocking(move || source::read(&path, max_image)).await??;
-    progress("reading", 1, 1);
+    let git = opts.history && path.is_dir() && history::is_repository(&path);
+    let kind = if git {
+        "git"
+    } else if path.is_dir() {
+        "folder"
+    } else {
+        "zip"
+    };
     let existing: HashSet<String> = {
         let mut conn = ctx.db.pool.acquire().await?;
         rows::live_tree(&mut conn, access.workspace_id()).await?.into_iter().map(|(_, slug, _, _)| slug).collect()
     };
-    let plan = tokio::task::spawn_blocking(move || plan::plan(source, &existing)).await?;
     let mut report = Report {
         source: opts.path.display().to_string(),
         kind: kind.to_owned(),
         workspace: access.slug().to_owned(),
         imported_as: user.email.clone(),
         dry_run: opts.dry_run,
-        renamed: plan.renamed.clone(),
-        skipped: plan.skipped.clone(),
-        broken_links: plan.broken_links.clone(),
         ..Report::default()
     };
-    run::uploads(ctx, &access, &plan, opts.dry_run, &mut report, progress).await;
-    report.pages = run::pages(ctx, &access, &user, &plan.pages, opts.dry_run, progress).await;
+    if git {
+        history::replay(ctx, &access, &user, &path, existing, &mut report, progress).await?;
+    } else {
+        let max_image = ctx.config.upload_max_bytes;
+        progress("reading", 0, 1);
+        let source = tokio::task::spawn_blocking(move || source::read(&path, max_image)).await??;
+        progress("reading", 1, 1);
+        let plan = tokio::task::spawn_blocking(move || plan::plan(source, &existing)).await?;
+        report.renamed = plan.renamed.clone();
+        report.skipped = plan.skipped.clone();
+        report.broken_links = plan.broken_links.clone();
+        run::uploads(ctx, &access, &plan, opts.dry_run, &mut report, progress).await;
+        report.pages = run::pages(ctx, &access, &user, &plan.pages, opts.dry_run, progress).await;
+    }
     report.seconds = started.elapsed().as_secs_f64();
     tracing::info!(
         workspace = %access.slug(),
@@ -95,13 +114,7 @@ async fn importer(ctx: &Ctx, workspace: &str, as_email: Option<&str>) -> anyhow:
     let user = match as_email {
         Some(raw) => {
             let email = Email::parse(raw).map_err(|_| anyhow::anyhow!("--as: '{raw}' is not an email address"))?;
-            let sql = format!(
-                "SELECT {USER_COLUMNS} FROM users u LEFT JOIN workspaces w ON w.id = u.default_workspace_id \
-                 WHERE u.email = $1"
-            );
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(email.as_str()).fetch_optional(&ctx.db.pool).await?;
-            let row = row.with_context(|| format!("--as: no account has the email {email}"))?;
-            users::from_row(&row)?
+            account_by_email(ctx, &email).await?.with_context(|| format!("--as: no account has the email {email}"))?
         }
         None => {
             let row = sqlx::query(
@@ -118,5 +131,22 @@ async fn importer(ctx: &Ctx, workspace: &str, as_email: Option<&str>) -> anyhow:
     let access = workspaces::access(ctx, &user, workspace)
         .await
         .map_err(|_| anyhow::anyhow!("--workspace: {} is not a member of a workspace '{workspace}'", user.email))?;
+    Ok((user, access))
+}
+
+async fn account_by_email(ctx: &Ctx, email: &Email) -> anyhow::Result<Option<User>> {
+    let sql = format!(
+        "SELECT {USER_COLUMNS} FROM users u LEFT JOIN workspaces w ON w.id = u.default_workspace_id \
+         WHERE u.email = $1"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(email.as_str()).fetch_optional(&ctx.db.pool).await?;
+    Ok(row.map(|r| users::from_row(&r)).transpose()?)
+}
+
+/// The account with `email` and its access to `workspace`, when it is a member.
+pub async fn member_by_email(ctx: &Ctx, email: &str, workspace: &str) -> anyhow::Result<(User, Access)> {
+    let email = Email::parse(email).map_err(|_| anyhow::anyhow!("'{email}' is not an email address"))?;
+    let user = account_by_email(ctx, &email).await?.with_context(|| format!("no account has the email {email}"))?;
+    let access = workspaces::access(ctx, &user, workspace).await?;
     Ok((user, access))
 }

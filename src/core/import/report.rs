@@ -52,6 +52,15 @@ pub struct UploadEntry {
     pub name: String,
 }
 
+/// A rename in a git source's history that the page followed (its history moved along).
+#[derive(Debug, Clone, Serialize)]
+pub struct FollowedRename {
+    /// The source commit that renamed the file.
+    pub commit: String,
+    pub from: String,
+    pub to: String,
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct BrokenLink {
     /// The note holding the link.
@@ -75,6 +84,12 @@ pub struct Report {
     pub renamed: Vec<Renamed>,
     pub skipped: Vec<Skipped>,
     pub broken_links: Vec<BrokenLink>,
+    /// A git source: the commits of its history replayed by this import.
+    pub commits: usize,
+    /// A git source: renames in its history the pages followed.
+    pub followed_renames: Vec<FollowedRename>,
+    /// A git source: pages moved to the trash because a commit removed their file.
+    pub trashed: Vec<String>,
     /// Seconds the import took.
     pub seconds: f64,
 }
@@ -107,6 +122,15 @@ impl Report {
             self.broken_links.len(),
             self.seconds,
         );
+        if self.kind == "git" {
+            let _ = writeln!(
+                s,
+                "history: {} commits replayed, {} renames followed, {} pages trashed",
+                self.commits,
+                self.followed_renames.len(),
+                self.trashed.len()
+            );
+        }
         let more = |s: &mut String, n: usize| {
             if n > SHOWN {
                 let _ = writeln!(s, "  … and {} more (see --report)", n - SHOWN);

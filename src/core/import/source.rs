@@ -207,3 +207,48 @@ fn read_zip(path: &Path, max_image: u64, out: &mut Source) -> anyhow::Result<()>
     }
     Ok(())
 }
+
+/// Reads a commit's tree of a git repository, as a folder with the same contents would be
+/// read: hidden entries, links and submodules passed over and reported.
+pub fn read_tree(repo: &git2::Repository, tree: &git2::Tree<'_>, max_image: u64) -> anyhow::Result<Source> {
+    let mut out = Source::default();
+    let mut failed: Option<git2::Error> = None;
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        let Ok(name) = entry.name() else {
+            skip(&mut out, format!("{dir}{}", String::from_utf8_lossy(entry.name_bytes())), "file name is not UTF-8");
+            return git2::TreeWalkResult::Skip;
+        };
+        let rel = format!("{dir}{name}");
+        let kind = entry.kind();
+        if name.starts_with('.') {
+            let what = if kind == Some(git2::ObjectType::Tree) { format!("{rel}/") } else { rel };
+            skip(&mut out, what, "hidden (a dot-file or dot-folder, e.g. the source app's settings or trash)");
+            return git2::TreeWalkResult::Skip;
+        }
+        match kind {
+            Some(git2::ObjectType::Tree) => {}
+            Some(git2::ObjectType::Blob) if entry.filemode() == 0o120000 => skip(&mut out, rel, "a symbolic link"),
+            Some(git2::ObjectType::Blob) => match repo.find_blob(entry.id()) {
+                Ok(blob) => {
+                    let size = blob.size() as u64;
+                    take(&mut out, rel, size, max_image, &mut |cap| {
+                        Ok(blob.content()[..blob.size().min(cap as usize)].to_vec())
+                    });
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    return git2::TreeWalkResult::Abort;
+                }
+            },
+            _ => skip(&mut out, rel, "a submodule"),
+        }
+        git2::TreeWalkResult::Ok
+    })
+    .or_else(|e| if failed.is_some() { Ok(()) } else { Err(e) })?;
+    if let Some(e) = failed {
+        anyhow::bail!("cannot read a file of the repository: {e}");
+    }
+    out.others.sort();
+    out.skipped.sort_by(|a, b| a.source.cmp(&b.source));
+    Ok(out)
+}

@@ -8,6 +8,7 @@
 pub mod batch;
 pub mod history;
 pub mod ops;
+pub mod origin;
 pub mod read;
 pub mod rows;
 pub mod save;

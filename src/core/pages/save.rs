@@ -15,6 +15,7 @@ use sqlx::{AnyConnection, Connection};
 use tokio::sync::{OwnedMutexGuard, watch};
 
 use super::batch::{self, Batch, Outcome, Slot, State};
+use super::origin::Origin;
 use super::rows::{self, IndexedPage, RevisionRow};
 use super::{Actor, Page};
 use crate::core::Ctx;
@@ -264,9 +265,11 @@ impl Writer {
         if changes.is_empty() {
             return Ok(vec![]);
         }
-        let clock_now = self.ctx.clock.now();
+        let origin = Origin::current();
+        let committed_at = self.ctx.clock.now();
+        // A replayed save keeps its source commit's date: the revision's time.
+        let clock_now = origin.as_ref().map_or(committed_at, |o| o.time);
         let now = clock_now.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
-        let time = clock_now.timestamp();
         // Parse each page once: for its tags and links in the index and in the answer.
         for c in &mut changes {
             if c.state.parsed.is_none() && c.action != Action::Purge {
@@ -286,7 +289,7 @@ impl Writer {
                 if let Some(after) = after {
                     files.push(FileChange { path: after, content: Some(c.state.content.clone().into_bytes()) });
                 }
-                (files, commit_message(c, user.id, &now))
+                (files, commit_message(c, user.id, &now, origin.as_ref()))
             })
             .collect();
         let (name, email) = (user.name.clone(), user.email.clone());
@@ -294,12 +297,16 @@ impl Writer {
         let (shas, written) = self
             .repo
             .with(move |repo| {
-                let author = git::Author { name: &name, email: &email, time };
+                let committer = git::Author { name: &name, email: &email, time: committed_at.timestamp() };
+                let author = match &origin {
+                    Some(o) => git::Author { name: &o.author_name, email: &o.author_email, time: o.time.timestamp() },
+                    None => git::Author { time: clock_now.timestamp(), ..committer },
+                };
                 let mut parent = parent;
                 let mut shas = Vec::with_capacity(plan.len());
                 let mut written = Vec::new();
                 for (files, message) in &plan {
-                    let sha = git::write_commit(repo, parent, files, &author, message, &mut written)?;
+                    let sha = git::write_commit(repo, parent, files, &author, &committer, message, &mut written)?;
                     shas.push(sha);
                     parent = Some(sha);
                 }
@@ -490,11 +497,15 @@ pub fn one_line(s: &str) -> String {
 }
 
 /// The commit message: the summary (plus the user's message body, if any), then the
-/// trailers that let `reindex` rebuild the page.
-fn commit_message(c: &Change, actor: i64, time: &str) -> String {
+/// trailers that let `reindex` rebuild the page. A replayed save names its source commit
+/// (a line for people, a trailer for the next import).
+fn commit_message(c: &Change, actor: i64, time: &str, origin: Option<&Origin>) -> String {
     let st = &c.state;
+    let imported = origin.map_or_else(String::new, |o| {
+        format!("Imported from {}: {}\n\nCairn-{}: {}\n", o.commit, one_line(&o.subject), Origin::TRAILER, o.commit)
+    });
     format!(
-        "{}\n\nCairn-Page: {}\nCairn-Action: {}\nCairn-Slug: {}\nCairn-Title: {}\nCairn-Parent: {}\nCairn-Actor: {}\nCairn-Time: {}\n",
+        "{}\n\n{imported}Cairn-Page: {}\nCairn-Action: {}\nCairn-Slug: {}\nCairn-Title: {}\nCairn-Parent: {}\nCairn-Actor: {}\nCairn-Time: {}\n",
         one_line(&c.summary),
         st.uid,
         c.action.as_str(),
