@@ -1,6 +1,6 @@
 // The app: routes (router.ts explains the URL scheme), the shell around signed-in screens.
 import type { ComponentType } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { CommandPalette } from "./components/CommandPalette";
 import { ConfirmHost } from "./components/Dialog";
 import { FormError } from "./components/Form";
@@ -128,7 +128,8 @@ function Shell() {
     shown.current = where;
     setDrawer(false);
   }, [where]);
-  useEffect(() => {
+  // A layout effect, so Escape closes the drawer from the paint that shows it on.
+  useLayoutEffect(() => {
     if (!drawer) return;
     const onKey = (e: KeyboardEvent) => {
       if (e.key === "Escape") setDrawer(false);

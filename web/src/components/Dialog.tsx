@@ -1,5 +1,5 @@
 // Modal dialogs: <Dialog> for forms, and confirmDialog() for yes/no questions.
-import { useEffect, useRef } from "preact/hooks";
+import { useLayoutEffect, useRef } from "preact/hooks";
 import type { ComponentChildren } from "preact";
 import { t, useI18n } from "../i18n";
 import { store, useStore } from "../store";
@@ -16,7 +16,9 @@ export function Dialog({
   wide?: boolean;
 }) {
   const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => {
+  // A layout effect: focus and the Escape key belong to the dialog from its first paint
+  // (an effect runs up to a frame later, and a key pressed in between was lost).
+  useLayoutEffect(() => {
     const before = document.activeElement as HTMLElement | null;
     const el = ref.current;
     const first = el?.querySelector<HTMLElement>("[autofocus], input, select, textarea, button.primary, button");

@@ -1,5 +1,5 @@
 // A button that opens a small menu; closes on outside click and Escape.
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { ComponentChildren } from "preact";
 
 export function Menu({
@@ -23,7 +23,8 @@ export function Menu({
 }) {
   const [open, setOpen] = useState(false);
   const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => {
+  // From the paint that shows the menu on, Escape and outside clicks close it.
+  useLayoutEffect(() => {
     if (!open) return;
     const onDown = (e: MouseEvent) => {
       if (!ref.current?.contains(e.target as Node)) setOpen(false);

@@ -5,7 +5,7 @@
 // Saves send merge: true: an edit made on a stale base is merged three-way by the server
 // and only overlapping changes answer 409 — then the conflict dialog shows theirs, yours
 // and the merged text (with markers) to resolve (CONTRACT §5).
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, type Page } from "../api";
 import { confirmDialog, Dialog } from "../components/Dialog";
 import { LargePreview, LARGE_PAGE } from "../components/LargePreview";
@@ -218,8 +218,8 @@ export function Editor({ slug }: { slug: string | null }) {
 
   useEffect(() => cm.current?.setDark(dark), [dark]);
 
-  // Ctrl/Cmd+S also outside the source (e.g. in the title field).
-  useEffect(() => {
+  // Ctrl/Cmd+S also outside the source (e.g. in the title field), from the first paint.
+  useLayoutEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if ((e.ctrlKey || e.metaKey) && !e.altKey && (e.key === "s" || e.key === "S")) {
         e.preventDefault();
