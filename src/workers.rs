@@ -9,7 +9,8 @@
 //! has passed and webhook records past their retention; packing packs workspace
 //! repositories that are due (core/packing.rs); embedding refresh drains `embed_queue`
 //! when `SEMANTIC_SEARCH=1`; OCR reads uploaded images when `OCR_UPLOADS=1`; webhook
-//! delivery drains `deliveries`.
+//! delivery drains `deliveries`; with PostgreSQL, the credential cache's listener
+//! forgets checked tokens when another process changes credentials.
 
 use std::time::Duration;
 
@@ -74,6 +75,10 @@ pub fn start(ctx: &Ctx) -> Workers {
     }
     if ctx.ocr.usable() {
         tasks.push(tokio::spawn(ocr(ctx.clone(), stopped.clone())));
+    }
+    if ctx.db.backend == crate::store::Backend::Postgres {
+        let (cache, url) = (ctx.tokens.clone(), ctx.config.database_url());
+        tasks.push(tokio::spawn(crate::core::credentials::cache::listen(cache, url, stopped.clone())));
     }
     match deliver::client(ctx) {
         Ok(client) => tasks.push(tokio::spawn(delivery(ctx.clone(), client, stopped))),

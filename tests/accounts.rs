@@ -579,3 +579,27 @@ async fn cookie_writes_from_another_site_are_refused() {
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
     srv.stop().await;
 }
+
+/// A token in use is kept checked in memory (core/credentials/cache.rs): whatever it
+/// stands for that changes — name, language, default workspace — shows on
+/// its very next request, and a revoked one fails at once (tested above).
+#[tokio::test]
+async fn a_token_in_use_sees_every_change_to_its_user_at_once() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("ivy@x.io").await;
+    let pat = api.with_bearer(&api.pat().await);
+    let me = || async { pat.get("/api/me").await.1 };
+    assert_eq!(me().await["name"], "ivy@x.io");
+    assert_eq!(api.post("/api/settings/profile", json!({"name": "Ivy Two"})).await.0, StatusCode::OK);
+    assert_eq!(me().await["name"], "Ivy Two");
+    assert_eq!(api.post("/api/lang/ja", json!({})).await.0, StatusCode::OK);
+    assert_eq!(me().await["language"], "ja");
+    let (s, ws) = api.post("/api/workspaces", json!({"name": "Second"})).await;
+    assert_eq!(s, StatusCode::CREATED, "{ws}");
+    let slug = ws["slug"].as_str().unwrap();
+    let (s, body) = api.post(&format!("/api/workspaces/{slug}/switch"), json!({})).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    assert_eq!(me().await["default_workspace"], slug);
+    srv.stop().await;
+}

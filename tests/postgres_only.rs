@@ -124,6 +124,57 @@ mod postgres_only {
         srv.stop().await;
     }
 
+    /// A token checked (and cached) by one process stops working there as soon as
+    /// another process sharing the database revokes it; a profile change shows at once
+    /// too. The cache's own expiry (10 s) is far longer than the 3 s allowed here, so
+    /// only the notification can make this pass.
+    #[tokio::test]
+    async fn postgres_only_a_token_revoked_by_one_process_stops_working_in_another() {
+        use cairn::core::credentials::cache::TTL;
+        let env = Env::new().await;
+        assert_eq!(backend(), "postgres", "run with CAIRN_TEST_BACKEND=postgres");
+        let a = env.start(&[]).await;
+        let b = env.start(&[]).await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !b.ctx.tokens.usable() {
+            assert!(Instant::now() < deadline, "the credential cache never started listening");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let owner = a.user("rev@x.io").await;
+        let token = owner.pat().await;
+        let hash = cairn::auth::secrets::sha256_hex(&token);
+        let on_b = Api { base: b.url.clone(), ..owner.with_bearer(&token) };
+        let (s, me) = on_b.get("/api/me").await;
+        assert_eq!(s, StatusCode::OK, "{me}");
+        assert!(b.ctx.tokens.get(&hash).is_some(), "process b keeps the checked token");
+
+        let eventually = |want: StatusCode, check: &'static str| {
+            let on_b = on_b.clone();
+            async move {
+                let until = Instant::now() + Duration::from_secs(3);
+                assert!(Duration::from_secs(3) < TTL);
+                loop {
+                    let (s, body) = on_b.get("/api/me").await;
+                    if s == want && (check.is_empty() || body.to_string().contains(check)) {
+                        return;
+                    }
+                    assert!(Instant::now() < until, "process b still answers {s}: {body}");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
+        };
+        let (s, body) = owner.post("/api/settings/profile", json!({"name": "Renamed Elsewhere"})).await;
+        assert_eq!(s, StatusCode::OK, "{body}");
+        eventually(StatusCode::OK, "Renamed Elsewhere").await;
+
+        let (_, list) = owner.get("/api/tokens").await;
+        let id = list["items"][0]["id"].as_i64().unwrap();
+        assert_eq!(owner.delete(&format!("/api/tokens/{id}")).await.0, StatusCode::NO_CONTENT);
+        eventually(StatusCode::UNAUTHORIZED, "").await;
+        a.stop().await;
+        b.stop().await;
+    }
+
     /// Two `cairn` processes sharing one database and one `DATA_DIR` write to the same
     /// workspace at once: the advisory lock serialises them, so the repository stays
     /// sound and every acknowledged save is there.

@@ -57,6 +57,8 @@ pub struct CtxInner {
     pub ocr_wake: tokio::sync::Notify,
     /// The workspaces' write locks and their open group commits.
     pub writers: pages::batch::Slots,
+    /// Personal access tokens already checked (credentials/cache.rs).
+    pub tokens: Arc<credentials::cache::TokenCache>,
     /// Ways for tests to widen race windows; inert unless a test sets them.
     pub test_hooks: TestHooks,
 }
@@ -94,7 +96,11 @@ impl Ctx {
         let passwords = Passwords::new(config.argon2_memory_kib, config.argon2_iterations)?;
         let models = semantic::models::Models::new(&config);
         let ocr = uploads::ocr::Ocr::detect(&config);
+        // With PostgreSQL the cache waits for its listener (workers.rs): other processes
+        // may revoke tokens too.
+        let tokens = Arc::new(credentials::cache::TokenCache::new(db.backend == crate::store::Backend::Sqlite));
         Ok(Ctx(Arc::new(CtxInner {
+            tokens,
             models,
             config,
             db,

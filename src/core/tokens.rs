@@ -88,6 +88,7 @@ pub async fn revoke(ctx: &Ctx, user: &User, id: i64) -> Result<()> {
     if done.rows_affected() == 0 {
         return Err(Error::token_not_found(id));
     }
+    super::credentials::changed(ctx).await;
     tracing::info!(user_id = user.id, token_id = id, "personal access token revoked");
     Ok(())
 }

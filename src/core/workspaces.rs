@@ -265,6 +265,7 @@ pub async fn delete(ctx: &Ctx, owner: Owner) -> Result<()> {
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
+    super::credentials::changed(ctx).await;
     ctx.repos.forget(&owner.slug);
     ctx.writers.forget(&owner.slug);
     ctx.semantic.forget(owner.workspace_id);
@@ -326,11 +327,15 @@ pub async fn add_member(ctx: &Ctx, owner: &Owner, email: &str, role: Option<Role
         .await
         .or_conflict(|| Error::already_member(email.as_str()))?;
     // A user without a default workspace gets this one.
-    sqlx::query("UPDATE users SET default_workspace_id = $1 WHERE id = $2 AND default_workspace_id IS NULL")
-        .bind(owner.workspace_id)
-        .bind(id)
-        .execute(&ctx.db.pool)
-        .await?;
+    let defaulted =
+        sqlx::query("UPDATE users SET default_workspace_id = $1 WHERE id = $2 AND default_workspace_id IS NULL")
+            .bind(owner.workspace_id)
+            .bind(id)
+            .execute(&ctx.db.pool)
+            .await?;
+    if defaulted.rows_affected() > 0 {
+        super::credentials::changed(ctx).await;
+    }
     Ok(Member { id, email: email.as_str().to_owned(), name, role })
 }
 
@@ -373,6 +378,7 @@ pub async fn remove_member(ctx: &Ctx, access: Access, member_id: i64) -> Result<
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
+    super::credentials::changed(ctx).await;
     Ok(())
 }
 
@@ -383,5 +389,6 @@ pub async fn switch(ctx: &Ctx, access: &Access) -> Result<String> {
         .bind(access.user_id)
         .execute(&ctx.db.pool)
         .await?;
+    super::credentials::changed(ctx).await;
     Ok(access.slug.clone())
 }

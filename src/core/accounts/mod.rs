@@ -4,6 +4,7 @@
 pub mod limiter;
 
 use super::Ctx;
+use super::credentials;
 use super::users::{self, User};
 use super::workspaces;
 use crate::auth::secrets;
@@ -144,6 +145,7 @@ pub async fn update_profile(ctx: &Ctx, user: &User, change: ProfileChange) -> Re
     .execute(&ctx.db.pool)
     .await
     .or_conflict(Error::email_taken)?;
+    credentials::changed(ctx).await;
     users::get(ctx, user.id).await
 }
 
@@ -178,6 +180,7 @@ pub async fn change_password(
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
+    credentials::changed(ctx).await;
     tracing::info!(user_id = user.id, "password changed; other sessions ended");
     Ok(())
 }
@@ -185,5 +188,6 @@ pub async fn change_password(
 pub async fn set_language(ctx: &Ctx, user: &User, code: &str) -> Result<String> {
     let code = super::i18n::check_language(code)?;
     sqlx::query("UPDATE users SET language = $1 WHERE id = $2").bind(&code).bind(user.id).execute(&ctx.db.pool).await?;
+    credentials::changed(ctx).await;
     Ok(code)
 }

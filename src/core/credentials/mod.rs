@@ -5,6 +5,9 @@
 //! personal access token, looked up by its SHA-256 (the plaintext is never stored) and
 //! compared in constant time; any other bearer is tried as a JWT; then the session
 //! cookie. A present but bad bearer is 401 — it never falls through to the cookie.
+//! Tokens already checked are kept in [`cache`] (revocation stays immediate: see there).
+
+pub mod cache;
 
 use sqlx::Row;
 
@@ -68,6 +71,13 @@ pub async fn authenticate(ctx: &Ctx, presented: Presented<'_>) -> Result<Option<
 
 async fn personal_token(ctx: &Ctx, bearer: &str) -> Result<(User, Credential)> {
     let hash = secrets::sha256_hex(bearer);
+    // Keyed by the SHA-256 of the token, as the database is: how long a lookup takes
+    // tells nothing about a token that is not known.
+    if let Some(hit) = ctx.tokens.get(&hash) {
+        touch_token(ctx, &hash, hit.token_id, hit.last_used.as_deref()).await;
+        return Ok((hit.user, Credential::Token(hit.token_id)));
+    }
+    let generation = ctx.tokens.generation();
     let sql = format!(
         "SELECT {USER_COLUMNS}, t.id AS token_id, t.token_hash, t.last_used_at FROM api_tokens t \
          JOIN users u ON u.id = t.user_id LEFT JOIN workspaces w ON w.id = u.default_workspace_id \
@@ -81,8 +91,29 @@ async fn personal_token(ctx: &Ctx, bearer: &str) -> Result<(User, Credential)> {
     }
     let id: i64 = row.try_get("token_id")?;
     let last_used: Option<String> = row.try_get("last_used_at")?;
-    touch_token(ctx, id, last_used.as_deref()).await;
-    Ok((users::from_row(&row)?, Credential::Token(id)))
+    let user = users::from_row(&row)?;
+    ctx.tokens.put(
+        hash.clone(),
+        generation,
+        cache::Checked { user: user.clone(), token_id: id, last_used: last_used.clone() },
+    );
+    touch_token(ctx, &hash, id, last_used.as_deref()).await;
+    Ok((user, Credential::Token(id)))
+}
+
+/// After a committed write that changes what a checked token stands for (a token
+/// revoked; a user's name, email, language, password or default workspace): forgets the
+/// tokens checked by this process and, with PostgreSQL, tells the other processes
+/// sharing the database to do the same ([`cache`]).
+pub async fn changed(ctx: &Ctx) {
+    ctx.tokens.forget();
+    if ctx.db.backend == crate::store::Backend::Postgres {
+        let notify = format!("NOTIFY {}", cache::CHANNEL);
+        if let Err(e) = sqlx::raw_sql(sqlx::AssertSqlSafe(notify)).execute(&ctx.db.pool).await {
+            // Other processes then trust their entries until they expire (cache::TTL).
+            tracing::warn!(error = %e, "could not tell other processes that credentials changed");
+        }
+    }
 }
 
 async fn jwt(ctx: &Ctx, bearer: &str) -> Result<User> {
@@ -114,18 +145,20 @@ async fn session(ctx: &Ctx, token: &str) -> Result<Option<(i64, User)>> {
 }
 
 /// Records use at most once a minute per token, so reads stay reads.
-async fn touch_token(ctx: &Ctx, id: i64, last_used: Option<&str>) {
+async fn touch_token(ctx: &Ctx, hash: &str, id: i64, last_used: Option<&str>) {
     let stale = last_used
         .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
         .is_none_or(|t| ctx.clock.unix() - t.timestamp() >= 60);
     if stale {
+        let now = ctx.clock.rfc3339();
         let r = sqlx::query("UPDATE api_tokens SET last_used_at = $1 WHERE id = $2")
-            .bind(ctx.clock.rfc3339())
+            .bind(&now)
             .bind(id)
             .execute(&ctx.db.pool)
             .await;
-        if let Err(e) = r {
-            tracing::debug!(error = %e, "could not record token use");
+        match r {
+            Ok(_) => ctx.tokens.used(hash, now),
+            Err(e) => tracing::debug!(error = %e, "could not record token use"),
         }
     }
 }
