@@ -128,39 +128,53 @@ async fn run(config: Config, command: Command) -> anyhow::Result<()> {
     }
 }
 
-/// Progress on standard error: a bar redrawn in place on a terminal, else a plain line
-/// now and then (every 10 %), so logs of a piped run stay short.
+/// Progress on standard error: an `indicatif` bar (rate, time left) on a terminal, else a
+/// plain line now and then (every 10 %), so logs of a piped run stay short.
 struct ProgressLine {
-    tty: bool,
+    bar: Option<indicatif::ProgressBar>,
     last: std::sync::Mutex<(String, usize)>,
 }
 
 impl ProgressLine {
     fn new() -> Self {
         use std::io::IsTerminal;
-        ProgressLine { tty: std::io::stderr().is_terminal(), last: std::sync::Mutex::new((String::new(), usize::MAX)) }
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let style = indicatif::ProgressStyle::with_template(
+                "{msg:>8} [{bar:30}] {pos}/{len} ({percent}%) {per_sec}, {eta} left",
+            )
+            .expect("a valid template")
+            .progress_chars("#>-");
+            // A failed import leaves the bar where it stopped (the default on drop fills it).
+            indicatif::ProgressBar::new(0).with_style(style).with_finish(indicatif::ProgressFinish::Abandon)
+        });
+        ProgressLine { bar, last: std::sync::Mutex::new((String::new(), usize::MAX)) }
     }
 
     fn show(&self, phase: &str, done: usize, total: usize) {
-        use std::io::Write;
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         let total = total.max(1);
         let pct = done * 100 / total;
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        if self.tty {
-            let filled = done * 30 / total;
-            let bar: String = "#".repeat(filled) + &"-".repeat(30 - filled);
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r{phase:>8} [{bar}] {done}/{total} ({pct}%)  ");
-            let _ = err.flush();
-        } else if last.0 != phase || pct / 10 > last.1 / 10 || (done == total && last.1 != pct) {
-            eprintln!("{phase}: {done}/{total} ({pct}%)");
+        match &self.bar {
+            Some(bar) => {
+                if last.0 != phase {
+                    // A new phase starts its own count (and its own rate and time left).
+                    bar.reset();
+                    bar.set_message(phase.to_owned());
+                }
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            }
+            None if last.0 != phase || pct / 10 > last.1 / 10 || (done == total && last.1 != pct) => {
+                eprintln!("{phase}: {done}/{total} ({pct}%)");
+            }
+            None => {}
         }
         *last = (phase.to_owned(), pct);
     }
 
     fn finish(&self) {
-        if self.tty {
-            eprintln!();
+        if let Some(bar) = &self.bar {
+            bar.finish();
         }
     }
 }

@@ -30,21 +30,25 @@ fn write(root: &Path, rel: &str, bytes: &[u8]) {
 
 const HOME: &str = "---\ntitle: Welcome\ntags: [start, Guide]\n---\n\
 Links: [[Getting Started]], [[Projects/Alpha|the alpha]], [[Alpha#Goals]], [[Projects/Notes]], \
-[plain](Projects/Alpha.md), [[Nowhere]].\n\n![[diagram.png]]\n\n#home `[[Not A Link]]`\n";
+[plain](Projects/Alpha.md), [[Nowhere]], [[Projects/Alpha#Goals|goals]].\n\n![[diagram.png]] ![[diagram.png|300]]\n\n\
+#home `[[Not A Link]]`\n";
 
 fn vault(root: &Path) {
     write(root, "Home.md", HOME.as_bytes());
     write(root, "Getting Started.md", b"Some text #onboarding\n\n![logo](attachments/logo.png)\n");
-    write(root, "Projects/Alpha.md", b"# Alpha\n\n## Goals\n\nBack to [[Home]] and [[Notes]].\n");
+    write(root, "Projects/Alpha.md", b"# Alpha\n\n## Goals\n\nBack to [[Home]] and [[Notes]]; [up](../Home.md).\n");
     write(root, "Projects/Notes.md", b"project notes\n");
     write(root, "Archive/Notes.md", b"archive notes\n");
     write(root, "Archive/index.md", b"# The archive\n");
     write(root, "Archive/2023/Old.md", b"old\n");
+    write(root, "Guides/README.md", b"# All the guides\n");
+    write(root, "Guides/Setup.md", b"setup\n");
     write(root, "attachments/diagram.png", PNG);
     write(root, "attachments/logo.png", &png2());
     write(root, "attachments/unused.png", b"\x89PNG\r\n\x1a\nnot really");
     write(root, ".obsidian/app.json", b"{}");
     write(root, ".trash/Gone.md", b"gone\n");
+    write(root, ".hidden.md", b"a dot-file\n");
     write(root, "bad.md", b"\xff\xfe\0 not utf-8");
     write(root, "big.md", &vec![b'a'; 1_048_577]);
     write(root, "doc.pdf", b"%PDF-1.7\n");
@@ -117,10 +121,12 @@ async fn a_vault_becomes_pages_with_its_tree_links_images_tags_and_a_full_report
         ("Projects/Alpha.md", "alpha", Some("projects")),
         ("Archive/2023/", "2023", Some("archive")),
         ("Archive/2023/Old.md", "old", Some("2023")),
+        ("Guides/README.md", "guides", None),
+        ("Guides/Setup.md", "setup", Some("guides")),
     ] {
         assert!(slugs.contains(&expected), "{expected:?} not in {slugs:?}");
     }
-    assert_eq!(report.pages.len(), 9, "{slugs:?}");
+    assert_eq!(report.pages.len(), 11, "{slugs:?}");
     assert!(report.pages.iter().all(|p| p.action == PageAction::Created));
 
     // Collisions are renamed and reported; links that go nowhere too.
@@ -133,11 +139,12 @@ async fn a_vault_becomes_pages_with_its_tree_links_images_tags_and_a_full_report
     // Nothing dropped silently: each file passed over has its reason.
     assert!(skipped_reason(&report, ".obsidian/").contains("hidden"));
     assert!(skipped_reason(&report, ".trash/").contains("hidden"));
+    assert!(skipped_reason(&report, ".hidden.md").contains("hidden"));
     assert!(skipped_reason(&report, "bad.md").contains("UTF-8"));
     assert!(skipped_reason(&report, "big.md").contains("1 MiB"));
     assert!(skipped_reason(&report, "doc.pdf").contains("neither markdown nor an image"));
     assert!(skipped_reason(&report, "attachments/unused.png").contains("no note references"));
-    assert_eq!(report.skipped.len(), 6, "{:#?}", report.skipped);
+    assert_eq!(report.skipped.len(), 7, "{:#?}", report.skipped);
 
     // Links rewritten to our slugs only where needed; images kept as uploads.
     let diagram = upload_name(PNG);
@@ -146,7 +153,8 @@ async fn a_vault_becomes_pages_with_its_tree_links_images_tags_and_a_full_report
     let expected = format!(
         "---\ntitle: Welcome\ntags: [start, Guide]\n---\n\
 Links: [[Getting Started]], [[alpha|the alpha]], [[Alpha#Goals]], [[notes-2]], \
-[[alpha|plain]], [[Nowhere]].\n\n![diagram.png](/uploads/{diagram})\n\n#home `[[Not A Link]]`\n"
+[[alpha|plain]], [[Nowhere]], [[alpha#Goals|goals]].\n\n\
+![diagram.png](/uploads/{diagram}) ![diagram.png](/uploads/{diagram})\n\n#home `[[Not A Link]]`\n"
     );
     assert_eq!(home["content"], expected.as_str());
     assert_eq!(home["title"], "Welcome");
@@ -159,9 +167,13 @@ Links: [[Getting Started]], [[alpha|the alpha]], [[Alpha#Goals]], [[notes-2]], \
     // `[[Notes]]` from Projects/Alpha: Obsidian's shortest path wins (Archive/Notes.md),
     // whose slug is `notes`: the link already says so and stays as written.
     let alpha = page(&api, &ws, "alpha").await;
-    assert_eq!(alpha["content"], "# Alpha\n\n## Goals\n\nBack to [[Home]] and [[Notes]].\n");
+    // A relative link climbing out of its folder (`../Home.md`) is resolved too.
+    assert_eq!(alpha["content"], "# Alpha\n\n## Goals\n\nBack to [[Home]] and [[Notes]]; [[home|up]].\n");
     assert_eq!(alpha["parent"], "projects");
     assert_eq!(page(&api, &ws, "archive").await["title"], "The archive");
+    // A folder's README.md is the folder's page.
+    assert_eq!(page(&api, &ws, "guides").await["title"], "All the guides");
+    assert_eq!(page(&api, &ws, "setup").await["parent"], "guides");
     assert_eq!(page(&api, &ws, "projects").await["content"], "");
     assert_eq!(page(&api, &ws, "projects").await["title"], "Projects");
     let mut names: Vec<&str> = report.uploads.iter().map(|u| u.name.as_str()).collect();
@@ -218,8 +230,14 @@ async fn a_dry_run_reports_everything_and_writes_nothing() {
     vault(dir.path());
     let report = run(&srv, &ws, dir.path(), Some("ann@x.io"), true).await;
     assert!(report.dry_run);
-    assert_eq!(report.count(PageAction::Created), 9);
+    assert_eq!(report.count(PageAction::Created), 11);
     assert_eq!(report.uploads.len(), 2);
+    // The same report a real import gives: skips with reasons, renames, broken links.
+    assert_eq!(report.skipped.len(), 7, "{:#?}", report.skipped);
+    assert!(skipped_reason(&report, "bad.md").contains("UTF-8"));
+    assert_eq!(report.renamed.len(), 1, "{:?}", report.renamed);
+    assert_eq!(report.broken_links.len(), 1, "{:?}", report.broken_links);
+    assert!(report.summary().starts_with("would import"), "{}", report.summary());
     let (s, _) = api.get(&format!("/api/pages/home?ws={ws}")).await;
     assert_eq!(s, StatusCode::NOT_FOUND);
     let (_, tree) = api.get(&format!("/api/pages?ws={ws}")).await;
@@ -375,7 +393,13 @@ async fn the_cairn_binary_imports_a_zipped_vault_and_writes_a_json_report() {
         ],
     );
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(stdout.contains("2 pages created") || stdout.contains("3 pages created"), "{stdout}");
+    // `Folder/` has no note: its page is made for it, beside the two notes.
+    assert!(stdout.contains("3 pages created, 0 updated"), "{stdout}");
+    assert!(stdout.contains("created: Index.md → index"), "{stdout}");
+    // Not on a terminal: plain progress lines, each phase ending at 100 %.
+    for phase in ["reading: 1/1 (100%)", "uploads: 1/1 (100%)", "pages: 3/3 (100%)"] {
+        assert!(stderr.lines().any(|l| l == phase), "{phase} missing in:\n{stderr}");
+    }
     let report: Value = serde_json::from_slice(&std::fs::read(&report_path).unwrap()).unwrap();
     assert_eq!(report["kind"], "zip");
     let sources: Vec<&str> =

@@ -99,8 +99,9 @@ impl Report {
         self.pages.iter().filter(|p| p.action == action).count()
     }
 
-    /// The terminal summary: counts, then every skipped file, renamed page and broken link
-    /// (the first 50 of each; the JSON report has them all).
+    /// The terminal summary: counts, then the pages created and updated, every failed
+    /// save, skipped file, renamed page and broken link (the first 50 of each, so a
+    /// 10,000-note import stays readable; the JSON report of `--report` has them all).
     pub fn summary(&self) -> String {
         use std::fmt::Write;
         const SHOWN: usize = 50;
@@ -136,6 +137,14 @@ impl Report {
                 let _ = writeln!(s, "  … and {} more (see --report)", n - SHOWN);
             }
         };
+        for action in [PageAction::Created, PageAction::Updated] {
+            let word = if action == PageAction::Created { "created" } else { "updated" };
+            for p in self.pages.iter().filter(|p| p.action == action).take(SHOWN) {
+                let _ = write!(s, "{word}: {} → {}", p.source, p.slug);
+                let _ = if p.revisions > 1 { writeln!(s, " ({} revisions)", p.revisions) } else { writeln!(s) };
+            }
+            more(&mut s, self.count(action));
+        }
         for p in self.pages.iter().filter(|p| p.action == PageAction::Failed).take(SHOWN) {
             let _ = writeln!(s, "failed:  {} → {}: {}", p.source, p.slug, p.error.as_deref().unwrap_or(""));
         }
