@@ -3,8 +3,9 @@
 // - uncaught page errors and console errors fail the test (a refused CSP resource is a
 //   console error); "Failed to load resource" for 4xx answers the app expects (401 from
 //   /api/me before sign-in, a wrong password...) is not, but any 5xx answer is a failure;
+// - so does a message key missing from the catalogue (the app's t() warns of each);
 // - helpers to register a fresh user (unique email) and to call the API as that user.
-import { test as base, expect, type APIRequestContext, type Page } from "@playwright/test";
+import { test as base, expect, type APIRequestContext, type Locator, type Page } from "@playwright/test";
 
 export interface TestUser {
   email: string;
@@ -69,6 +70,8 @@ export const test = base.extend<{ guard: Guard; en: Messages; user: TestUser }>(
       });
       page.on("pageerror", (e) => guard.errors.push(`pageerror: ${e.message}`));
       page.on("console", (m) => {
+        // A message key the catalogue lacks (web/src/i18n.ts warns once per key).
+        if (m.type() === "warning" && m.text().startsWith("i18n: no message")) guard.errors.push(`console: ${m.text()}`);
         if (m.type() !== "error") return;
         if (/Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) return;
         guard.errors.push(`console: ${m.text()}`);
@@ -92,6 +95,13 @@ export const test = base.extend<{ guard: Guard; en: Messages; user: TestUser }>(
 });
 
 export { expect };
+
+/** The error line (role alert) in `scope`: the catalogue's message, and under it the
+ *  server's problem `detail` when it has one. */
+export function errorLine(scope: Page | Locator): { alert: Locator; message: Locator; detail: Locator } {
+  const alert = scope.getByRole("alert");
+  return { alert, message: alert.locator(".error-message"), detail: alert.locator(".error-detail") };
+}
 
 /** Signs in through the login form. */
 export async function signIn(page: Page, en: Messages, email: string, password: string): Promise<void> {

@@ -1,5 +1,6 @@
 // A failure as a sentence for the user: the problem's `code` picks a message of the
-// catalogue; an unknown code falls back to a generic message.
+// catalogue; an unknown code falls back to a generic message. The problem's own `detail`
+// (the server's words, naming the slug, host or limit involved) is shown beside it.
 import { ApiError } from "./api";
 import { t } from "./i18n";
 
@@ -56,4 +57,22 @@ export function errorMessage(e: unknown): string {
   }
   if (e instanceof TypeError) return t("common.offline");
   return t("common.error");
+}
+
+/** A failure as shown: the catalogue's sentence, and the server's `detail` when it says
+ *  something else ("" otherwise). */
+export interface Failure {
+  message: string;
+  detail: string;
+}
+
+/** What an error line shows: a failure, or a sentence of the app's own ("" = nothing). */
+export type ErrorText = string | Failure;
+
+const plain = (s: string) => s.trim().replace(/[.!。]+$/, "").toLowerCase();
+
+export function failure(e: unknown): Failure {
+  const message = errorMessage(e);
+  const detail = e instanceof ApiError && typeof e.problem.detail === "string" ? e.problem.detail.trim() : "";
+  return { message, detail: plain(detail) === plain(message) ? "" : detail };
 }

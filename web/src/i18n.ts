@@ -23,10 +23,16 @@ function remember(lang: string): void {
   }
 }
 
+/** Keys asked for that the catalogue lacks (shown raw): each is reported once, as a
+ *  console warning, which fails the browser tests. Only once messages have loaded. */
+let loaded = false;
+const missing = new Set<string>();
+
 /** Loads the messages: `lang` if given, else the server's choice (user, then Accept-Language). */
 export async function loadMessages(lang?: string): Promise<void> {
   const c = await api.i18n(lang);
   catalogue.set(c);
+  loaded = true;
   document.documentElement.lang = c.language;
 }
 
@@ -38,7 +44,12 @@ export async function switchLanguage(code: string, signedIn: boolean): Promise<v
 }
 
 export function t(key: string, vars?: Record<string, string | number>): string {
-  const text = catalogue.get().messages[key] ?? key;
+  const found = catalogue.get().messages[key];
+  if (found === undefined && loaded && !missing.has(key)) {
+    missing.add(key);
+    console.warn(`i18n: no message "${key}" in the ${catalogue.get().language} catalogue`);
+  }
+  const text = found ?? key;
   if (!vars) return text;
   return text.replace(/\{(\w+)\}/g, (m, name: string) => (name in vars ? String(vars[name]) : m));
 }

@@ -1,5 +1,5 @@
 // Screen 1: sign in, register, sign out; errors from problem+json; deep links after sign-in.
-import { createPage, expect, fmt, registerUser, signIn, test, uniqueEmail } from "../fixtures";
+import { createPage, errorLine, expect, fmt, registerUser, signIn, test, uniqueEmail } from "../fixtures";
 
 test("register through the form, sign out, sign in again", async ({ page, en }) => {
   const email = uniqueEmail("reg");
@@ -33,18 +33,20 @@ test("a wrong password is refused with a message", async ({ page, en }) => {
   await page.request.post("/api/auth/logout");
   await page.goto("/app/login");
   await signIn(page, en, user.email, "not the password");
-  await expect(page.getByRole("alert")).toHaveText(en["auth.error.invalid_credentials"]!);
+  await expect(errorLine(page).message).toHaveText(en["auth.error.invalid_credentials"]!);
+  // Under the message, the server's own words (the problem's detail).
+  await expect(errorLine(page).detail).toHaveText("email or password is wrong");
   await expect(page).toHaveURL(/\/app\/login/);
   // An unknown email answers the same.
   await signIn(page, en, uniqueEmail("nobody"), "whatever123");
-  await expect(page.getByRole("alert")).toHaveText(en["auth.error.invalid_credentials"]!);
+  await expect(errorLine(page).message).toHaveText(en["auth.error.invalid_credentials"]!);
 });
 
 test("too many failed sign-ins are rate limited", async ({ page, en }) => {
   const user = await registerUser(page.request);
   await page.request.post("/api/auth/logout");
   await page.goto("/app/login");
-  const alert = page.getByRole("alert");
+  const alert = errorLine(page).message;
   // Wrong passwords until the server refuses (LOGIN_MAX_FAILURES, 5 by default)...
   let limited = false;
   for (let i = 0; i < 30 && !limited; i++) {
@@ -69,12 +71,12 @@ test("registration errors: email taken, password too short", async ({ page, en }
   await page.getByLabel(en["auth.field.email"]!).fill(taken.email);
   await page.getByLabel(en["auth.field.password"]!).fill("long enough password");
   await page.getByRole("button", { name: en["auth.register.submit"] }).click();
-  await expect(page.getByRole("alert")).toHaveText(en["auth.error.email_taken"]!);
+  await expect(errorLine(page).message).toHaveText(en["auth.error.email_taken"]!);
 
   await page.getByLabel(en["auth.field.email"]!).fill(uniqueEmail("short"));
   await page.getByLabel(en["auth.field.password"]!).fill("short");
   await page.getByRole("button", { name: en["auth.register.submit"] }).click();
-  await expect(page.getByRole("alert")).toHaveText(fmt(en["auth.error.password_too_short"]!, { min: 8 }));
+  await expect(errorLine(page).message).toHaveText(fmt(en["auth.error.password_too_short"]!, { min: 8 }));
   await expect(page).toHaveURL(/\/app\/register/);
 });
 

@@ -1,6 +1,7 @@
-// Screen 5: the editor — live preview, Save and Ctrl+S with base_revision, the
+// Screen 5: the editor — live preview, Save and Ctrl/Cmd+S with base_revision, the
 // unsaved-changes guard, conflicts (merged silently when they do not overlap, resolved
-// in a dialog when they do), [[ and # completion, image paste → upload.
+// in a dialog when they do: save the merge, keep mine, or take theirs), [[ and #
+// completion, image paste and drop → upload.
 import type { Page } from "@playwright/test";
 import { createPage, expect, fmt, test } from "../fixtures";
 
@@ -40,6 +41,32 @@ test("edit with live preview; Ctrl+S saves against the base revision", async ({ 
   await page.getByRole("button", { name: en["page.save"], exact: true }).click();
   await expect(page).toHaveURL(/\/app\/draft$/);
   await expect(page.locator(".page-title")).toHaveText("Draft Two");
+});
+
+test("Cmd+S (Meta+S) saves and stays, like Ctrl+S", async ({ page, en, user }) => {
+  void user;
+  const created = await createPage(page.request, { title: "Mac Draft", content: "# Mac Draft\n\nold" });
+  await page.goto("/app/mac-draft/edit");
+  await expect(source(page)).toContainText("old");
+  await replaceText(page, "# Mac Draft\n\nnew words");
+  await expect(page.getByTestId("editor-status")).toHaveText(en["page.unsaved_changes"]!);
+
+  const put = page.waitForRequest((r) => r.method() === "PUT" && r.url().includes("/api/pages/mac-draft"));
+  await page.keyboard.press("Meta+s");
+  expect((await put).postDataJSON().base_revision).toBe(created.revision);
+  await expect(page.getByTestId("editor-status")).toHaveText(en["page.saved"]!);
+  await expect(page).toHaveURL(/\/app\/mac-draft\/edit$/);
+  const raw = await page.request.get("/api/pages/mac-draft/raw");
+  expect(await raw.text()).toBe("# Mac Draft\n\nnew words"); // saved, and no stray "s" typed
+
+  // From the title field too (the shortcut is the document's, not only CodeMirror's).
+  await page.getByLabel(en["page.title_placeholder"]!).fill("Mac Draft Two");
+  const again = page.waitForRequest((r) => r.method() === "PUT" && r.url().includes("/api/pages/mac-draft"));
+  await page.keyboard.press("Meta+s");
+  await again;
+  await expect(page.getByTestId("editor-status")).toHaveText(en["page.saved"]!);
+  await expect(page.getByLabel(en["page.title_placeholder"]!)).toHaveValue("Mac Draft Two");
+  expect((await (await page.request.get("/api/pages/mac-draft")).json()).title).toBe("Mac Draft Two");
 });
 
 test("unsaved changes are guarded", async ({ page, en, user }) => {
@@ -137,6 +164,54 @@ test("an overlapping stale save shows theirs, yours and the merge to resolve", a
   expect(history.items.length).toBe(3); // nothing was lost: both saves are in the history
 });
 
+/** Opens `slug` in the editor, lets someone else change its middle line, types our own change
+ *  of that line and saves: the conflict dialog opens. */
+async function conflicting(page: Page, en: Record<string, string>, slug: string) {
+  await createPage(page.request, { title: slug, slug, content: "alpha\nbeta\ngamma\n" });
+  await page.goto(`/app/${slug}/edit`);
+  await expect(source(page)).toContainText("gamma");
+  const other = await page.request.put(`/api/pages/${slug}`, { data: { content: "alpha\nTHEIR BETA\ngamma\n" } });
+  expect(other.status()).toBe(200);
+  await replaceText(page, "alpha\nMY BETA\ngamma\n");
+  await page.getByRole("button", { name: en["page.save"], exact: true }).click();
+  const dialog = page.getByRole("dialog", { name: en["page.merge_conflict.title"] });
+  await expect(dialog.getByTestId("conflict-theirs")).toContainText("THEIR BETA");
+  return { dialog, theirs: (await other.json()).revision as string };
+}
+
+const raw = async (page: Page, slug: string) => (await page.request.get(`/api/pages/${slug}/raw`)).text();
+
+test("the conflict dialog: keep my version saves mine over theirs", async ({ page, en, user }) => {
+  void user;
+  const { dialog, theirs } = await conflicting(page, en, "keep-mine");
+  const put = page.waitForRequest((r) => r.method() === "PUT" && r.url().includes("/api/pages/keep-mine"));
+  await dialog.getByRole("button", { name: en["page.conflict.keep_yours"] }).click();
+  expect((await put).postDataJSON().base_revision).toBe(theirs); // over their revision, knowingly
+  await expect(dialog).toHaveCount(0);
+  await expect(page.getByTestId("editor-status")).toHaveText(en["page.saved"]!);
+  await expect.poll(() => raw(page, "keep-mine")).toBe("alpha\nMY BETA\ngamma\n");
+  await expect(source(page)).toContainText("MY BETA");
+  await expect(source(page)).not.toContainText("THEIR BETA");
+  // Theirs is not lost: it is the revision before ours.
+  const history = (await (await page.request.get("/api/pages/keep-mine/history")).json()).items;
+  expect(history.length).toBe(3);
+});
+
+test("the conflict dialog: discard mine keeps theirs", async ({ page, en, user }) => {
+  void user;
+  const { dialog } = await conflicting(page, en, "take-theirs");
+  await dialog.getByRole("button", { name: en["page.conflict.take_theirs"] }).click();
+  await expect(dialog).toHaveCount(0);
+  await expect(page.getByTestId("editor-status")).toHaveText(en["page.saved"]!);
+  await expect(source(page)).toContainText("THEIR BETA");
+  await expect(source(page)).not.toContainText("MY BETA");
+  expect(await raw(page, "take-theirs")).toBe("alpha\nTHEIR BETA\ngamma\n");
+  // Nothing is left unsaved: leaving asks nothing.
+  await page.getByRole("button", { name: en["page.cancel"] }).click();
+  await expect(page).toHaveURL(/\/app\/take-theirs$/);
+  await expect(page.locator(".page-content")).toContainText("THEIR BETA");
+});
+
 test("[[ completes page titles and # completes tags", async ({ page, user }) => {
   void user;
   await createPage(page.request, { title: "Linked Target", content: "# Linked Target\n\nabout #projectx" });
@@ -189,6 +264,34 @@ test("pasting an image uploads it and inserts the markdown", async ({ page, user
   const img = page.locator(".editor-preview img");
   await expect(img).toHaveCount(1);
   await expect.poll(() => img.evaluate((el: HTMLImageElement) => el.naturalWidth)).toBe(1);
+});
+
+test("dropping an image uploads it and inserts the markdown at the drop point", async ({ page, user }) => {
+  void user;
+  await createPage(page.request, { title: "Drop Zone", content: "# Drop Zone\n\nbefore\nafter\n" });
+  await page.goto("/app/drop-zone/edit");
+  await expect(source(page)).toContainText("after");
+  // Dropped at the start of the line "after".
+  const line = await source(page).locator(".cm-line", { hasText: /^after$/ }).boundingBox();
+  expect(line).not.toBeNull();
+  const uploaded = page.waitForResponse((r) => r.url().includes("/api/uploads") && r.request().method() === "POST");
+  await page.evaluate(
+    ({ b64, x, y }) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const dt = new DataTransfer();
+      dt.items.add(new File([bytes], "dropped.png", { type: "image/png" }));
+      const target = document.querySelector(".cm-content")!;
+      for (const type of ["dragenter", "dragover", "drop"]) {
+        target.dispatchEvent(new DragEvent(type, { dataTransfer: dt, clientX: x, clientY: y, bubbles: true, cancelable: true }));
+      }
+    },
+    { b64: PNG, x: line!.x + 2, y: line!.y + line!.height / 2 },
+  );
+  expect((await uploaded).status()).toBe(201);
+  await expect(source(page)).toContainText(/!\[dropped\]\(\/uploads\/[^)]+\.png\)/);
+  await expect(page.locator(".editor-preview img")).toHaveCount(1);
+  await page.keyboard.press("Control+s");
+  await expect.poll(() => raw(page, "drop-zone")).toMatch(/^# Drop Zone\n\nbefore\n!\[dropped\]\(\/uploads\/[^)]+\.png\)\nafter\n$/);
 });
 
 test("a new page needs a title", async ({ page, en, user }) => {

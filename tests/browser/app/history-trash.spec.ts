@@ -1,6 +1,6 @@
 // Screen 7: history (list, a revision, its diff inline and side by side, restore), trash (restore, purge after
 // confirming), rename and move dialogs.
-import { createPage, expect, fmt, test } from "../fixtures";
+import { createPage, errorLine, expect, fmt, test } from "../fixtures";
 
 test("history: list, view a revision, diff, restore", async ({ page, en, user }) => {
   await createPage(page.request, { title: "Evolving", content: "# Evolving\n\nversion one\n" });
@@ -101,6 +101,23 @@ test("rename and move dialogs", async ({ page, en, user }) => {
   await page.getByTestId("page-more").click();
   await page.getByRole("menuitem", { name: en["page.rename"] }).click();
   const rename = page.getByRole("dialog", { name: en["page.rename"] });
+
+  // A slug that is taken: the server's 409 is shown as the catalogue's message, with the
+  // problem's own detail (naming the slug) under it.
+  await rename.getByLabel(en["page.title_placeholder"]!).fill("Folder");
+  await expect(rename.getByLabel(en["page.path"]!)).toHaveValue("folder");
+  const answered = page.waitForResponse((r) => r.url().includes("/api/pages/old-name/rename"));
+  await rename.getByRole("button", { name: en["page.rename"] }).click();
+  const refused = await answered;
+  expect(refused.status()).toBe(409);
+  const problem = await refused.json();
+  expect(problem.code).toBe("page_exists");
+  expect(problem.detail).toContain("folder");
+  const error = errorLine(rename);
+  await expect(error.message).toHaveText(en["error.page_exists"]!);
+  await expect(error.detail).toHaveText(problem.detail);
+  await expect(rename.getByRole("button", { name: en["page.rename"] })).toBeEnabled();
+
   await rename.getByLabel(en["page.title_placeholder"]!).fill("New Name");
   await expect(rename.getByLabel(en["page.path"]!)).toHaveValue("new-name");
   await rename.getByRole("button", { name: en["page.rename"] }).click();

@@ -1,5 +1,7 @@
 // Every visible string comes from the catalogue: in each language, no screen shows a
-// raw message key (text, placeholders, labels, tooltips).
+// raw message key (text, placeholders, labels, tooltips), and the app asks the catalogue
+// for no key it lacks (t() warns of each such key on the console; the fixtures' guard
+// fails every spec on one, and this spec names the screen where it happened).
 import type { Page } from "@playwright/test";
 import { createPage, expect, messages, test } from "../fixtures";
 
@@ -23,6 +25,10 @@ for (const lang of ["de", "fr", "es", "ja"]) {
   test(`no raw message keys in ${lang}`, async ({ page, en, user }) => {
     void user;
     const keys = new Set(Object.keys(en));
+    const missing: string[] = [];
+    page.on("console", (msg) => {
+      if (msg.type() === "warning" && msg.text().startsWith("i18n: no message")) missing.push(msg.text());
+    });
     const m = await messages(page.request, lang);
     await createPage(page.request, { title: "Topic", content: "# Topic\n\n## Part\n\ntext [[Nowhere]] #tagged\n\n## More\n" });
     await createPage(page.request, { title: "Sub Topic", parent: "topic", content: "sub" });
@@ -37,6 +43,7 @@ for (const lang of ["de", "fr", "es", "ja"]) {
 
     const check = async (where: string) => {
       expect(await visibleKeys(page, keys), `raw keys on ${where}`).toEqual([]);
+      expect(missing, `keys missing from the catalogue on ${where}`).toEqual([]);
     };
     await check("page view");
     await page.getByTestId("toggle-suggestions").click();

@@ -1,5 +1,5 @@
 // User settings (/app/-/settings): profile, password, language, personal access tokens.
-import { expect, messages, test } from "../fixtures";
+import { errorLine, expect, messages, test } from "../fixtures";
 
 test("profile, password and language", async ({ page, en, user }) => {
   await page.goto("/app/");
@@ -25,7 +25,7 @@ test("profile, password and language", async ({ page, en, user }) => {
   await pw.getByLabel(en["settings.current_password"]!).fill("not my password");
   await pw.getByLabel(en["settings.new_password"]!).fill("a brand new password");
   await pw.getByRole("button", { name: en["settings.change_password"] }).click();
-  await expect(pw.getByRole("alert")).toHaveText(en["settings.wrong_current_password"]!);
+  await expect(errorLine(pw).message).toHaveText(en["settings.wrong_current_password"]!);
   await pw.getByLabel(en["settings.current_password"]!).fill(user.password);
   await pw.getByRole("button", { name: en["settings.change_password"] }).click();
   await expect(pw.getByRole("status")).toHaveText(en["settings.password_changed"]!);

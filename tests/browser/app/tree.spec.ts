@@ -1,5 +1,5 @@
 // Screen 3: the page tree — top-level pages, expand/collapse, new page, new child page.
-import { createPage, expect, test } from "../fixtures";
+import { createPage, errorLine, expect, test } from "../fixtures";
 
 test("the tree shows top-level pages and expands children", async ({ page, en, user }) => {
   void user;
@@ -75,7 +75,9 @@ test("drag a page onto another to move it there; cycles are refused; top-level z
 
   // Beta onto its own child: the server's refusal is shown.
   await row("beta").dragTo(row("alpha"));
-  await expect(page.getByRole("navigation", { name: en["nav.pages"] }).getByRole("alert")).toHaveText(en["error.move_cycle"]!);
+  const refused = errorLine(page.getByRole("navigation", { name: en["nav.pages"] }));
+  await expect(refused.message).toHaveText(en["error.move_cycle"]!);
+  await expect(refused.detail).toHaveText("a page cannot move into its own subtree");
   expect(await parentOf("beta")).toBeNull();
 
   // Alpha back to the top level through the zone shown while dragging.

@@ -1,6 +1,6 @@
 // Workspace settings (/app/-/workspace): rename, members (owners add and remove; members
 // only read), webhooks with their deliveries, delete with a typed confirmation.
-import { createPage, expect, fmt, registerUser, test } from "../fixtures";
+import { createPage, errorLine, expect, fmt, registerUser, test } from "../fixtures";
 
 test("owner: rename, add and remove members, delete with the slug typed", async ({ page, playwright, baseURL, en, user }) => {
   const other = await playwright.request.newContext({ baseURL });
@@ -37,7 +37,8 @@ test("owner: rename, add and remove members, delete with the slug typed", async 
   // Adding them twice says so.
   await members.getByLabel(en["workspace.add_member_email"]!).fill(colleague.email);
   await members.getByRole("button", { name: en["workspace.add_member"] }).click();
-  await expect(members.getByRole("alert")).toHaveText(en["workspace.already_member"]!);
+  await expect(errorLine(members).message).toHaveText(en["workspace.already_member"]!);
+  await expect(errorLine(members).detail).toHaveText(`${colleague.email} is already a member`);
 
   await row.getByRole("button", { name: `${en["workspace.remove_member"]}: ${colleague.email}` }).click();
   const confirm = page.getByRole("dialog", { name: en["common.confirm"] });
@@ -93,7 +94,8 @@ test("webhooks: private targets refused, create (secret once), deliveries, delet
   // The SSRF guard: loopback targets are refused with a clear message.
   await url.fill("http://127.0.0.1/hook");
   await hooks.getByRole("button", { name: en["settings.webhooks.create"] }).click();
-  await expect(hooks.getByRole("alert")).toHaveText(en["settings.webhooks.target_not_allowed"]!);
+  await expect(errorLine(hooks).message).toHaveText(en["settings.webhooks.target_not_allowed"]!);
+  await expect(errorLine(hooks).detail).toContainText("127.0.0.1");
 
   // A public address, for two of the events.
   await url.fill("https://8.8.8.8/hook");

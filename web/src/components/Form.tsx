@@ -2,7 +2,7 @@
 // dialog, a status line, and a copy-to-clipboard button.
 import type { ComponentChildren, InputHTMLAttributes } from "preact";
 import { useState } from "preact/hooks";
-import { errorMessage } from "../errors";
+import { failure, type ErrorText } from "../errors";
 import { t } from "../i18n";
 
 type InputProps = Omit<InputHTMLAttributes<HTMLInputElement>, "onInput" | "value" | "label">;
@@ -24,12 +24,20 @@ export function Field({
   );
 }
 
-/** The error of a form or screen (nothing when empty). */
-export function FormError({ error }: { error: string }) {
+/** The error of a form or screen (nothing when empty): the message, and under it the
+ *  server's detail when there is one. */
+export function FormError({ error }: { error: ErrorText }) {
   if (!error) return null;
+  const { message, detail } = typeof error === "string" ? { message: error, detail: "" } : error;
   return (
     <p class="form-error" role="alert">
-      {error}
+      <span class="error-message">{message}</span>
+      {detail && (
+        <>
+          {" "}
+          <small class="error-detail">{detail}</small>
+        </>
+      )}
     </p>
   );
 }
@@ -97,30 +105,36 @@ export function ShownOnce({ value, warning, testId }: { value: string; warning: 
 }
 
 export interface Action {
-  error: string;
+  error: ErrorText;
   notice: string;
+  /** True while `run` is waiting (a form disables its submit button meanwhile). */
+  busy: boolean;
   /** Runs `fn`; a failure becomes the error text, success shows `done` (both cleared first). */
   run: (fn: () => Promise<unknown>, done?: string) => Promise<boolean>;
-  setError: (e: string) => void;
+  setError: (e: ErrorText) => void;
 }
 
-/** The state of a form's action: its error and its success notice. */
+/** The state of a form's action: its error, its success notice, and whether it is running. */
 export function useAction(): Action {
-  const [error, setError] = useState("");
+  const [error, setError] = useState<ErrorText>("");
   const [notice, setNotice] = useState("");
+  const [busy, setBusy] = useState(false);
   async function run(fn: () => Promise<unknown>, done = ""): Promise<boolean> {
     setError("");
     setNotice("");
+    setBusy(true);
     try {
       await fn();
       setNotice(done);
       return true;
     } catch (e) {
-      setError(errorMessage(e));
+      setError(failure(e));
       return false;
+    } finally {
+      setBusy(false);
     }
   }
-  return { error, notice, run, setError };
+  return { error, notice, busy, run, setError };
 }
 
 /** The error or notice of an action. */

@@ -1,6 +1,6 @@
 // The app header: brand, workspace switcher, search box, user menu.
 import { useState } from "preact/hooks";
-import { errorMessage } from "../errors";
+import { failure } from "../errors";
 import { t, useI18n } from "../i18n";
 import { appHref, mayLeave } from "../router";
 import { createWorkspace, currentWorkspace, signOut, switchWorkspace, user, workspaces } from "../session";
@@ -8,7 +8,7 @@ import { useStore } from "../store";
 import { theme, toggleTheme } from "../theme";
 import { paletteOpen } from "./CommandPalette";
 import { Dialog } from "./Dialog";
-import { DialogActions, Field, FormError } from "./Form";
+import { DialogActions, Field, FormError, useAction } from "./Form";
 import { LanguageSelect } from "./LanguageSelect";
 import { Menu, MenuItem } from "./Menu";
 import { SearchBox } from "./SearchBox";
@@ -19,7 +19,7 @@ function WorkspaceSwitcher() {
   const current = useStore(currentWorkspace);
   const [creating, setCreating] = useState(false);
   const [name, setName] = useState("");
-  const [error, setError] = useState("");
+  const action = useAction();
   const currentName = list.find((w) => w.slug === current)?.name ?? current ?? "";
 
   async function go(slug: string) {
@@ -27,21 +27,18 @@ function WorkspaceSwitcher() {
     try {
       await switchWorkspace(slug);
     } catch (err) {
-      setError(errorMessage(err));
+      action.setError(failure(err));
     }
   }
 
   async function create(e: Event) {
     e.preventDefault();
-    setError("");
-    try {
+    await action.run(async () => {
       const ws = await createWorkspace(name.trim());
       setCreating(false);
       setName("");
       await go(ws.slug);
-    } catch (err) {
-      setError(errorMessage(err));
-    }
+    });
   }
 
   return (
@@ -90,8 +87,8 @@ function WorkspaceSwitcher() {
         <Dialog title={t("workspace.create")} onClose={() => setCreating(false)}>
           <form class="form" onSubmit={create}>
             <Field label={t("workspace.name")} name="workspace-name" required value={name} onValue={setName} autoFocus />
-            <FormError error={error} />
-            <DialogActions onCancel={() => setCreating(false)} submit={t("workspace.create")} disabled={!name.trim()} />
+            <FormError error={action.error} />
+            <DialogActions onCancel={() => setCreating(false)} submit={t("workspace.create")} disabled={action.busy || !name.trim()} />
           </form>
         </Dialog>
       )}

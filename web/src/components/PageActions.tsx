@@ -1,32 +1,29 @@
 // A page's actions: edit, history, rename, move, delete (to the trash).
 import { useState } from "preact/hooks";
 import { api, ApiError, type Page, type TreeNode } from "../api";
-import { errorMessage } from "../errors";
+import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
 import { deriveSlug } from "../markdown/slug";
 import { appHref, navigate, pageHref } from "../router";
 import { pagesChanged, tree } from "../session";
 import { useStore } from "../store";
 import { confirmDialog, Dialog } from "./Dialog";
-import { DialogActions, Field, FormError } from "./Form";
+import { DialogActions, Field, FormError, useAction } from "./Form";
 import { Menu, MenuItem } from "./Menu";
 
 function RenameDialog({ page, onClose }: { page: Page; onClose: () => void }) {
   const [title, setTitle] = useState(page.title);
   const [slug, setSlug] = useState(page.slug);
   const [slugEdited, setSlugEdited] = useState(false);
-  const [error, setError] = useState("");
+  const action = useAction();
   async function submit(e: Event) {
     e.preventDefault();
-    setError("");
-    try {
+    await action.run(async () => {
       const renamed = await api.renamePage(page.slug, slug.trim(), title.trim() !== page.title ? title.trim() : undefined);
       await pagesChanged();
       onClose();
       await navigate(pageHref(renamed.slug), { replace: true });
-    } catch (err) {
-      setError(err instanceof ApiError && err.status === 409 ? t("error.page_exists") : errorMessage(err));
-    }
+    });
   }
   return (
     <Dialog title={t("page.rename")} onClose={onClose}>
@@ -51,11 +48,11 @@ function RenameDialog({ page, onClose }: { page: Page; onClose: () => void }) {
           }}
           hint={`/app/${slug}`}
         />
-        <FormError error={error} />
+        <FormError error={action.error} />
         <DialogActions
           onCancel={onClose}
           submit={t("page.rename")}
-          disabled={!slug.trim() || (slug === page.slug && title === page.title)}
+          disabled={action.busy || !slug.trim() || (slug === page.slug && title === page.title)}
         />
       </form>
     </Dialog>
@@ -74,18 +71,15 @@ function flatten(nodes: TreeNode[], skip: string, depth = 0, out: { slug: string
 function MoveDialog({ page, onClose }: { page: Page; onClose: () => void }) {
   const nodes = useStore(tree) ?? [];
   const [parent, setParent] = useState(page.parent ?? "");
-  const [error, setError] = useState("");
+  const action = useAction();
   const options = flatten(nodes, page.slug);
   async function submit(e: Event) {
     e.preventDefault();
-    setError("");
-    try {
+    await action.run(async () => {
       await api.movePage(page.slug, parent || null);
       await pagesChanged();
       onClose();
-    } catch (err) {
-      setError(errorMessage(err));
-    }
+    });
   }
   return (
     <Dialog title={t("page.move")} onClose={onClose}>
@@ -101,8 +95,8 @@ function MoveDialog({ page, onClose }: { page: Page; onClose: () => void }) {
             ))}
           </select>
         </label>
-        <FormError error={error} />
-        <DialogActions onCancel={onClose} submit={t("page.move")} disabled={(page.parent ?? "") === parent} />
+        <FormError error={action.error} />
+        <DialogActions onCancel={onClose} submit={t("page.move")} disabled={action.busy || (page.parent ?? "") === parent} />
       </form>
     </Dialog>
   );
@@ -139,7 +133,7 @@ export function PageActions({
 }) {
   useI18n();
   const [dialog, setDialog] = useState<"rename" | "move" | null>(null);
-  const [error, setError] = useState("");
+  const [error, setError] = useState<ErrorText>("");
   return (
     <div class="page-actions">
       <a class="button primary" href={pageHref(page.slug, "edit")} data-testid="edit-page">
@@ -164,7 +158,7 @@ export function PageActions({
               {t("page.raw")}
             </a>
             <hr />
-            <MenuItem close={close} danger onClick={() => void deletePage(page).catch((e) => setError(errorMessage(e)))}>
+            <MenuItem close={close} danger onClick={() => void deletePage(page).catch((e) => setError(failure(e)))}>
               {t("page.delete")}
             </MenuItem>
           </>

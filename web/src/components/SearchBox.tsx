@@ -2,13 +2,14 @@
 // selector, "/" to focus, arrow keys and Enter to pick a result.
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, type SearchMode, type SearchResult } from "../api";
-import { errorMessage } from "../errors";
+import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
 import { sanitizeSnippet } from "../markdown/render";
 import { prefetchView } from "../prefetch";
 import { appHref, navigate, pageHref } from "../router";
 import { currentWorkspace } from "../session";
 import { store, useStore } from "../store";
+import { FormError } from "./Form";
 
 export const MODES: SearchMode[] = ["keyword", "semantic", "hybrid"];
 export const searchMode = store<SearchMode>("keyword");
@@ -29,7 +30,7 @@ export function SearchBox() {
   const ws = useStore(currentWorkspace);
   const [q, setQ] = useState("");
   const [items, setItems] = useState<SearchResult[] | null>(null);
-  const [error, setError] = useState("");
+  const [error, setError] = useState<ErrorText>("");
   const [active, setActive] = useState(-1);
   const [open, setOpen] = useState(false);
   const input = useRef<HTMLInputElement>(null);
@@ -75,7 +76,7 @@ export function SearchBox() {
           setActive(res.items.length ? 0 : -1);
         })
         .catch((e) => {
-          if (!ctl.signal.aborted) setError(errorMessage(e));
+          if (!ctl.signal.aborted) setError(failure(e));
         });
     }, 180);
     return () => {
@@ -155,7 +156,7 @@ export function SearchBox() {
       </kbd>
       {showPopup && (
         <div class="search-popup">
-          {error && <p class="form-error">{error}</p>}
+          <FormError error={error} />
           {items && items.length === 0 && <p class="muted pad">{t("search.no_results", { query: q.trim() })}</p>}
           {items && items.length > 0 && (
             <ul id="search-results" role="listbox" aria-label={t("nav.search")}>

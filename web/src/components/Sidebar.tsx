@@ -7,7 +7,7 @@
 // subtree (move_cycle), and that message is shown.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, type TreeNode } from "../api";
-import { errorMessage } from "../errors";
+import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
 import { appHref, location, pageHref } from "../router";
 import { pagesChanged, tree } from "../session";
@@ -49,7 +49,7 @@ function Siblings({ nodes, parent, level, current, trail }: { nodes: TreeNode[];
 }
 /** The slug of the page being dragged, and the last move's error. */
 const dragging = store<string | null>(null);
-const moveError = store("");
+const moveError = store<ErrorText>("");
 
 async function moveTo(slug: string, parent: string | null): Promise<void> {
   moveError.set("");
@@ -58,7 +58,7 @@ async function moveTo(slug: string, parent: string | null): Promise<void> {
     if (parent) expanded.set(new Set([...expanded.get(), parent]));
     await pagesChanged();
   } catch (e) {
-    moveError.set(errorMessage(e));
+    moveError.set(failure(e));
   }
 }
 

@@ -6,7 +6,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, type LinkSuggestions, type Page, type Summary, type TagSuggestions } from "../api";
-import { errorMessage } from "../errors";
+import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
 import { deriveSlug } from "../markdown/slug";
 import { pageHref } from "../router";
@@ -93,12 +93,12 @@ export function SuggestionsPanel({ page }: { page: Page }) {
   const [links, setLinks] = useState<LinkSuggestions | null>(null);
   const [tags, setTags] = useState<TagSuggestions | null>(null);
   const [summary, setSummary] = useState<Summary | null>(null);
-  const [error, setError] = useState("");
+  const [error, setError] = useState<ErrorText>("");
   const [busy, setBusy] = useState(false);
 
   useEffect(() => {
     let live = true;
-    const fail = (e: unknown) => live && setError(errorMessage(e));
+    const fail = (e: unknown) => live && setError(failure(e));
     api.suggestLinks(page.slug).then((r) => live && setLinks(r), fail);
     api.suggestTags(page.slug).then((r) => live && setTags(r), fail);
     api.summary(page.slug).then((r) => live && setSummary(r), fail);
@@ -115,7 +115,7 @@ export function SuggestionsPanel({ page }: { page: Page }) {
       await api.updatePage(page.slug, { content: edit(current.content), base_revision: current.revision, message });
       await pagesChanged();
     } catch (e) {
-      setError(errorMessage(e));
+      setError(failure(e));
     } finally {
       setBusy(false);
     }

@@ -4,7 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, ApiError } from "../api";
 import { Field, FormError } from "../components/Form";
 import { LanguageSelect } from "../components/LanguageSelect";
-import { errorMessage } from "../errors";
+import { failure, type ErrorText } from "../errors";
 import { catalogue, loadMessages, t, useI18n } from "../i18n";
 import { appHref, location } from "../router";
 import { signedIn } from "../session";
@@ -78,7 +78,7 @@ export function Login() {
   useStore(location);
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const [error, setError] = useState("");
+  const [error, setError] = useState<ErrorText>("");
   const [busy, setBusy] = useState(false);
 
   useEffect(() => {
@@ -94,7 +94,7 @@ export function Login() {
       await loadMessages(); // the user's language
       await signedIn(u); // the app then goes on to ?next=
     } catch (err) {
-      setError(errorMessage(err));
+      setError(failure(err));
       setBusy(false);
     }
   }
@@ -121,7 +121,7 @@ export function Register() {
   const [name, setName] = useState("");
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const [error, setError] = useState("");
+  const [error, setError] = useState<ErrorText>("");
   const [busy, setBusy] = useState(false);
   const [closed, setClosed] = useState(false);
 
@@ -158,7 +158,7 @@ export function Register() {
       await signedIn(u); // the app then goes on to ?next=
     } catch (err) {
       if (err instanceof ApiError && err.code === "registration_closed") setClosed(true);
-      setError(errorMessage(err));
+      setError(failure(err));
       setBusy(false);
     }
   }

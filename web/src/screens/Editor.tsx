@@ -13,7 +13,7 @@ import { MarkdownBody, useRendered } from "../components/Markdown";
 import { lastRenderMs } from "../markdown/render";
 import type { SourceEditor } from "../editor/codemirror";
 import { FormError } from "../components/Form";
-import { errorMessage } from "../errors";
+import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
 import { location, navigate, pageHref, setNavigationGuard } from "../router";
 import { knownTags, loadTags, pagesChanged, titles } from "../session";
@@ -122,7 +122,7 @@ export function Editor({ slug }: { slug: string | null }) {
   const [content, setContent] = useState("");
   const [saved, setSaved] = useState<{ title: string; content: string }>({ title: title, content: "" });
   const [status, setStatus] = useState("");
-  const [error, setError] = useState("");
+  const [error, setError] = useState<ErrorText>("");
   const [busy, setBusy] = useState(false);
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [editorReady, setEditorReady] = useState(false);
@@ -142,6 +142,14 @@ export function Editor({ slug }: { slug: string | null }) {
     return doc ?? state.current.content;
   }
   useEffect(() => () => window.clearTimeout(flushTimer.current), []);
+  /** Replaces the source with a text the server answered (merged, or a conflict's choice):
+   *  read back at once, as it is no edit of the user's (else leaving within the next
+   *  100 ms asked about unsaved changes). */
+  function replaceSource(text: string) {
+    cm.current?.setDoc(text);
+    flush();
+    setContent(text);
+  }
   const dirty = pending || content !== saved.content || (titleTouched && title !== saved.title);
   const dirtyRef = useRef(dirty);
   dirtyRef.current = dirty;
@@ -240,7 +248,7 @@ export function Editor({ slug }: { slug: string | null }) {
         setStatus("");
       } catch (e) {
         setStatus("");
-        setError(errorMessage(e));
+        setError(failure(e));
       }
     }
   }
@@ -282,7 +290,7 @@ export function Editor({ slug }: { slug: string | null }) {
       if (e instanceof ApiError && e.status === 409 && s.page && (e.code === "merge_conflict" || e.code === "stale_revision")) {
         await openConflict(s.page, body, e);
       } else {
-        setError(errorMessage(e));
+        setError(failure(e));
       }
     } finally {
       setBusy(false);
@@ -296,8 +304,7 @@ export function Editor({ slug }: { slug: string | null }) {
     setSaved({ title: result.title, content: result.content });
     if (result.content !== sent) {
       // The server merged in someone else's change: show the merged text.
-      setContent(result.content);
-      cm.current?.setDoc(result.content);
+      replaceSource(result.content);
       setStatus(t("editor.merged"));
     } else {
       setStatus(t("page.saved"));
@@ -323,14 +330,13 @@ export function Editor({ slug }: { slug: string | null }) {
     setStatus(t("page.saving"));
     try {
       const result = await api.updatePage(p.slug, { content: body, base_revision: base });
-      setContent(result.content);
-      cm.current?.setDoc(result.content);
+      replaceSource(result.content);
       afterSave(result, result.content);
       await pagesChanged();
     } catch (e) {
       setStatus("");
       if (e instanceof ApiError && e.status === 409) await openConflict(p, body, e);
-      else setError(errorMessage(e));
+      else setError(failure(e));
     } finally {
       setBusy(false);
     }
@@ -342,7 +348,7 @@ export function Editor({ slug }: { slug: string | null }) {
   void known;
 
   if (loadError) {
-    return <FormError error={errorMessage(loadError)} />;
+    return <FormError error={failure(loadError)} />;
   }
 
   return (

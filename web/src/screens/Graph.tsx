@@ -7,7 +7,7 @@ import { forceCenter, forceCollide, forceLink, forceManyBody, forceSimulation, t
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, type GraphData } from "../api";
 import { FormError } from "../components/Form";
-import { errorMessage } from "../errors";
+import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
 import { pageHref } from "../router";
 import { currentWorkspace, pagesVersion } from "../session";
@@ -85,7 +85,7 @@ export default function Graph() {
   const ws = useStore(currentWorkspace);
   const version = useStore(pagesVersion);
   const [data, setData] = useState<GraphData | null>(null);
-  const [error, setError] = useState("");
+  const [error, setError] = useState<ErrorText>("");
   const [tag, setTag] = useState("");
   const [view, setView] = useState<View>({ x: 0, y: 0, k: 1 });
   const svg = useRef<SVGSVGElement>(null);
@@ -94,7 +94,7 @@ export default function Graph() {
 
   useEffect(() => {
     document.title = t("nav.graph");
-    api.graph().then(setData, (e) => setError(errorMessage(e)));
+    api.graph().then(setData, (e) => setError(failure(e)));
   }, [ws, version]);
 
   const drawn = useMemo(() => (data ? layout(data, tag) : null), [data, tag]);

@@ -5,7 +5,7 @@ import { api, type Diff, type HistoryEntry, type Revision } from "../api";
 import { confirmDialog } from "../components/Dialog";
 import { MarkdownBody, useRendered } from "../components/Markdown";
 import { FormError } from "../components/Form";
-import { errorMessage } from "../errors";
+import { failure, type ErrorText } from "../errors";
 import { formatDate, t, useI18n } from "../i18n";
 import { navigate, pageHref } from "../router";
 import { pagesChanged, pagesVersion, titles } from "../session";
@@ -132,17 +132,17 @@ function RevisionView({ slug, sha, latest }: { slug: string; sha: string; latest
       /* private mode */
     }
   };
-  const [error, setError] = useState("");
+  const [error, setError] = useState<ErrorText>("");
 
   useEffect(() => {
-    api.revision(slug, sha).then(setRev, (e) => setError(errorMessage(e)));
+    api.revision(slug, sha).then(setRev, (e) => setError(failure(e)));
   }, [slug, sha]);
   useEffect(() => {
     setDiff(null);
     const base = against === "current" && latest ? latest : undefined;
     // "Compared with current": how the current version differs from this one.
     const req = base ? api.diff(slug, base, sha) : api.diff(slug, sha);
-    req.then(setDiff, (e) => setError(errorMessage(e)));
+    req.then(setDiff, (e) => setError(failure(e)));
   }, [slug, sha, against, latest]);
 
   const rendered = useRendered(rev?.content ?? "", slug, rev?.title);
@@ -156,7 +156,7 @@ function RevisionView({ slug, sha, latest }: { slug: string; sha: string; latest
       await pagesChanged();
       await navigate(pageHref(slug));
     } catch (e) {
-      setError(errorMessage(e));
+      setError(failure(e));
     }
   }
 
@@ -231,14 +231,14 @@ export function History({ slug, sha }: { slug: string; sha: string | null }) {
   useStore(titles);
   const version = useStore(pagesVersion);
   const [items, setItems] = useState<HistoryEntry[] | null>(null);
-  const [error, setError] = useState("");
+  const [error, setError] = useState<ErrorText>("");
   const title = titles.get().get(slug) ?? slug;
 
   useEffect(() => {
     document.title = `${t("history.title")} · ${title}`;
     api.history(slug).then(
       (r) => setItems(r.items),
-      (e) => setError(errorMessage(e)),
+      (e) => setError(failure(e)),
     );
   }, [slug, version]);
 
@@ -255,6 +255,7 @@ export function History({ slug, sha }: { slug: string; sha: string | null }) {
       </nav>
       <h1>{t("history.title")}</h1>
       <FormError error={error} />
+      {items === null && !error && <p class="muted">{t("common.loading")}</p>}
       {items && items.length === 0 && <p class="muted">{t("history.empty")}</p>}
       {items && items.length > 0 && (
         <table class="list-table" data-testid="history-list">

@@ -6,7 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, type Insights as Data, type PageSummary } from "../api";
 import { FormError } from "../components/Form";
 import { PageList } from "../components/PageList";
-import { errorMessage } from "../errors";
+import { failure, type ErrorText } from "../errors";
 import { formatDate, t, useI18n } from "../i18n";
 import { appHref, pageHref } from "../router";
 import { currentWorkspace, pagesVersion, titles } from "../session";
@@ -45,12 +45,12 @@ function PageLinks({ slugs, sep }: { slugs: string[]; sep: string }) {
 
 function TagPages({ tag }: { tag: string }) {
   const [items, setItems] = useState<PageSummary[] | null>(null);
-  const [error, setError] = useState("");
+  const [error, setError] = useState<ErrorText>("");
   useEffect(() => {
     setItems(null);
     api.notes({ tag, limit: 500 }).then(
       (r) => setItems(r.items),
-      (e) => setError(errorMessage(e)),
+      (e) => setError(failure(e)),
     );
   }, [tag]);
   return (
@@ -71,7 +71,7 @@ export function Insights() {
   const ws = useStore(currentWorkspace);
   const version = useStore(pagesVersion);
   const [data, setData] = useState<Data | null>(null);
-  const [error, setError] = useState("");
+  const [error, setError] = useState<ErrorText>("");
   const [tag, setTag] = useState<string | null>(null);
 
   useEffect(() => {
@@ -79,7 +79,7 @@ export function Insights() {
     let live = true;
     api.insights().then(
       (d) => live && setData(d),
-      (e) => live && setError(errorMessage(e)),
+      (e) => live && setError(failure(e)),
     );
     return () => {
       live = false;

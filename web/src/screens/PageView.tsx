@@ -7,7 +7,7 @@ import { MarkdownBody, useRendered } from "../components/Markdown";
 import { PageActions } from "../components/PageActions";
 import { PageList } from "../components/PageList";
 import { SuggestionsPanel } from "../components/Suggestions";
-import { errorMessage } from "../errors";
+import { failure } from "../errors";
 import { formatDate, t, useI18n } from "../i18n";
 import { appHref, location, pageHref } from "../router";
 import { peekView, loadView } from "../prefetch";
@@ -144,7 +144,7 @@ export function PageView({ slug }: { slug: string }) {
     if (data || error) firstPageShown();
   }, [data, error]);
   if (error instanceof ApiError && error.status === 404) return <NotFound slug={slug} />;
-  if (error) return <FormError error={errorMessage(error)} />;
+  if (error) return <FormError error={failure(error)} />;
   if (!data) return <p class="muted pad">{t("common.loading")}</p>;
   return <PageBody data={data} />;
 }

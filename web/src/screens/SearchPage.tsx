@@ -3,7 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, type SearchAnswer, type SearchMode } from "../api";
 import { MODES, Snippet } from "../components/SearchBox";
 import { FormError } from "../components/Form";
-import { errorMessage } from "../errors";
+import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
 import { appHref, location, navigate, pageHref } from "../router";
 import { currentWorkspace } from "../session";
@@ -17,7 +17,7 @@ export function SearchPage() {
   const tag = loc.query.get("tag") ?? "";
   const mode = (MODES as string[]).includes(loc.query.get("mode") ?? "") ? (loc.query.get("mode") as SearchMode) : "keyword";
   const [answer, setAnswer] = useState<SearchAnswer | null>(null);
-  const [error, setError] = useState("");
+  const [error, setError] = useState<ErrorText>("");
   const [draft, setDraft] = useState(q);
 
   useEffect(() => setDraft(q), [q]);
@@ -36,7 +36,7 @@ export function SearchPage() {
       : api.search(q.trim(), mode, undefined, 50);
     run.then(
       (a) => live && setAnswer(a),
-      (e) => live && setError(errorMessage(e)),
+      (e) => live && setError(failure(e)),
     );
     return () => {
       live = false;
@@ -70,6 +70,7 @@ export function SearchPage() {
         </button>
       </form>
       <FormError error={error} />
+      {!answer && !error && (q.trim() !== "" || tag !== "") && <p class="muted">{t("common.loading")}</p>}
       {answer && (
         <>
           <p class="muted">{t("search.results_count", { count: answer.items.length })}</p>

@@ -31,7 +31,7 @@ function Profile() {
         <Field label={t("auth.field.email")} type="email" name="email" autoComplete="email" required value={email} onValue={setEmail} />
         <Feedback action={action} />
         <div>
-          <button type="submit" class="primary" disabled={name.trim() === u.name && email.trim() === u.email}>
+          <button type="submit" class="primary" disabled={action.busy || (name.trim() === u.name && email.trim() === u.email)}>
             {t("settings.save_profile")}
           </button>
         </div>
@@ -77,7 +77,7 @@ function Password() {
         />
         <Feedback action={action} />
         <div>
-          <button type="submit" class="primary" disabled={!current || !next}>
+          <button type="submit" class="primary" disabled={action.busy || !current || !next}>
             {t("settings.change_password")}
           </button>
         </div>
@@ -123,12 +123,13 @@ function Tokens() {
       <p class="muted">{t("settings.tokens.description")}</p>
       <form class="inline-form" onSubmit={create}>
         <Field label={t("settings.tokens.name")} name="token-name" required maxLength={100} value={name} onValue={setName} />
-        <button type="submit" class="primary" disabled={!name.trim()}>
+        <button type="submit" class="primary" disabled={action.busy || !name.trim()}>
           {t("settings.tokens.create")}
         </button>
       </form>
       {created && <ShownOnce value={created.token} warning={t("settings.tokens.shown_once")} testId="new-token" />}
       <Feedback action={action} />
+      {items === null && !action.error && <p class="muted">{t("common.loading")}</p>}
       {items && items.length === 0 && <p class="muted">{t("settings.tokens.empty")}</p>}
       {items && items.length > 0 && (
         <table class="list-table" data-testid="token-list">

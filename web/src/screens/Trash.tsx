@@ -3,7 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, type TrashEntry } from "../api";
 import { confirmDialog } from "../components/Dialog";
 import { FormError } from "../components/Form";
-import { errorMessage } from "../errors";
+import { failure, type ErrorText } from "../errors";
 import { formatDate, t, useI18n } from "../i18n";
 import { pageHref } from "../router";
 import { currentWorkspace, pagesChanged, pagesVersion } from "../session";
@@ -18,25 +18,29 @@ export function Trash() {
   const ws = useStore(currentWorkspace);
   const version = useStore(pagesVersion);
   const [items, setItems] = useState<TrashEntry[] | null>(null);
-  const [error, setError] = useState("");
+  const [error, setError] = useState<ErrorText>("");
   const [notice, setNotice] = useState<{ text: string; slug?: string } | null>(null);
+  const [busy, setBusy] = useState(false);
 
   useEffect(() => {
     document.title = t("trash.title");
     api.trash().then(
       (r) => setItems(r.items),
-      (e) => setError(errorMessage(e)),
+      (e) => setError(failure(e)),
     );
   }, [ws, version]);
 
   async function restore(entry: TrashEntry) {
     setError("");
+    setBusy(true);
     try {
       const page = await api.restoreFromTrash(entry.slug);
       await pagesChanged();
       setNotice({ text: t("trash.restored", { title: page.title }), slug: page.slug });
     } catch (e) {
-      setError(errorMessage(e));
+      setError(failure(e));
+    } finally {
+      setBusy(false);
     }
   }
 
@@ -49,12 +53,15 @@ export function Trash() {
     )
       return;
     setError("");
+    setBusy(true);
     try {
       await api.purge(entry.slug);
       await pagesChanged();
       setNotice({ text: t("trash.purged", { title: entry.title }) });
     } catch (e) {
-      setError(errorMessage(e));
+      setError(failure(e));
+    } finally {
+      setBusy(false);
     }
   }
 
@@ -86,10 +93,10 @@ export function Trash() {
                 </td>
                 <td>
                   <div class="row-actions">
-                    <button type="button" onClick={() => void restore(it)}>
+                    <button type="button" disabled={busy} onClick={() => void restore(it)}>
                       {t("trash.restore")}
                     </button>
-                    <button type="button" class="danger" onClick={() => void purge(it)}>
+                    <button type="button" class="danger" disabled={busy} onClick={() => void purge(it)}>
                       {t("trash.delete_forever")}
                     </button>
                   </div>

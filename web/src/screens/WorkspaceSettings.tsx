@@ -5,7 +5,6 @@ import { useEffect, useState } from "preact/hooks";
 import { api, ApiError, EVENT_KINDS, type Delivery, type Member, type Webhook, type Workspace } from "../api";
 import { confirmDialog, Dialog } from "../components/Dialog";
 import { DialogActions, Feedback, Field, RowAction, ShownOnce, useAction } from "../components/Form";
-import { errorMessage } from "../errors";
 import { formatDate, t, useI18n } from "../i18n";
 import { appHref, navigate } from "../router";
 import { currentWorkspace, switchWorkspace, user, workspaces } from "../session";
@@ -32,7 +31,7 @@ function Rename({ ws }: { ws: Workspace }) {
       <h2 id="ws-rename">{t("workspace.rename")}</h2>
       <form class="inline-form" onSubmit={submit}>
         <Field label={t("workspace.name")} name="workspace-name" required value={name} onValue={setName} />
-        <button type="submit" class="primary" disabled={!name.trim() || name.trim() === ws.name}>
+        <button type="submit" class="primary" disabled={action.busy || !name.trim() || name.trim() === ws.name}>
           {t("workspace.rename")}
         </button>
       </form>
@@ -53,16 +52,17 @@ function Members({ ws, owner }: { ws: Workspace; owner: boolean }) {
   async function add(e: Event) {
     e.preventDefault();
     const who = email.trim();
-    try {
-      await api.addMember(ws.slug, who, role);
-    } catch (err) {
-      // An unknown email gets the one message that names it.
-      const unknown = err instanceof ApiError && err.code === "user_not_found";
-      action.setError(unknown ? t("workspace.member_not_found", { email: who }) : errorMessage(err));
-      return;
-    }
-    setEmail("");
-    await action.run(load);
+    let unknown = false;
+    await action.run(async () => {
+      await api.addMember(ws.slug, who, role).catch((err: unknown) => {
+        unknown = err instanceof ApiError && err.code === "user_not_found";
+        throw err;
+      });
+      setEmail("");
+      await load();
+    });
+    // An unknown email gets the one message that names it.
+    if (unknown) action.setError(t("workspace.member_not_found", { email: who }));
   }
 
   async function remove(m: Member) {
@@ -86,7 +86,7 @@ function Members({ ws, owner }: { ws: Workspace; owner: boolean }) {
               <option value="owner">{t("workspace.role.owner")}</option>
             </select>
           </label>
-          <button type="submit" class="primary" disabled={!email.trim()}>
+          <button type="submit" class="primary" disabled={action.busy || !email.trim()}>
             {t("workspace.add_member")}
           </button>
         </form>
@@ -96,6 +96,7 @@ function Members({ ws, owner }: { ws: Workspace; owner: boolean }) {
         </p>
       )}
       <Feedback action={action} />
+      {items === null && !action.error && <p class="muted">{t("common.loading")}</p>}
       {items && (
         <table class="list-table" data-testid="member-list">
           <thead>
@@ -136,11 +137,12 @@ function Deliveries({ hook }: { hook: Webhook }) {
     <div class="deliveries" data-testid={`deliveries-${hook.id}`}>
       <div class="editor-bar">
         <h3>{t("settings.webhooks.deliveries")}</h3>
-        <button type="button" class="small" onClick={() => void load()}>
+        <button type="button" class="small" disabled={action.busy} onClick={() => void load()}>
           {t("common.refresh")}
         </button>
       </div>
       <Feedback action={action} />
+      {items === null && !action.error && <p class="muted">{t("common.loading")}</p>}
       {items && items.length === 0 && <p class="muted">{t("settings.webhooks.no_deliveries")}</p>}
       {items && items.length > 0 && (
         <table class="list-table">
@@ -233,7 +235,7 @@ function Webhooks({ ws }: { ws: Workspace }) {
           ))}
         </fieldset>
         <div>
-          <button type="submit" class="primary" disabled={!url.trim() || events.length === 0}>
+          <button type="submit" class="primary" disabled={action.busy || !url.trim() || events.length === 0}>
             {t("settings.webhooks.create")}
           </button>
         </div>
@@ -241,6 +243,7 @@ function Webhooks({ ws }: { ws: Workspace }) {
       <p class="hint">{t("settings.webhooks.secret_hint")}</p>
       {secret && <ShownOnce value={secret} warning={t("settings.webhooks.secret_shown_once")} testId="new-webhook-secret" />}
       <Feedback action={action} />
+      {items === null && !action.error && <p class="muted">{t("common.loading")}</p>}
       {items && items.length === 0 && <p class="muted">{t("settings.webhooks.empty")}</p>}
       {items && items.length > 0 && (
         <ul class="webhooks" data-testid="webhook-list">
@@ -304,7 +307,7 @@ function DeleteWorkspace({ ws }: { ws: Workspace }) {
               onValue={setTyped}
             />
             <Feedback action={action} />
-            <DialogActions onCancel={() => setAsking(false)} submit={t("workspace.delete")} danger disabled={typed !== ws.slug} />
+            <DialogActions onCancel={() => setAsking(false)} submit={t("workspace.delete")} danger disabled={action.busy || typed !== ws.slug} />
           </form>
         </Dialog>
       )}
