@@ -1,5 +1,6 @@
 // The suggestions panel of a page: suggested links, tags and a summary, each with the
-// answer's mode; applying a link or a tag is one edit, and the page shows it.
+// answer's mode; applying a link, a tag or the summary is one edit, and the page shows it
+// (the summary as front matter `summary:`, shown as a lead paragraph under the title).
 import { createPage, expect, fmt, test } from "../fixtures";
 
 test("suggested links, tags and summary; one click applies them", async ({ page, en, user }) => {
@@ -44,6 +45,38 @@ test("suggested links, tags and summary; one click applies them", async ({ page,
   expect(saved.tags).toContain("garden");
   expect(saved.content).toContain("See also: [[Compost]]");
   await expect(tags.getByRole("button", { name: fmt(en["intel.add_tag"]!, { tag: "garden" }) })).toHaveCount(0);
-  const history = (await (await page.request.get("/api/pages/vegetable-beds/history")).json()).items;
+  let history = (await (await page.request.get("/api/pages/vegetable-beds/history")).json()).items;
   expect(history).toHaveLength(3);
+
+  // Use the summary: it goes into front matter, and the page shows it under its title.
+  // The panel shows the summary of the page as it now is (reloaded after the tag).
+  const expected: string = (await (await page.request.get("/api/pages/vegetable-beds/summary")).json()).summary;
+  expect(expected).toContain("Our vegetable beds need compost");
+  const summaryPart = panel.getByRole("region", { name: en["intel.summary"] });
+  await expect(summaryPart.getByTestId("summary")).toHaveText(expected);
+  await expect(page.getByTestId("page-summary")).toHaveCount(0);
+  const useSummary = summaryPart.getByRole("button", { name: en["intel.use_summary"] });
+  await expect(useSummary).toBeEnabled();
+  await useSummary.click();
+  await expect(page.getByTestId("page-summary")).toHaveText(expected);
+  await expect(page.locator(".page-title")).toHaveText("Vegetable Beds");
+  saved = await (await page.request.get("/api/pages/vegetable-beds")).json();
+  expect(saved.content).toMatch(/^---\nsummary: "/);
+  expect(saved.content).toContain(`---\nsummary: ${JSON.stringify(expected)}\n---\n# Vegetable Beds\n`);
+  expect(saved.content).toContain("See also: [[Compost]]");
+  expect(saved.content).toContain("#garden");
+  expect(saved.tags).toContain("garden");
+  expect(saved.links).toEqual(["compost"]);
+  expect(saved.title).toBe("Vegetable Beds");
+  // Front matter is not rendered, and the summary does not read it: the same summary.
+  await expect(content).not.toContainText("summary:");
+  await expect(summaryPart.getByTestId("summary")).toHaveText(expected);
+  // Applied once: the button is disabled and says so; the page holds one summary line.
+  await expect(useSummary).toBeDisabled();
+  await expect(summaryPart).toContainText(en["intel.summary_in_use"]!);
+  saved = await (await page.request.get("/api/pages/vegetable-beds")).json();
+  expect(saved.content.match(/^summary:/gm)).toHaveLength(1);
+  history = (await (await page.request.get("/api/pages/vegetable-beds/history")).json()).items;
+  expect(history).toHaveLength(4);
+  expect(history[0].message).toBe(en["intel.use_summary"]);
 });

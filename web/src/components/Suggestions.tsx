@@ -2,12 +2,13 @@
 // (GET /api/pages/{slug}/suggest-links, /suggest-tags, /summary). Each part says the
 // answer's `mode` (tfidf or embedding). Applying a suggestion is one edit against the
 // page's current revision (base_revision): a link goes into a "See also" line, a tag is
-// appended as #tag; then the page reloads.
+// appended as #tag, the summary becomes the front matter's `summary:`; then the page reloads.
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, type LinkSuggestions, type Page, type Summary, type TagSuggestions } from "../api";
 import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
+import { frontMatterSummary, isBlockMapping, keyEntries, splitFrontMatter } from "../markdown/frontmatter";
 import { deriveSlug } from "../markdown/slug";
 import { pageHref } from "../router";
 import { pagesChanged } from "../session";
@@ -36,6 +37,48 @@ export function withTag(content: string, tag: string): string {
   if (/^(#[^\s#]+\s*)+$/.test(last.trim())) lines[lines.length - 1] = `${last.trim()} #${tag}`;
   else lines.push("", `#${tag}`);
   return lines.join("\n").replace(/^\n+/, "") + "\n";
+}
+
+/** A YAML double-quoted scalar: the JSON string (JSON's escapes are YAML's too), with
+ *  what YAML does not take as printable (DEL, C1 controls, U+2028/9, U+FEFF) escaped as
+ *  well, and a lone surrogate as U+FFFD. */
+function yamlString(text: string): string {
+  const wellFormed = text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
+  return JSON.stringify(wellFormed).replace(
+    /[\u007f-\u009f\u2028\u2029\ufeff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/** The content with `summary: "…"` in its front matter: in place of a `summary:` key it
+ *  has (every such key: one is left), else as the front matter's last line, else in a
+ *  front matter made for it at the start. Every other byte stays as it was; a page with
+ *  CRLF line endings gets CRLF. Front matter that is not a block mapping (a list, a flow
+ *  mapping) cannot take a key: the content is answered unchanged. */
+export function withSummary(content: string, summary: string): string {
+  const entry = `summary: ${yamlString(summary)}`;
+  const [yaml] = splitFrontMatter(content);
+  const firstEnd = content.indexOf("\n");
+  const cr = firstEnd > 0 && content[firstEnd - 1] === "\r" ? "\r" : "";
+  if (yaml === null) {
+    const bom = content.startsWith("\ufeff") ? "\ufeff" : "";
+    const eol = cr + "\n";
+    return `${bom}---${eol}${entry}${eol}---${eol}${content.slice(bom.length)}`;
+  }
+  if (!isBlockMapping(yaml)) return content;
+  // The YAML runs from the line after the opening fence to the closing fence's line,
+  // and ends with its last line's "\n" (or is empty).
+  const start = firstEnd + 1;
+  const lines = yaml === "" ? [] : yaml.slice(0, -1).split("\n");
+  const entries = keyEntries(lines, "summary");
+  if (entries.length === 0) {
+    lines.push(entry + cr);
+  } else {
+    for (const [from, to] of entries.slice(1).reverse()) lines.splice(from, to - from);
+    const [from, to] = entries[0]!;
+    lines.splice(from, to - from, entry + (lines[from]!.endsWith("\r") ? "\r" : ""));
+  }
+  return content.slice(0, start) + lines.map((l) => l + "\n").join("") + content.slice(start + yaml.length);
 }
 
 function reason(text: string): string {
@@ -164,7 +207,22 @@ export function SuggestionsPanel({ page }: { page: Page }) {
         )}
       </Part>
       <Part id="intel-summary" title={t("intel.summary")} answer={summary} empty={(a) => !a.summary}>
-        {(a) => <p data-testid="summary">{a.summary}</p>}
+        {(a) => (
+          <>
+            <p data-testid="summary">{a.summary}</p>
+            <p class="summary-apply">
+              <button
+                type="button"
+                class="small"
+                disabled={busy || withSummary(page.content, a.summary) === page.content}
+                onClick={() => void apply((c) => withSummary(c, a.summary), t("intel.use_summary"))}
+              >
+                {t("intel.use_summary")}
+              </button>
+              {frontMatterSummary(page.content) === a.summary && <small class="muted">{t("intel.summary_in_use")}</small>}
+            </p>
+          </>
+        )}
       </Part>
     </aside>
   );

@@ -1,6 +1,7 @@
 // One page: rendered markdown, table of contents, breadcrumbs, children, backlinks,
-// tags, last editor and time; actions (edit, history, rename, move, delete).
-import { useEffect, useState } from "preact/hooks";
+// tags, last editor and time, the front matter's summary as a lead paragraph; actions
+// (edit, history, rename, move, delete).
+import { useEffect, useMemo, useState } from "preact/hooks";
 import { ApiError, type PageViewData } from "../api";
 import { FormError } from "../components/Form";
 import { MarkdownBody, useRendered } from "../components/Markdown";
@@ -9,6 +10,7 @@ import { PageList } from "../components/PageList";
 import { SuggestionsPanel } from "../components/Suggestions";
 import { failure } from "../errors";
 import { formatDate, t, useI18n } from "../i18n";
+import { frontMatterSummary } from "../markdown/frontmatter";
 import { appHref, location, pageHref } from "../router";
 import { peekView, loadView } from "../prefetch";
 import { firstPageShown, pagesVersion } from "../session";
@@ -59,6 +61,8 @@ export function NotFound({ slug }: { slug: string }) {
 function PageBody({ data }: { data: PageViewData }) {
   const { page } = data;
   const rendered = useRendered(page.content, page.slug, page.title);
+  // Text, never HTML: a page's front matter is as untrusted as its body.
+  const summary = useMemo(() => frontMatterSummary(page.content), [page.content]);
   const hash = useStore(location).hash;
   const [suggesting, setSuggesting] = useState(false);
 
@@ -90,6 +94,11 @@ function PageBody({ data }: { data: PageViewData }) {
           <h1 class="page-title">{page.title}</h1>
           <PageActions page={page} suggestions={suggesting} onToggleSuggestions={() => setSuggesting(!suggesting)} />
         </header>
+        {summary && (
+          <p class="page-summary" data-testid="page-summary">
+            {summary}
+          </p>
+        )}
         {suggesting && <SuggestionsPanel page={page} />}
         <p class="page-meta muted">
           {page.updated_by
