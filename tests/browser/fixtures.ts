@@ -2,7 +2,8 @@
 // - every request outside the server's origin is blocked, and the test fails if one happened;
 // - uncaught page errors and console errors fail the test (a refused CSP resource is a
 //   console error); "Failed to load resource" for 4xx answers the app expects (401 from
-//   /api/me before sign-in, a wrong password...) is not, but any 5xx answer is a failure;
+//   /api/me before sign-in, a wrong password...) is not, but any 5xx answer is a failure,
+//   and so is a request of our origin that failed without an answer;
 // - so does a message key missing from the catalogue (the app's t() warns of each);
 // - helpers to register a fresh user (unique email) and to call the API as that user.
 import { test as base, expect, type APIRequestContext, type Locator, type Page } from "@playwright/test";
@@ -75,6 +76,14 @@ export const test = base.extend<{ guard: Guard; en: Messages; user: TestUser }>(
         if (m.type() !== "error") return;
         if (/Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) return;
         guard.errors.push(`console: ${m.text()}`);
+      });
+      // A request that failed without an answer (refused, reset, blocked) fails the test;
+      // one the app or a navigation cancelled (net::ERR_ABORTED: a superseded search, a
+      // prefetch no longer wanted) is not a failure. Outside requests are counted above.
+      page.on("requestfailed", (r) => {
+        const why = r.failure()?.errorText ?? "";
+        if (why === "net::ERR_ABORTED" || !r.url().startsWith(origin + "/")) return;
+        guard.errors.push(`request failed: ${r.method()} ${r.url()} ${why}`);
       });
       page.on("response", (r) => {
         if (r.status() >= 500) guard.errors.push(`HTTP ${r.status()} ${r.request().method()} ${r.url()}`);
