@@ -115,15 +115,35 @@ async fn maintenance(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
 }
 
 /// Packs the workspaces whose loose objects passed the threshold or that went idle
-/// (core/packing.rs). It never takes a write lock, so saves go on while it runs.
+/// (core/packing.rs). It never takes a write lock, so saves go on while it runs. A stop
+/// during a pass asks the pass to give up (packing 50,000 loose objects takes half a
+/// minute here, and a shutdown must not wait for it); what it did not pack stays loose
+/// for the next start.
 async fn packing(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
     loop {
         tokio::select! {
             _ = stopped.wait_for(|s| *s) => return,
             _ = tokio::time::sleep(PACKING_EVERY) => {}
         }
-        if let Err(e) = crate::core::packing::pack_due(&ctx).await {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let pass = crate::core::packing::pack_due(&ctx, &stop);
+        tokio::pin!(pass);
+        let finished = tokio::select! {
+            r = &mut pass => Some(r),
+            _ = stopped.wait_for(|s| *s) => None,
+        };
+        let result = match finished {
+            Some(result) => result,
+            None => {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                pass.await
+            }
+        };
+        if let Err(e) = result {
             tracing::warn!(error = %e, "packing pass failed");
+        }
+        if *stopped.borrow() {
+            return;
         }
     }
 }

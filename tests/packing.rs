@@ -70,7 +70,7 @@ async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
     let size_before = dir_size(&repo);
 
     // Due (past the threshold): the worker's pass packs it.
-    let done = cairn::core::packing::pack_due(&srv.ctx).await.unwrap();
+    let done = cairn::core::packing::pack_due(&srv.ctx, &Default::default()).await.unwrap();
     let report = &done.iter().find(|(slug, _)| slug == "packer").unwrap().1;
     assert_eq!(report.loose_packed, before);
     assert_eq!(loose(&repo), 0);
@@ -83,7 +83,7 @@ async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
 
     // Not due: a few new loose objects, just written.
     let more = save_many(&api, "more", 2, 4).await;
-    let done = cairn::core::packing::pack_due(&srv.ctx).await.unwrap();
+    let done = cairn::core::packing::pack_due(&srv.ctx, &Default::default()).await.unwrap();
     assert_eq!(done.iter().find(|(slug, _)| slug == "packer").unwrap().1, Default::default());
     assert!(loose(&repo) > 0);
 
@@ -123,7 +123,7 @@ async fn packing_beside_concurrent_saves_loses_no_acknowledged_save() {
             let mut runs = 0;
             let deadline = std::time::Instant::now() + Duration::from_secs(120);
             while std::time::Instant::now() < deadline {
-                pack::pack(&repo, runs % 3 == 2).unwrap();
+                pack::pack(&repo, runs % 3 == 2, &|| false).unwrap();
                 runs += 1;
                 std::thread::sleep(Duration::from_millis(20));
                 if runs >= 40 {
@@ -138,7 +138,7 @@ async fn packing_beside_concurrent_saves_loses_no_acknowledged_save() {
         saved.extend(w.await.unwrap());
     }
     assert!(packer.await.unwrap() > 0);
-    pack::pack(&repo, true).unwrap();
+    pack::pack(&repo, true, &|| false).unwrap();
     assert_fsck(&repo);
     assert_all_readable(&api, &saved).await;
     srv.stop().await;
@@ -189,4 +189,40 @@ fn dir_size(dir: &Path) -> u64 {
         total += meta.blocks() * 512 + if meta.is_dir() { dir_size(&entry.path()) } else { 0 };
     }
     total
+}
+
+/// A packing run asked to stop (the server shutting down) gives up without removing or
+/// naming anything — while objects are added, and after (libgit2's progress callback,
+/// during the delta search) — and a later run packs everything.
+#[tokio::test]
+async fn a_packing_run_asked_to_stop_gives_up_and_loses_nothing() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("stopped@x.io").await;
+    let repo = srv.ctx.workspace_dir("stopped");
+    let pages = save_many(&api, "s", 6, 60).await;
+    let loose = pack::loose_objects(&repo).unwrap().len();
+    assert!(loose > 100, "{loose} loose objects");
+    let packs = pack::packs(&repo).unwrap();
+    // `stop` answers true from its `at`-th question on: before the first object, half-way
+    // through adding them, and once every object is in (the delta search's progress).
+    for at in [0, loose / 2, loose + 1] {
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let stop = || asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= at;
+        let err = pack::pack(&repo, false, &stop).expect_err("a stopped run answers an error");
+        assert!(err.is::<pack::Stopped>(), "stop at {at}: {err:#}");
+        assert_eq!(pack::loose_objects(&repo).unwrap().len(), loose, "stop at {at}: loose objects removed");
+        assert_eq!(pack::packs(&repo).unwrap(), packs, "stop at {at}: a pack was named");
+        let pack_dir: Vec<String> = std::fs::read_dir(repo.join("objects/pack"))
+            .map(|d| d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        assert!(pack_dir.iter().all(|f| f.starts_with("pack-")), "stop at {at}: left behind {pack_dir:?}");
+        assert_fsck(&repo);
+    }
+    let done = pack::pack(&repo, false, &|| false).unwrap();
+    assert_eq!(done.loose_packed, loose);
+    assert_eq!(pack::loose_objects(&repo).unwrap().len(), 0);
+    assert_fsck(&repo);
+    assert_all_readable(&api, &pages).await;
+    srv.stop().await;
 }

@@ -3,6 +3,8 @@
 //! `git/pack.rs`. The packing worker (workers.rs) calls [`pack_due`]; `cairn gc` calls
 //! [`pack_all`].
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::core::Ctx;
@@ -14,29 +16,43 @@ use crate::git::pack::{self, PackReport};
 pub const IDLE: Duration = Duration::from_secs(300);
 
 /// Packs every workspace that is due (see `git::pack::due`); answers what was packed.
-pub async fn pack_due(ctx: &Ctx) -> Result<Vec<(String, PackReport)>> {
-    run(ctx, false).await
+/// Setting `stop` ends the pass early — between workspaces, or inside a long run
+/// (`git::pack::pack`) — answering what was done until then.
+pub async fn pack_due(ctx: &Ctx, stop: &Arc<AtomicBool>) -> Result<Vec<(String, PackReport)>> {
+    run(ctx, false, stop).await
 }
 
 /// `cairn gc`: packs every workspace's loose objects and folds its packs into one.
 pub async fn pack_all(ctx: &Ctx) -> Result<Vec<(String, PackReport)>> {
-    run(ctx, true).await
+    run(ctx, true, &Arc::new(AtomicBool::new(false))).await
 }
 
-async fn run(ctx: &Ctx, all: bool) -> Result<Vec<(String, PackReport)>> {
+async fn run(ctx: &Ctx, all: bool, stop: &Arc<AtomicBool>) -> Result<Vec<(String, PackReport)>> {
     let mut done = Vec::new();
     for (_, slug) in crate::core::reindex::all_workspaces(ctx).await? {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
         let dir = ctx.workspace_dir(&slug);
+        let stop = stop.clone();
         let report = tokio::task::spawn_blocking(move || -> anyhow::Result<PackReport> {
             // A workspace nobody has written to yet has no repository (and one being
             // deleted may lose it at any moment): nothing to pack.
             if !dir.join("objects").is_dir() || (!all && !pack::due(&dir, IDLE)?) {
                 return Ok(PackReport::default());
             }
-            pack::pack(&dir, all)
+            pack::pack(&dir, all, &|| stop.load(Ordering::Relaxed))
         })
         .await
-        .map_err(anyhow::Error::from)??;
+        .map_err(anyhow::Error::from)?;
+        let report = match report {
+            Ok(report) => report,
+            Err(e) if e.is::<pack::Stopped>() => {
+                tracing::info!(workspace = %slug, "packing stopped for shutdown; it resumes at the next start");
+                break;
+            }
+            Err(e) => return Err(e.into()),
+        };
         if report != PackReport::default() {
             tracing::info!(workspace = %slug, loose = report.loose_packed, folded = report.packs_folded, objects = report.objects, "packed");
         }

@@ -51,10 +51,22 @@ pub fn due(dir: &Path, idle: std::time::Duration) -> anyhow::Result<bool> {
     Ok(newest.is_some_and(|t| t.elapsed().unwrap_or_default() >= idle))
 }
 
+/// A packing run given up because `stop` was set: nothing was removed, and no pack was
+/// named (a temporary file libgit2 was writing may be left, which git ignores).
+#[derive(Debug, thiserror::Error)]
+#[error("packing stopped before its pack was written")]
+pub struct Stopped;
+
 /// Packs the repository at `dir`: every loose object into a new pack, and all packs into
 /// it as well when there are more than [`PACK_THRESHOLD`] (or `fold` is set). See the
 /// module's comment for why this is safe beside readers, writers and other processes.
-pub fn pack(dir: &Path, fold: bool) -> anyhow::Result<PackReport> {
+///
+/// `stop` is asked while objects are added and, through libgit2's progress callback,
+/// while deltas are searched — the long part of a large run — so a server shutting down
+/// does not wait for minutes of packing; once it answers true it must keep answering
+/// true. Once the pack is written the run completes (the rest is renames and unlinks). A
+/// stopped run answers [`Stopped`].
+pub fn pack(dir: &Path, fold: bool, stop: &dyn Fn() -> bool) -> anyhow::Result<PackReport> {
     let repo = Repository::open_bare(dir).with_context(|| format!("cannot open {}", dir.display()))?;
     let loose = loose_objects(dir)?;
     let old_packs = packs(dir)?;
@@ -64,9 +76,12 @@ pub fn pack(dir: &Path, fold: bool) -> anyhow::Result<PackReport> {
     if loose.is_empty() && !fold {
         return Ok(PackReport::default());
     }
+    let stopped = stop;
     let mut builder = repo.packbuilder()?;
     // One thread: packing runs beside the server on a small machine, never in a hurry.
     builder.set_threads(1);
+    // Returning false makes libgit2 give up (its error is answered as `Stopped` below).
+    builder.set_progress_callback(|_, _, _| !stopped())?;
     if fold {
         // Every object the repository holds, packed or loose, reachable or not (an
         // in-flight save's objects are not reachable yet and must survive).
@@ -76,17 +91,19 @@ pub fn pack(dir: &Path, fold: bool) -> anyhow::Result<PackReport> {
             true
         })?;
         for oid in all {
-            builder.insert_object(oid, None)?;
+            insert(&mut builder, oid, stopped)?;
         }
     } else {
         for (oid, _) in &loose {
-            builder.insert_object(*oid, None)?;
+            insert(&mut builder, *oid, stopped)?;
         }
     }
     let objects = builder.object_count();
     let pack_dir = dir.join("objects").join("pack");
     std::fs::create_dir_all(&pack_dir)?;
-    builder.write(&pack_dir, 0o444).context("writing the pack")?;
+    if let Err(e) = builder.write(&pack_dir, 0o444) {
+        return Err(if stopped() { Stopped.into() } else { anyhow::Error::new(e).context("writing the pack") });
+    }
     let name = builder.name()?.map(str::to_owned).context("the pack builder named no pack")?;
     make_durable(&pack_dir, &name)?;
     // Durable: now the copies it replaces can go. A file already gone (another packer,
@@ -104,6 +121,15 @@ pub fn pack(dir: &Path, fold: bool) -> anyhow::Result<PackReport> {
         }
     }
     Ok(PackReport { loose_packed: loose.len(), packs_folded, objects })
+}
+
+/// Adds one object to the pack being built, unless asked to stop (libgit2 may call the
+/// progress callback, which can give up, while adding).
+fn insert(builder: &mut git2::PackBuilder<'_>, oid: Oid, stopped: &dyn Fn() -> bool) -> anyhow::Result<()> {
+    if stopped() {
+        return Err(Stopped.into());
+    }
+    builder.insert_object(oid, None).map_err(|e| if stopped() { Stopped.into() } else { anyhow::Error::new(e) })
 }
 
 /// The loose objects of a repository: (id, file).
