@@ -51,7 +51,7 @@ pub fn due(dir: &Path, idle: std::time::Duration) -> anyhow::Result<bool> {
     Ok(newest.is_some_and(|t| t.elapsed().unwrap_or_default() >= idle))
 }
 
-/// A packing run given up because `stop` was set: nothing was removed, and no pack was
+/// A packing run given up because it was asked to stop: nothing was removed, no pack was
 /// named (a temporary file libgit2 was writing may be left, which git ignores).
 #[derive(Debug, thiserror::Error)]
 #[error("packing stopped before its pack was written")]
@@ -61,12 +61,12 @@ pub struct Stopped;
 /// it as well when there are more than [`PACK_THRESHOLD`] (or `fold` is set). See the
 /// module's comment for why this is safe beside readers, writers and other processes.
 ///
-/// `stop` is asked while objects are added and, through libgit2's progress callback,
+/// `stopped` is asked while objects are added and, through libgit2's progress callback,
 /// while deltas are searched — the long part of a large run — so a server shutting down
 /// does not wait for minutes of packing; once it answers true it must keep answering
 /// true. Once the pack is written the run completes (the rest is renames and unlinks). A
 /// stopped run answers [`Stopped`].
-pub fn pack(dir: &Path, fold: bool, stop: &dyn Fn() -> bool) -> anyhow::Result<PackReport> {
+pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Result<PackReport> {
     let repo = Repository::open_bare(dir).with_context(|| format!("cannot open {}", dir.display()))?;
     let loose = loose_objects(dir)?;
     let old_packs = packs(dir)?;
@@ -76,7 +76,6 @@ pub fn pack(dir: &Path, fold: bool, stop: &dyn Fn() -> bool) -> anyhow::Result<P
     if loose.is_empty() && !fold {
         return Ok(PackReport::default());
     }
-    let stopped = stop;
     let mut builder = repo.packbuilder()?;
     // One thread: packing runs beside the server on a small machine, never in a hurry.
     builder.set_threads(1);
