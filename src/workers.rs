@@ -139,11 +139,9 @@ async fn packing(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
                 pass.await
             }
         };
+        // Stopped meanwhile: the wait at the top of the loop returns at once.
         if let Err(e) = result {
             tracing::warn!(error = %e, "packing pass failed");
-        }
-        if *stopped.borrow() {
-            return;
         }
     }
 }

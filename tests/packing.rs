@@ -201,18 +201,18 @@ async fn a_packing_run_asked_to_stop_gives_up_and_loses_nothing() {
     let api = srv.user("stopped@x.io").await;
     let repo = srv.ctx.workspace_dir("stopped");
     let pages = save_many(&api, "s", 6, 60).await;
-    let loose = pack::loose_objects(&repo).unwrap().len();
-    assert!(loose > 100, "{loose} loose objects");
-    let packs = pack::packs(&repo).unwrap();
+    let before = loose(&repo);
+    assert!(before > 100, "{before} loose objects");
+    let pack_files = pack::packs(&repo).unwrap();
     // `stop` answers true from its `at`-th question on: before the first object, half-way
     // through adding them, and once every object is in (the delta search's progress).
-    for at in [0, loose / 2, loose + 1] {
+    for at in [0, before / 2, before + 1] {
         let asked = std::sync::atomic::AtomicUsize::new(0);
         let stop = || asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= at;
         let err = pack::pack(&repo, false, &stop).expect_err("a stopped run answers an error");
         assert!(err.is::<pack::Stopped>(), "stop at {at}: {err:#}");
-        assert_eq!(pack::loose_objects(&repo).unwrap().len(), loose, "stop at {at}: loose objects removed");
-        assert_eq!(pack::packs(&repo).unwrap(), packs, "stop at {at}: a pack was named");
+        assert_eq!(loose(&repo), before, "stop at {at}: loose objects removed");
+        assert_eq!(pack::packs(&repo).unwrap(), pack_files, "stop at {at}: a pack was named");
         let pack_dir: Vec<String> = std::fs::read_dir(repo.join("objects/pack"))
             .map(|d| d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
             .unwrap_or_default();
@@ -220,8 +220,8 @@ async fn a_packing_run_asked_to_stop_gives_up_and_loses_nothing() {
         assert_fsck(&repo);
     }
     let done = pack::pack(&repo, false, &|| false).unwrap();
-    assert_eq!(done.loose_packed, loose);
-    assert_eq!(pack::loose_objects(&repo).unwrap().len(), 0);
+    assert_eq!(done.loose_packed, before);
+    assert_eq!(loose(&repo), 0);
     assert_fsck(&repo);
     assert_all_readable(&api, &pages).await;
     srv.stop().await;
