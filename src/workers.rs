@@ -49,10 +49,18 @@ pub struct JobReport {
 
 /// Runs every job once, now, and answers what each did.
 pub async fn run_pending_jobs(ctx: &Ctx) -> Result<JobReport> {
+    let mut report = prune(ctx).await?;
+    report.pages_embedded = drain_embeddings(ctx).await? as u64;
+    Ok(report)
+}
+
+/// The maintenance worker's pass: the pruning jobs. (Embedding is the embedding worker's:
+/// draining a long queue here too held the pruning back for the whole drain.)
+async fn prune(ctx: &Ctx) -> Result<JobReport> {
     Ok(JobReport {
         sessions_pruned: accounts::prune_sessions(ctx).await?,
         login_failures_pruned: accounts::limiter::prune(ctx).await?,
-        pages_embedded: drain_embeddings(ctx).await? as u64,
+        pages_embedded: 0,
         webhook_rows_pruned: webhooks::prune(ctx).await?,
     })
 }
@@ -101,7 +109,7 @@ impl Workers {
 
 async fn maintenance(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
     loop {
-        match run_pending_jobs(&ctx).await {
+        match prune(&ctx).await {
             Ok(r) if r != JobReport::default() => tracing::info!(?r, "maintenance pass"),
             Ok(_) => {}
             // The database may be down for a while: try again at the next pass.

@@ -189,6 +189,38 @@ async fn long_pages_are_covered_passage_by_passage() {
     srv.stop().await;
 }
 
+/// Two embedding passes at once (the worker and another caller) share the queue: each
+/// queued page is embedded by one of them, once.
+#[tokio::test]
+async fn concurrent_embedding_passes_take_each_queued_page_once() {
+    let env = Env::new().await;
+    // Saved while semantic search is off: the pages wait in the queue.
+    let srv = env.start(&[]).await;
+    let api = srv.user("passes@x.io").await;
+    for i in 0..20 {
+        api.page(&format!("p{i}"), &format!("# Page {i}\n\nNotes about topic number {i}.\n")).await;
+    }
+    srv.stop().await;
+
+    // Nothing saved or searched after this start, so the worker has not woken yet.
+    let model = model_dir();
+    let srv = env.start(&["--semantic-search=1", "--embedding-model-dir", model.to_str().unwrap()]).await;
+    let (a, b) = tokio::join!(
+        cairn::core::semantic::embed::embed_pending(&srv.ctx, 16),
+        cairn::core::semantic::embed::embed_pending(&srv.ctx, 16)
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a + b, 20, "{a} + {b} pages served");
+    let (queued, embedded): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT COUNT(*) FROM embed_queue), (SELECT COUNT(DISTINCT page_id) FROM page_vectors)",
+    )
+    .fetch_one(&srv.ctx.db.pool)
+    .await
+    .unwrap();
+    assert_eq!((queued, embedded), (0, 20));
+    srv.stop().await;
+}
+
 /// A model directory that is missing, broken, or fails to load: reported, logged, and
 /// every feature carries on with TF-IDF.
 #[tokio::test]

@@ -59,6 +59,9 @@ pub async fn embed_pending(ctx: &Ctx, max_pages: i64) -> Result<usize> {
     if !ctx.models.embedding.usable() {
         return Ok(0);
     }
+    // Until this pass's transaction commits, its queue rows are still there for another
+    // pass to take (two passes once ran side by side, each embedding the same batch).
+    let _pass = ctx.models.embedding_pass.lock().await;
     let queued: Vec<(i64, i64)> = sqlx::query_as(
         "SELECT page_id, workspace_id FROM embed_queue WHERE attempts < $1 ORDER BY queued_at, page_id LIMIT $2",
     )

@@ -91,6 +91,10 @@ pub struct Models {
     /// Woken by saves and semantic queries: the embedding worker does nothing before the
     /// first of them, so start-up never loads the model.
     pub wanted: tokio::sync::Notify,
+    /// Held by an embedding pass from taking its batch to committing it: a second pass
+    /// in this process (the worker, a test, `cairn reindex`) waits instead of taking —
+    /// and embedding again — the same queue rows.
+    pub embedding_pass: tokio::sync::Mutex<()>,
 }
 
 impl Models {
@@ -103,6 +107,7 @@ impl Models {
             rerank: Lazy::new("rerank", config.rerank, &config.rerank_model_dir),
             embedding_id,
             wanted: tokio::sync::Notify::new(),
+            embedding_pass: tokio::sync::Mutex::new(()),
         }
     }
 
