@@ -64,11 +64,7 @@ pub async fn backup(ctx: &Ctx, dir: &Path) -> anyhow::Result<Summary> {
 
     // 1. The database, in one snapshot.
     let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join(DUMP))?);
-    let mut conn = ctx.db.pool.acquire().await?;
-    let mut tx = conn.begin().await?;
-    if ctx.db.backend == Backend::Postgres {
-        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").execute(&mut *tx).await?;
-    }
+    let mut tx = ctx.db.snapshot().await?;
     let mut counts = Map::new();
     for table in schema::table_names() {
         let columns: Vec<String> = schema::columns_of(&mut tx, ctx.db.backend, table)
@@ -90,7 +86,6 @@ pub async fn backup(ctx: &Ctx, dir: &Path) -> anyhow::Result<Summary> {
         summary.rows += rows.len();
     }
     tx.rollback().await.ok();
-    drop(conn);
     let file = out.into_inner().map_err(|e| e.into_error())?;
     file.sync_all()?;
 

@@ -59,6 +59,18 @@ impl Db {
         Ok((Db { pool, backend }, report))
     }
 
+    /// A read-only transaction whose statements all see one snapshot, so that a page of
+    /// results and its `total`, read by two statements, agree while writes commit between
+    /// them. (SQLite in WAL mode holds a read transaction's snapshot from its first read;
+    /// PostgreSQL's default isolation takes a new snapshot per statement.)
+    pub async fn snapshot(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        if self.backend == Backend::Postgres {
+            sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").execute(&mut *tx).await?;
+        }
+        Ok(tx)
+    }
+
     /// True when the database answers within two seconds.
     pub async fn ping(&self) -> bool {
         let probe = sqlx::query("SELECT 1").execute(&self.pool);

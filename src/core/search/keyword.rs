@@ -43,7 +43,9 @@ pub(super) async fn search(
 }
 
 async fn run(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>, paging: Paging, snippets: bool) -> Result<Found> {
-    let mut conn = ctx.db.pool.acquire().await?;
+    // The window and its total in one snapshot: a save (or the OCR worker's update of a
+    // page's text) committing between the two statements made them disagree.
+    let mut conn = ctx.db.snapshot().await?;
     let (rows, total): (Vec<HitRow>, i64) = match ctx.db.backend {
         Backend::Sqlite => {
             // bm25 is lower-is-better: its negation is the score. Title weighs 10×. CROSS
@@ -129,6 +131,7 @@ async fn run(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>, paging: Paging
             (rows, total)
         }
     };
+    conn.commit().await?;
     let hits = rows
         .into_iter()
         .map(|(id, slug, title, snippet, score)| (id, Hit { slug, title, snippet: snippet_html(&snippet), score }))
