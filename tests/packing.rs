@@ -58,6 +58,12 @@ fn packs(repo: &Path) -> usize {
     pack::packs(repo).unwrap().len()
 }
 
+/// Objects in packs, as git counts them: an object in two packs counts twice.
+fn in_packs(repo: &Path) -> usize {
+    let out = git(repo, &["count-objects", "-v"]);
+    out.lines().find_map(|l| l.strip_prefix("in-pack:")).unwrap().trim().parse().unwrap()
+}
+
 #[tokio::test]
 async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
     let env = Env::new().await;
@@ -75,6 +81,7 @@ async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
     assert_eq!(report.loose_packed, before);
     assert_eq!(loose(&repo), 0);
     assert_eq!(packs(&repo), 1);
+    assert_eq!(in_packs(&repo), before);
     assert_fsck(&repo);
     // (What stays is mostly the emptied fan-out directories, 4 KiB each, at most 256: a
     // writer may be about to create a file in one, so they are left in place.)
@@ -87,10 +94,22 @@ async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
     assert_eq!(done.iter().find(|(slug, _)| slug == "packer").unwrap().1, Default::default());
     assert!(loose(&repo) > 0);
 
-    // `cairn gc`'s pass: everything into one pack, the old one folded in.
+    // Past the threshold again: a second pack of exactly the new loose objects (the
+    // walk that names them stops at the packed commits, so nothing packed is copied).
+    let more = [more, save_many(&api, "more2", 4, 70).await].concat();
+    let (in_pack, new_loose) = (in_packs(&repo), loose(&repo));
+    assert!(new_loose >= pack::LOOSE_THRESHOLD, "{new_loose} loose objects");
+    let done = cairn::core::packing::pack_due(&srv.ctx, &Default::default()).await.unwrap();
+    assert_eq!(done.iter().find(|(slug, _)| slug == "packer").unwrap().1.loose_packed, new_loose);
+    assert_eq!((loose(&repo), packs(&repo), in_packs(&repo)), (0, 2, in_pack + new_loose));
+    assert_fsck(&repo);
+
+    // `cairn gc`'s pass: everything into one pack, the old ones folded in.
+    let all = in_packs(&repo);
     let done = cairn::core::packing::pack_all(&srv.ctx).await.unwrap();
     let report = &done.iter().find(|(slug, _)| slug == "packer").unwrap().1;
-    assert_eq!(report.packs_folded, 1);
+    assert_eq!(report.packs_folded, 2);
+    assert_eq!(in_packs(&repo), all);
     assert_eq!((loose(&repo), packs(&repo)), (0, 1));
     assert_fsck(&repo);
     assert_all_readable(&api, &pages).await;

@@ -4,7 +4,11 @@
 //! (delta-compressed), and folds many packs into one, without ever taking the write
 //! lock:
 //!
-//! 1. it lists the loose objects (and, when folding, the packs) **before** building;
+//! 1. it lists the loose objects (and, when folding, the packs) **before** building, and
+//!    adds commits through a revision walk, so libgit2 knows each tree and blob by path and
+//!    compares versions of the same page when it looks for deltas (by id alone, a blob
+//!    is compared with whatever sorts beside it: 2.46 KiB a save after `cairn gc`
+//!    in the bench, against 1.76 KiB with the walk);
 //! 2. the new pack and its index are written (libgit2 writes them under temporary names
 //!    and renames them into place) and made durable, with the directory naming them;
 //! 3. only then are the listed loose files and packs removed — every object in them is
@@ -18,6 +22,7 @@
 //! are harmless), or a temporary file libgit2 ignores. Two processes packing the same
 //! repository at once at worst both write a pack of the same objects.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -82,19 +87,39 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
     // Returning false makes libgit2 give up (its error is answered as `Stopped` below).
     builder.set_progress_callback(|_, _, _| !stopped())?;
     if fold {
-        // Every object the repository holds, packed or loose, reachable or not (an
-        // in-flight save's objects are not reachable yet and must survive).
+        // The history first, every object under its path (see `insert_history`).
+        let mut added = HashSet::new();
+        if super::head(&repo)?.is_some() {
+            let mut walk = repo.revwalk()?;
+            walk.push_ref(super::BRANCH)?;
+            added = insert_history(&repo, &mut builder, walk, &|_| true, stopped)?;
+        }
+        // Then every other object the repository holds, packed or loose, reachable or
+        // not (an in-flight save's objects are not reachable yet and must survive).
         let mut all = Vec::new();
         repo.odb()?.foreach(|oid| {
             all.push(*oid);
             true
         })?;
-        for oid in all {
-            insert(&mut builder, oid, stopped)?;
+        for oid in all.into_iter().filter(|oid| !added.contains(oid)) {
+            insert(&mut builder, oid, None, stopped)?;
         }
     } else {
-        for (oid, _) in &loose {
-            insert(&mut builder, *oid, stopped)?;
+        // The loose commits, through a walk that stops at their packed parents, and of
+        // what they reach only the loose objects, under their paths.
+        let ids: HashSet<Oid> = loose.iter().map(|(oid, _)| *oid).collect();
+        let mut walk = repo.revwalk()?;
+        for oid in &ids {
+            let Ok(commit) = repo.find_commit(*oid) else { continue };
+            walk.push(*oid)?;
+            for parent in commit.parent_ids().filter(|p| !ids.contains(p)) {
+                walk.hide(parent)?;
+            }
+        }
+        let added = insert_history(&repo, &mut builder, walk, &|oid| ids.contains(&oid), stopped)?;
+        // Then the rest (unreachable ones, an operator's).
+        for (oid, _) in loose.iter().filter(|(oid, _)| !added.contains(oid)) {
+            insert(&mut builder, *oid, None, stopped)?;
         }
     }
     let objects = builder.object_count();
@@ -122,13 +147,71 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
     Ok(PackReport { loose_packed: loose.len(), packs_folded, objects })
 }
 
+/// Adds the commits of `walk` and the trees and blobs they reach that are `wanted`, each
+/// tree and blob under its path; answers the ids it looked at (every one it added).
+/// libgit2's delta search sorts objects by a hash of their name before it compares
+/// neighbours, so named objects are compared with the other versions of the same page or
+/// directory; added by id alone, a tree or blob is compared with whatever happens to sort
+/// beside it (2.46 KiB a save after `cairn gc` in the bench; 1.83 KiB with blobs named,
+/// 1.76 KiB with trees named too).
+fn insert_history(
+    repo: &Repository,
+    builder: &mut git2::PackBuilder<'_>,
+    walk: git2::Revwalk<'_>,
+    wanted: &dyn Fn(Oid) -> bool,
+    stopped: &dyn Fn() -> bool,
+) -> anyhow::Result<HashSet<Oid>> {
+    let mut seen = HashSet::new();
+    for commit in walk {
+        let commit = repo.find_commit(commit?)?;
+        seen.insert(commit.id());
+        insert(builder, commit.id(), None, stopped)?;
+        insert_tree(repo, builder, commit.tree_id(), "", &mut seen, wanted, stopped)?;
+    }
+    Ok(seen)
+}
+
+fn insert_tree(
+    repo: &Repository,
+    builder: &mut git2::PackBuilder<'_>,
+    id: Oid,
+    path: &str,
+    seen: &mut HashSet<Oid>,
+    wanted: &dyn Fn(Oid) -> bool,
+    stopped: &dyn Fn() -> bool,
+) -> anyhow::Result<()> {
+    // A tree seen before (unchanged since the last commit) holds nothing new.
+    if !seen.insert(id) || !wanted(id) {
+        return Ok(());
+    }
+    insert(builder, id, Some(path), stopped)?;
+    let tree = repo.find_tree(id)?;
+    for entry in tree.iter() {
+        let name = entry.name().unwrap_or_default();
+        let child = if path.is_empty() { name.to_owned() } else { format!("{path}/{name}") };
+        match entry.kind() {
+            Some(git2::ObjectType::Tree) => insert_tree(repo, builder, entry.id(), &child, seen, wanted, stopped)?,
+            Some(git2::ObjectType::Blob) if seen.insert(entry.id()) && wanted(entry.id()) => {
+                insert(builder, entry.id(), Some(&child), stopped)?
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Adds one object to the pack being built, unless asked to stop (libgit2 may call the
 /// progress callback, which can give up, while adding).
-fn insert(builder: &mut git2::PackBuilder<'_>, oid: Oid, stopped: &dyn Fn() -> bool) -> anyhow::Result<()> {
+fn insert(
+    builder: &mut git2::PackBuilder<'_>,
+    oid: Oid,
+    name: Option<&str>,
+    stopped: &dyn Fn() -> bool,
+) -> anyhow::Result<()> {
     if stopped() {
         return Err(Stopped.into());
     }
-    builder.insert_object(oid, None).map_err(|e| if stopped() { Stopped.into() } else { anyhow::Error::new(e) })
+    builder.insert_object(oid, name).map_err(|e| if stopped() { Stopped.into() } else { anyhow::Error::new(e) })
 }
 
 /// The loose objects of a repository: (id, file).
