@@ -18,6 +18,12 @@ pub fn parse_filter(level: &str) -> Result<EnvFilter, String> {
     EnvFilter::try_new(spec).map_err(|e| e.to_string())
 }
 
+/// Lines the file writer's queue holds before it drops new ones (tracing-appender's
+/// default, 128,000, is a channel allocated and touched in full at start-up: 4 MiB of an
+/// idle server's ≈ 31 MiB). Lines are written as fast as they come; a burst of this many
+/// is far beyond what a request or a worker logs.
+const LOG_QUEUE_LINES: usize = 8_192;
+
 /// Installs the global subscriber. Keep the guard alive: dropping it flushes the file.
 pub fn init(log_dir: &std::path::Path, level: &str) -> anyhow::Result<WorkerGuard> {
     let appender = tracing_appender::rolling::Builder::new()
@@ -25,7 +31,9 @@ pub fn init(log_dir: &std::path::Path, level: &str) -> anyhow::Result<WorkerGuar
         .filename_prefix("cairn")
         .filename_suffix("log")
         .build(log_dir)?;
-    let (file_writer, guard) = tracing_appender::non_blocking(appender);
+    let (file_writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .finish(appender);
     let filter = parse_filter(level).map_err(anyhow::Error::msg)?;
     tracing_subscriber::registry()
         .with(filter)
