@@ -191,6 +191,32 @@ async fn webhooks_are_for_owners_and_refuse_bad_targets() {
     server.stop().await;
 }
 
+/// An event no webhook wants is not stored: a wiki without webhooks keeps no outbox.
+#[tokio::test]
+async fn events_are_stored_only_for_webhooks_that_want_them() {
+    let env = Env::new().await;
+    let server = env.start(FAST).await;
+    let owner = server.user("owner@example.com").await;
+    let events = || async {
+        sqlx::query_scalar::<_, String>("SELECT type FROM events ORDER BY id")
+            .fetch_all(&server.ctx.db.pool)
+            .await
+            .unwrap()
+    };
+    owner.page("a", "# A").await;
+    owner.put("/api/pages/a", json!({"content": "# A\n\nmore"})).await;
+    assert_eq!(events().await, Vec::<String>::new());
+
+    // A webhook for deletions only: updates still store nothing, a deletion its event.
+    hook(&owner, "http://127.0.0.1:9/deleted", json!({"events": ["page.deleted"]})).await;
+    owner.put("/api/pages/a", json!({"content": "# A\n\nagain"})).await;
+    owner.page("b", "# B").await;
+    assert_eq!(events().await, Vec::<String>::new());
+    assert_eq!(owner.delete("/api/pages/a").await.0, StatusCode::NO_CONTENT);
+    assert_eq!(events().await, ["page.deleted"]);
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn every_event_kind_arrives_signed_in_order() {
     let receiver = Receiver::default();
