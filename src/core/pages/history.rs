@@ -39,9 +39,10 @@ async fn content_of(ctx: &Ctx, access: &Access, r: &RevRow) -> Result<String> {
 
 /// Revisions of a live page, newest first.
 pub async fn list(ctx: &Ctx, access: &Access, slug: &str, paging: Paging) -> Result<(Vec<HistoryEntry>, i64)> {
-    let mut conn = ctx.db.pool.acquire().await?;
-    let page = rows::live(&mut conn, access.workspace_id(), slug).await?;
-    let (revs, total) = rows::revisions(&mut conn, page.id, paging).await?;
+    let mut tx = ctx.db.snapshot().await?;
+    let page = rows::live(&mut tx, access.workspace_id(), slug).await?;
+    let (revs, total) = rows::revisions(&mut tx, page.id, paging).await?;
+    tx.commit().await?;
     let items = revs
         .into_iter()
         .map(|r| HistoryEntry { sha: r.sha, message: r.message, author: r.author, created_at: r.created_at })

@@ -1,5 +1,7 @@
 //! Reads of pages, all from the database index. `/api/pages/{slug}…` routes see live
-//! pages only; trashed pages are seen through the trash.
+//! pages only; trashed pages are seen through the trash. A list and its `total` are read
+//! in one snapshot (`Db::snapshot`), so saves committing meanwhile cannot make them
+//! disagree.
 
 use std::collections::HashMap;
 
@@ -81,8 +83,9 @@ pub struct MemberPage {
 
 /// The live pages of every workspace `user` belongs to, by workspace and slug.
 pub async fn member_pages(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<MemberPage>, i64)> {
-    let mut conn = ctx.db.pool.acquire().await?;
-    let (rows, total) = rows::member_pages(&mut conn, user.id, paging).await?;
+    let mut tx = ctx.db.snapshot().await?;
+    let (rows, total) = rows::member_pages(&mut tx, user.id, paging).await?;
+    tx.commit().await?;
     let items = rows
         .into_iter()
         .map(|(workspace, slug, title, updated_at)| MemberPage { workspace, slug, title, updated_at })
@@ -93,8 +96,10 @@ pub async fn member_pages(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec
 /// Slugs of live pages starting with `prefix` (completion), at most `limit`, and how
 /// many match.
 pub async fn slugs_starting(ctx: &Ctx, access: &Access, prefix: &str, limit: i64) -> Result<(Vec<String>, i64)> {
-    let mut conn = ctx.db.pool.acquire().await?;
-    rows::slugs_starting(&mut conn, access.workspace_id(), prefix, limit).await
+    let mut tx = ctx.db.snapshot().await?;
+    let found = rows::slugs_starting(&mut tx, access.workspace_id(), prefix, limit).await?;
+    tx.commit().await?;
+    Ok(found)
 }
 
 /// The page tree of live pages, children in tree order.
@@ -120,9 +125,11 @@ pub async fn tree(ctx: &Ctx, access: &Access) -> Result<Vec<TreeNode>> {
 
 /// Live pages, most recently updated first, optionally with one tag.
 pub async fn notes(ctx: &Ctx, access: &Access, tag: Option<&str>, paging: Paging) -> Result<(Vec<PageSummary>, i64)> {
-    let mut conn = ctx.db.pool.acquire().await?;
     let tag = tag.and_then(crate::ids::normalize_tag);
-    rows::recent(&mut conn, access.workspace_id(), tag.as_deref(), paging).await
+    let mut tx = ctx.db.snapshot().await?;
+    let found = rows::recent(&mut tx, access.workspace_id(), tag.as_deref(), paging).await?;
+    tx.commit().await?;
+    Ok(found)
 }
 
 /// Direct live children of a live page.
@@ -134,6 +141,8 @@ pub async fn children(ctx: &Ctx, access: &Access, slug: &str) -> Result<Vec<Page
 
 /// Trashed pages, most recently trashed first.
 pub async fn trash(ctx: &Ctx, access: &Access, paging: Paging) -> Result<(Vec<TrashEntry>, i64)> {
-    let mut conn = ctx.db.pool.acquire().await?;
-    rows::trashed(&mut conn, access.workspace_id(), paging).await
+    let mut tx = ctx.db.snapshot().await?;
+    let found = rows::trashed(&mut tx, access.workspace_id(), paging).await?;
+    tx.commit().await?;
+    Ok(found)
 }
