@@ -211,12 +211,11 @@ async fn concurrent_embedding_passes_take_each_queued_page_once() {
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_eq!(a + b, 20, "{a} + {b} pages served");
-    let (queued, embedded): (i64, i64) = sqlx::query_as(
-        "SELECT (SELECT COUNT(*) FROM embed_queue), (SELECT COUNT(DISTINCT page_id) FROM page_vectors)",
-    )
-    .fetch_one(&srv.ctx.db.pool)
-    .await
-    .unwrap();
+    let (queued, embedded): (i64, i64) =
+        sqlx::query_as("SELECT (SELECT COUNT(*) FROM embed_queue), (SELECT COUNT(DISTINCT page_id) FROM page_vectors)")
+            .fetch_one(&srv.ctx.db.pool)
+            .await
+            .unwrap();
     assert_eq!((queued, embedded), (0, 20));
     srv.stop().await;
 }
