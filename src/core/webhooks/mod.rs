@@ -157,6 +157,7 @@ pub async fn create(
 
 /// The workspace's webhooks, oldest first.
 pub async fn list(ctx: &Ctx, owner: &Owner, paging: Paging) -> Result<(Vec<Webhook>, i64)> {
+    let mut tx = ctx.db.snapshot().await?;
     let rows: Vec<WebhookRow> = sqlx::query_as(
         "SELECT id, url, events, active, created_at FROM webhooks WHERE workspace_id = $1 \
          ORDER BY id LIMIT $2 OFFSET $3",
@@ -164,12 +165,13 @@ pub async fn list(ctx: &Ctx, owner: &Owner, paging: Paging) -> Result<(Vec<Webho
     .bind(owner.workspace_id())
     .bind(paging.limit)
     .bind(paging.offset)
-    .fetch_all(&ctx.db.pool)
+    .fetch_all(&mut *tx)
     .await?;
     let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM webhooks WHERE workspace_id = $1")
         .bind(owner.workspace_id())
-        .fetch_one(&ctx.db.pool)
+        .fetch_one(&mut *tx)
         .await?;
+    tx.commit().await?;
     Ok((rows.into_iter().map(webhook_of).collect(), total))
 }
 
@@ -222,6 +224,7 @@ impl sqlx::FromRow<'_, AnyRow> for Delivery {
 
 /// A webhook's delivery records, newest first. Reading never triggers a retry.
 pub async fn deliveries(ctx: &Ctx, owner: &Owner, id: i64, paging: Paging) -> Result<(Vec<Delivery>, i64)> {
+    let mut tx = ctx.db.snapshot().await?;
     let items: Vec<Delivery> = sqlx::query_as(
         "SELECT d.id, e.type, d.event_id, d.status, d.attempts, d.response_status, d.error, \
                 d.next_attempt_at, d.created_at, d.delivered_at \
@@ -232,12 +235,13 @@ pub async fn deliveries(ctx: &Ctx, owner: &Owner, id: i64, paging: Paging) -> Re
     .bind(owner.workspace_id())
     .bind(paging.limit)
     .bind(paging.offset)
-    .fetch_all(&ctx.db.pool)
+    .fetch_all(&mut *tx)
     .await?;
     let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM deliveries WHERE webhook_id = $1")
         .bind(id)
-        .fetch_one(&ctx.db.pool)
+        .fetch_one(&mut *tx)
         .await?;
+    tx.commit().await?;
     Ok((items, total))
 }
 
