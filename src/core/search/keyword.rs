@@ -45,7 +45,7 @@ pub(super) async fn search(
 async fn run(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>, paging: Paging, snippets: bool) -> Result<Found> {
     // The window and its total in one snapshot: a save (or the OCR worker's update of a
     // page's text) committing between the two statements made them disagree.
-    let mut conn = ctx.db.snapshot().await?;
+    let mut tx = ctx.db.snapshot().await?;
     let (rows, total): (Vec<HitRow>, i64) = match ctx.db.backend {
         Backend::Sqlite => {
             // bm25 is lower-is-better: its negation is the score. Title weighs 10×. CROSS
@@ -82,13 +82,13 @@ async fn run(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>, paging: Paging
                 .bind(paging.offset)
                 .bind(MARK_START.to_string())
                 .bind(MARK_END.to_string())
-                .fetch_all(&mut *conn)
+                .fetch_all(&mut *tx)
                 .await?;
             let total = sqlx::query_scalar(AssertSqlSafe(format!("SELECT COUNT(*) {from}")))
                 .bind(&expr)
                 .bind(ws_id)
                 .bind(tag)
-                .fetch_one(&mut *conn)
+                .fetch_one(&mut *tx)
                 .await?;
             (rows, total)
         }
@@ -118,20 +118,16 @@ async fn run(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>, paging: Paging
                 .bind(paging.limit)
                 .bind(paging.offset)
                 .bind(options)
-                .fetch_all(&mut *conn)
+                .fetch_all(&mut *tx)
                 .await?;
             let count =
                 format!("SELECT COUNT(*) FROM pages p WHERE p.search_vector @@ to_tsquery('english', $1) AND {FILTER}");
-            let total = sqlx::query_scalar(AssertSqlSafe(count))
-                .bind(&expr)
-                .bind(ws_id)
-                .bind(tag)
-                .fetch_one(&mut *conn)
-                .await?;
+            let total =
+                sqlx::query_scalar(AssertSqlSafe(count)).bind(&expr).bind(ws_id).bind(tag).fetch_one(&mut *tx).await?;
             (rows, total)
         }
     };
-    conn.commit().await?;
+    tx.commit().await?;
     let hits = rows
         .into_iter()
         .map(|(id, slug, title, snippet, score)| (id, Hit { slug, title, snippet: snippet_html(&snippet), score }))
