@@ -184,6 +184,11 @@ impl Backend {
             Backend::Postgres => "postgres",
         }
     }
+
+    /// The engine behind a connection (for code handed a transaction, not a pool).
+    pub fn of(conn: &sqlx::AnyConnection) -> Backend {
+        if conn.backend_name() == "PostgreSQL" { Backend::Postgres } else { Backend::Sqlite }
+    }
 }
 
 impl Config {

@@ -184,23 +184,48 @@ async fn search_sees_only_live_pages_of_the_callers_workspace() {
     srv.stop().await;
 }
 
-/// Rows written before the search text had its current form are rebuilt at start-up,
-/// so an upgrade needs no manual reindex.
+/// Rows marked as missing from the full-text index (an older release's rows, a restore,
+/// an index created again) are indexed at start-up, so an upgrade needs no manual
+/// reindex.
 #[tokio::test]
 async fn the_start_up_check_rebuilds_old_search_text() {
     let env = Env::new().await;
     let srv = env.start(&[]).await;
     let api = srv.user("old@x.io").await;
     api.page("tenki", "# 天気\n\n東京の天気は晴れです。\n").await;
-    // What an older release left: the title unindexed, the body unsegmented.
-    sqlx::query("UPDATE pages SET search_title = '', body = '東京の天気は晴れです。'")
-        .execute(&srv.ctx.db.pool)
-        .await
-        .unwrap();
+    // What such a row looks like: marked, and not in the index.
+    let unindex =
+        if backend() == "postgres" { "UPDATE pages SET search_vector = NULL" } else { "DELETE FROM pages_fts" };
+    sqlx::query(unindex).execute(&srv.ctx.db.pool).await.unwrap();
+    sqlx::query("UPDATE pages SET search_title = ''").execute(&srv.ctx.db.pool).await.unwrap();
     assert!(slugs(&search(&api, &format!("q={}", enc("天気 "))).await).is_empty());
     srv.stop().await;
     let srv = env.start(&[]).await;
     assert_eq!(slugs(&search(&api_for(&srv, &api), &format!("q={}", enc("天気 "))).await), ["tenki"]);
+    srv.stop().await;
+}
+
+/// The search text is derived from the markdown and held only as the engines' index: no
+/// second copy of each page's text in the database.
+#[tokio::test]
+async fn the_search_text_is_not_stored_beside_the_markdown() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("once@x.io").await;
+    api.page("kiln", "# Kiln\n\nFiring schedule for the glaze kiln.\n").await;
+    let bodies: Vec<String> = sqlx::query_scalar("SELECT body FROM pages").fetch_all(&srv.ctx.db.pool).await.unwrap();
+    assert_eq!(bodies, [""]);
+    if backend() == "sqlite" {
+        let content_tables: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM sqlite_master WHERE name = 'pages_fts_content'")
+                .fetch_one(&srv.ctx.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(content_tables, 0, "pages_fts keeps a copy of the text");
+    }
+    let r = search(&api, "q=glaze").await;
+    assert_eq!(slugs(&r), ["kiln"]);
+    assert!(r["items"][0]["snippet"].as_str().unwrap().contains("the <mark>glaze</mark> kiln"), "{r}");
     srv.stop().await;
 }
 

@@ -24,7 +24,7 @@ const DUMP: &str = "database.jsonl";
 const FILES: &str = "files";
 const MANIFEST: &str = "backup.json";
 
-/// Columns never dumped: derived by the database itself.
+/// Columns never dumped: derived (the index entry is written again after a restore).
 const GENERATED: &[&str] = &["search_vector"];
 
 #[derive(Debug, Default)]
@@ -194,6 +194,9 @@ pub async fn restore(ctx: &Ctx, dir: &Path) -> anyhow::Result<Summary> {
         insert_row(&mut tx, table, columns, row).await?;
         summary.rows += 1;
     }
+    // The full-text index is derived and not in the dump: the start-up check after a
+    // restore (`reindex::repair`) writes it for every page marked so.
+    sqlx::query("UPDATE pages SET search_title = ''").execute(&mut *tx).await?;
     if ctx.db.backend == Backend::Postgres {
         for table in schema::table_names().filter(|t| schema::has_serial_id(t)) {
             let sql = format!(

@@ -187,11 +187,11 @@ pub async fn all(ctx: &Ctx) -> Result<Report> {
 }
 
 /// The cheap start-up check: rebuilds only workspaces whose branch head is not the head
-/// the index recorded, or whose search text is of an older form. Answers the slugs it
-/// repaired.
+/// the index recorded, or whose pages are marked missing from the full-text index.
+/// Answers the slugs it repaired.
 pub async fn repair(ctx: &Ctx) -> Result<Vec<String>> {
     let mut repaired = Vec::new();
-    // Rows whose search text an older release wrote are rebuilt too.
+    // Rows the full-text index lacks (see `rows::workspaces_with_stale_search_text`) too.
     let stale_search = rows::workspaces_with_stale_search_text(&mut *ctx.db.pool.acquire().await?).await?;
     for (id, slug) in all_workspaces(ctx).await? {
         let dir = ctx.workspace_dir(&slug);

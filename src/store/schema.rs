@@ -5,10 +5,11 @@
 //! starts over a newer schema and simply ignores what it does not know. Columns added
 //! after a table's first release must be nullable or carry a default.
 //!
-//! The one exception is derived search state (PostgreSQL's generated `tsvector` column,
-//! SQLite's FTS5 table and its triggers). Each has a fingerprint — the SHA-256 of its DDL
-//! — kept in `schema_meta`; it is rebuilt (a table rewrite plus an index build) only
-//! when the fingerprint differs from what this release would create.
+//! The one exception is derived search state (PostgreSQL's `tsvector` column, SQLite's
+//! FTS5 table and its trigger). Each has a fingerprint — the SHA-256 of its DDL
+//! — kept in `schema_meta`; it is rebuilt only when the fingerprint differs from what
+//! this release would create: created empty, with every page marked for the start-up
+//! check to index again from its file.
 
 use anyhow::Context;
 use sha2::{Digest, Sha256};
@@ -128,8 +129,9 @@ const TABLES: &[Table] = &[
             ("title", "TEXT NOT NULL"),
             ("content", "TEXT NOT NULL"),
             ("path", "TEXT"),
-            // Plain text of the markdown, what full-text search indexes (CJK characters
-            // spaced out: see `text::index_form`).
+            // No longer written ('' since the full-text index stopped reading it; columns
+            // are never dropped). The search text is derived from `content` and
+            // `image_text` (`rows::search_body`) and lives only in the full-text index.
             ("body", "TEXT NOT NULL DEFAULT ''"),
             // The title as full-text search indexes it; '' marks a row written before
             // this column existed, which the start-up check reindexes.
@@ -145,6 +147,9 @@ const TABLES: &[Table] = &[
             // The workspace's `index_seqs.seq` when this row last changed: in-process
             // search indexes catch up on rows past what they have seen.
             ("index_seq", "BIGINT NOT NULL DEFAULT 0"),
+            // The text read from the images the page embeds (OCR), in index form; '' when
+            // none. Searched with the page's text.
+            ("image_text", "TEXT NOT NULL DEFAULT ''"),
         ],
         constraints: &["CONSTRAINT pages_workspace_id_slug_key UNIQUE (workspace_id, slug)"],
     },
@@ -332,7 +337,7 @@ const INDEXES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS pages_workspace_seq_idx ON pages (workspace_id, index_seq)",
     "CREATE INDEX IF NOT EXISTS page_vectors_seq_idx ON page_vectors (workspace_id, vector_seq)",
     // What keyword search needs of each match, without reading the page row: on SQLite
-    // `deleted_at` sits past `content` and `body` (kilobytes, on overflow pages), so
+    // `deleted_at` sits past `content` (kilobytes, on overflow pages), so
     // filtering thousands of matches through the table costs several times the ranking.
     "CREATE INDEX IF NOT EXISTS pages_search_filter_idx ON pages (id, workspace_id, deleted_at, slug)",
 ];
@@ -343,37 +348,34 @@ struct Search {
     create: &'static [&'static str],
 }
 
-/// PostgreSQL: a stored generated `tsvector` plus a GIN index. The `english`
-/// configuration stems (deploying → deploy) and drops English stop words; words of
-/// other scripts are kept as written, lower-cased.
+/// PostgreSQL: a `tsvector` column written with each page row (from the title and the
+/// search text, which the database does not hold) plus a GIN index. The `english`
+/// configuration stems (deploying → deploy) and drops English stop words; words of other
+/// scripts are kept as written, lower-cased. Creating it marks every page's search text
+/// stale, so the start-up check (`reindex::repair`) writes it from the pages' files.
 const PG_SEARCH: Search = Search {
     name: "pages.search_vector",
     create: &[
-        "ALTER TABLE pages ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (\
-         setweight(to_tsvector('english', coalesce(search_title, '')), 'A') || \
-         setweight(to_tsvector('english', coalesce(body, '')), 'B')) STORED",
+        "ALTER TABLE pages ADD COLUMN search_vector tsvector",
         "CREATE INDEX pages_search_vector_idx ON pages USING GIN (search_vector)",
+        "UPDATE pages SET search_title = ''",
     ],
 };
 const PG_SEARCH_DROP: &[&str] = &["ALTER TABLE pages DROP COLUMN IF EXISTS search_vector"];
 
-/// SQLite: an external-content FTS5 table over `pages`, kept in step by triggers; the
-/// Porter stemmer over `unicode61` (words of every script, diacritics folded).
+/// SQLite: a contentless FTS5 table (it keeps the index, not a copy of the text: the
+/// search text would otherwise be stored twice beside the markdown it is derived from),
+/// written with each page row; the Porter stemmer over `unicode61` (words of every
+/// script, diacritics folded). `contentless_delete` lets a row be replaced or deleted
+/// without its old text; deleting a page row deletes its entry. Creating it marks every
+/// page's search text stale, as on PostgreSQL.
 const SQLITE_SEARCH: Search = Search {
     name: "pages_fts",
     create: &[
-        "CREATE VIRTUAL TABLE pages_fts USING fts5(search_title, body, content='pages', \
-         content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')",
-        "CREATE TRIGGER pages_fts_ai AFTER INSERT ON pages BEGIN \
-         INSERT INTO pages_fts(rowid, search_title, body) VALUES (new.id, new.search_title, new.body); END",
-        "CREATE TRIGGER pages_fts_ad AFTER DELETE ON pages BEGIN \
-         INSERT INTO pages_fts(pages_fts, rowid, search_title, body) \
-         VALUES ('delete', old.id, old.search_title, old.body); END",
-        "CREATE TRIGGER pages_fts_au AFTER UPDATE OF search_title, body ON pages BEGIN \
-         INSERT INTO pages_fts(pages_fts, rowid, search_title, body) \
-         VALUES ('delete', old.id, old.search_title, old.body); \
-         INSERT INTO pages_fts(rowid, search_title, body) VALUES (new.id, new.search_title, new.body); END",
-        "INSERT INTO pages_fts(pages_fts) VALUES ('rebuild')",
+        "CREATE VIRTUAL TABLE pages_fts USING fts5(search_title, body, content='', contentless_delete=1, \
+         tokenize='porter unicode61 remove_diacritics 2')",
+        "CREATE TRIGGER pages_fts_ad AFTER DELETE ON pages BEGIN DELETE FROM pages_fts WHERE rowid = old.id; END",
+        "UPDATE pages SET search_title = ''",
     ],
 };
 const SQLITE_SEARCH_DROP: &[&str] = &[

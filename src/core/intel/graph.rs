@@ -208,16 +208,8 @@ pub async fn insights(ctx: &Ctx, access: &Access) -> Result<Insights> {
         tag_counts.into_iter().map(|(tag, count)| TagCount { tag: tag.to_owned(), count }).collect();
     tags.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.tag.cmp(&b.tag)));
 
-    let words: usize =
-        sqlx::query_scalar::<_, String>("SELECT body FROM pages WHERE workspace_id = $1 AND deleted_at IS NULL")
-            .bind(ws_id)
-            .fetch_all(&ctx.db.pool)
-            .await?
-            .iter()
-            .map(|body| crate::text::words(body).len())
-            .sum();
-
     let index = semantic::fresh(ctx, ws_id).await?;
+    let words: usize = index.read().await.words.values().sum();
     let live_ids: HashMap<i64, &str> = wiki.pages.iter().map(|p| (p.id, p.slug.as_str())).collect();
     let clusters = clusters(&index.read().await.tfidf, |id| live_ids.get(&id).map(|s| s.to_string()));
     Ok(Insights {

@@ -14,8 +14,10 @@ use sqlx::{AnyConnection, AssertSqlSafe, Row as _};
 
 use super::{Actor, Page, PageRef, PageSummary, TrashEntry};
 use crate::core::paging::Paging;
+use crate::core::search;
 use crate::error::{Error, Result};
 use crate::markdown::{self, Parsed};
+use crate::store::Backend;
 use crate::text;
 
 /// How far up or down a parent chain any walk goes. Trees are far shallower; the bound
@@ -509,8 +511,9 @@ pub struct RevisionRow {
     pub created_at: String,
 }
 
-/// Workspaces with page rows whose search text predates the current index form (written
-/// by an older release): the start-up check reindexes them.
+/// Workspaces with page rows marked as missing from the full-text index (written by an
+/// older release, restored from a backup, or left when the index was rebuilt empty):
+/// the start-up check reindexes them.
 pub async fn workspaces_with_stale_search_text(conn: &mut AnyConnection) -> Result<Vec<i64>> {
     Ok(sqlx::query_scalar("SELECT DISTINCT workspace_id FROM pages WHERE search_title = ''")
         .fetch_all(&mut *conn)
@@ -578,12 +581,26 @@ pub async fn set_parent_in_tx(tx: &mut AnyConnection, ws_id: i64, page_id: i64, 
     Ok(())
 }
 
-/// Writes (inserts or updates) a page's row, tags and links; answers its row id and
-/// creation time.
 /// The text a page is searched by: its markdown's text, then the text read from the
-/// images it embeds (OCR, when it has run).
-async fn search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, content: &str, text: &str) -> Result<String> {
+/// images it embeds (`image_text`). Derived, never stored: the full-text indexes keep
+/// only their index of it.
+pub fn search_body(content: &str, image_text: &str) -> String {
+    search_body_of(&markdown::parse(content).text, image_text)
+}
+
+/// [`search_body`] from the markdown's text, when it is parsed already.
+fn search_body_of(text: &str, image_text: &str) -> String {
     let mut body = text::index_form(text);
+    if !image_text.is_empty() {
+        body.push('\n');
+        body.push_str(image_text);
+    }
+    body
+}
+
+/// The text read (OCR, when it has run) from the images `content` embeds, in index form.
+async fn image_text_in_tx(tx: &mut AnyConnection, ws_id: i64, content: &str) -> Result<String> {
+    let mut out = String::new();
     for name in crate::ids::upload_names_in(content) {
         let ocr: Option<Option<String>> =
             sqlx::query_scalar("SELECT ocr_text FROM uploads WHERE workspace_id = $1 AND name = $2")
@@ -594,40 +611,52 @@ async fn search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, content: &str, te
         if let Some(Some(found)) = ocr
             && !found.is_empty()
         {
-            body.push('\n');
-            body.push_str(&text::index_form(&found));
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&text::index_form(&found));
         }
     }
-    Ok(body)
+    Ok(out)
 }
 
-/// After an image's text was read: the search text of every page that embeds it, again.
-/// A page saved meanwhile is left alone (its save read the text already). Answers how
-/// many pages changed.
+/// After an image's text was read: the image text (and search index entry) of every
+/// page that embeds it, again. A page saved meanwhile is left alone (its save read the
+/// text already). Answers how many pages changed.
 pub async fn refresh_search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, upload: &str) -> Result<usize> {
-    let pages: Vec<(i64, String, i64)> =
-        sqlx::query_as("SELECT id, content, index_seq FROM pages WHERE workspace_id = $1 AND content LIKE $2")
-            .bind(ws_id)
-            .bind(format!("%/uploads/{upload}%"))
-            .fetch_all(&mut *tx)
-            .await?;
+    let pages: Vec<(i64, String, String, i64)> = sqlx::query_as(
+        "SELECT id, content, search_title, index_seq FROM pages WHERE workspace_id = $1 AND content LIKE $2",
+    )
+    .bind(ws_id)
+    .bind(format!("%/uploads/{upload}%"))
+    .fetch_all(&mut *tx)
+    .await?;
+    let backend = Backend::of(tx);
     let mut changed = 0;
-    for (id, content, seen_seq) in pages {
-        let parsed = markdown::parse(&content);
-        let body = search_body_in_tx(tx, ws_id, &content, &parsed.text).await?;
+    for (id, content, search_title, seen_seq) in pages {
+        let image_text = image_text_in_tx(tx, ws_id, &content).await?;
+        let body = search_body(&content, &image_text);
         let seq = next_index_seq_in_tx(tx, ws_id).await?;
-        changed += sqlx::query("UPDATE pages SET body = $1, index_seq = $2 WHERE id = $3 AND index_seq = $4")
-            .bind(body)
-            .bind(seq)
-            .bind(id)
-            .bind(seen_seq)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected() as usize;
+        let vector = match backend {
+            Backend::Postgres => format!(", search_vector = {}", search::pg_vector("$5", "$6")),
+            Backend::Sqlite => String::new(),
+        };
+        let sql = format!("UPDATE pages SET image_text = $1, index_seq = $2{vector} WHERE id = $3 AND index_seq = $4");
+        let mut update = sqlx::query(AssertSqlSafe(sql)).bind(&image_text).bind(seq).bind(id).bind(seen_seq);
+        if backend == Backend::Postgres {
+            update = update.bind(&search_title).bind(&body);
+        }
+        let n = update.execute(&mut *tx).await?.rows_affected() as usize;
+        if n > 0 && backend == Backend::Sqlite {
+            search::fts_entry_in_tx(tx, id, &search_title, &body).await?;
+        }
+        changed += n;
     }
     Ok(changed)
 }
 
+/// Writes (inserts or updates) a page's row, its search index entry, tags and links;
+/// answers its row id and creation time.
 pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPage) -> Result<(i64, String)> {
     let parsed = match &p.parsed {
         Some(parsed) => parsed.clone(),
@@ -637,41 +666,61 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
         Some((at, by)) => (Some(at.clone()), Some(*by)),
         None => (None, None),
     };
-    // One statement for new and existing rows: the row is keyed by the page id kept in
-    // the commit trailers, and creation fields are written only once.
-    let body = search_body_in_tx(tx, ws_id, &p.content, &parsed.text).await?;
+    let image_text = image_text_in_tx(tx, ws_id, &p.content).await?;
+    let body = search_body_of(&parsed.text, &image_text);
+    let search_title = text::index_form(&p.title);
     let seq = next_index_seq_in_tx(tx, ws_id).await?;
-    let (page_id, created_at): (i64, String) = sqlx::query_as(
-        "INSERT INTO pages (workspace_id, uid, slug, title, content, body, parent_id, path, revision, \
-         created_at, created_by, updated_at, updated_by, deleted_at, deleted_by, search_title, index_seq) \
+    // PostgreSQL's search vector is a column of the row (computed from two extra
+    // parameters); SQLite's index entry is written after the row.
+    let backend = Backend::of(tx);
+    let (vector_column, vector_value, vector_set) = match backend {
+        Backend::Postgres => (
+            ", search_vector",
+            format!(", {}", search::pg_vector("$16", "$18")),
+            ", search_vector = excluded.search_vector",
+        ),
+        Backend::Sqlite => ("", String::new(), ""),
+    };
+    // One statement for new and existing rows: the row is keyed by the page id kept in
+    // the commit trailers, and creation fields are written only once. `body` is emptied
+    // (rows of older releases held the search text there).
+    let sql = format!(
+        "INSERT INTO pages (workspace_id, uid, slug, title, content, image_text, parent_id, path, revision, \
+         created_at, created_by, updated_at, updated_by, deleted_at, deleted_by, search_title, index_seq{vector_column}) \
          VALUES ($1, $2, $3, $4, $5, $6, (SELECT id FROM pages WHERE workspace_id = $1 AND uid = $7), \
-                 $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+                 $8, $9, $10, $11, $12, $13, $14, $15, $16, $17{vector_value}) \
          ON CONFLICT (workspace_id, uid) DO UPDATE SET slug = excluded.slug, title = excluded.title, \
-           content = excluded.content, body = excluded.body, search_title = excluded.search_title, \
-           parent_id = excluded.parent_id, path = excluded.path, \
+           content = excluded.content, image_text = excluded.image_text, body = '', \
+           search_title = excluded.search_title, parent_id = excluded.parent_id, path = excluded.path, \
            revision = excluded.revision, updated_at = excluded.updated_at, updated_by = excluded.updated_by, \
-           deleted_at = excluded.deleted_at, deleted_by = excluded.deleted_by, index_seq = excluded.index_seq \
-         RETURNING id, created_at",
-    )
-    .bind(ws_id)
-    .bind(&p.uid)
-    .bind(&p.slug)
-    .bind(&p.title)
-    .bind(&p.content)
-    .bind(body)
-    .bind(&p.parent_uid)
-    .bind(&p.path)
-    .bind(&p.revision)
-    .bind(&p.created_at)
-    .bind(p.created_by)
-    .bind(&p.updated_at)
-    .bind(p.updated_by)
-    .bind(deleted_at)
-    .bind(deleted_by)
-    .bind(text::index_form(&p.title))
-    .bind(seq)
-    .fetch_one(&mut *tx)
-    .await?;
+           deleted_at = excluded.deleted_at, deleted_by = excluded.deleted_by, index_seq = excluded.index_seq{vector_set} \
+         RETURNING id, created_at"
+    );
+    let mut upsert = sqlx::query_as(AssertSqlSafe(sql))
+        .bind(ws_id)
+        .bind(&p.uid)
+        .bind(&p.slug)
+        .bind(&p.title)
+        .bind(&p.content)
+        .bind(&image_text)
+        .bind(&p.parent_uid)
+        .bind(&p.path)
+        .bind(&p.revision)
+        .bind(&p.created_at)
+        .bind(p.created_by)
+        .bind(&p.updated_at)
+        .bind(p.updated_by)
+        .bind(deleted_at)
+        .bind(deleted_by)
+        .bind(&search_title)
+        .bind(seq);
+    if backend == Backend::Postgres {
+        upsert = upsert.bind(&body);
+    }
+    let (page_id, created_at): (i64, String) = upsert.fetch_one(&mut *tx).await?;
+    if backend == Backend::Sqlite {
+        search::fts_entry_in_tx(tx, page_id, &search_title, &body).await?;
+    }
     // Embedding happens off the request path: the worker picks this row up. One row per
     // page at most, so the queue stays bounded while semantic search is off.
     sqlx::query(

@@ -10,6 +10,7 @@
 
 mod keyword;
 mod meaning;
+pub use keyword::{fts_entry_in_tx, pg_vector};
 mod passage;
 pub mod query;
 mod rerank;
@@ -173,18 +174,22 @@ async fn hits_of(ctx: &Ctx, ws_id: i64, ranked: &[(i64, f64)], paging: Paging, q
     // Ids are integers of our own: listing them in the statement is safe.
     let ids = window.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",");
     let sql = format!(
-        "SELECT id, slug, title, body FROM pages WHERE workspace_id = $1 AND deleted_at IS NULL AND id IN ({ids})"
+        "SELECT id, slug, title, content, image_text FROM pages \
+         WHERE workspace_id = $1 AND deleted_at IS NULL AND id IN ({ids})"
     );
-    let rows: Vec<(i64, String, String, String)> =
+    let rows: Vec<(i64, String, String, String, String)> =
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(ws_id).fetch_all(&ctx.db.pool).await?;
-    let mut by_id: std::collections::HashMap<i64, (String, String, String)> =
-        rows.into_iter().map(|(id, slug, title, body)| (id, (slug, title, body))).collect();
-    let terms = crate::text::terms(&q.positive_text());
+    let mut by_id: std::collections::HashMap<i64, (String, String, String, String)> = rows
+        .into_iter()
+        .map(|(id, slug, title, content, image_text)| (id, (slug, title, content, image_text)))
+        .collect();
+    let marks = passage::Marks::of(q);
     Ok(window
         .into_iter()
         .filter_map(|(id, score)| {
-            let (slug, title, body) = by_id.remove(&id)?;
-            Some(Hit { slug, title, snippet: passage::best(&body, &terms), score })
+            let (slug, title, content, image_text) = by_id.remove(&id)?;
+            let body = super::pages::rows::search_body(&content, &image_text);
+            Some(Hit { slug, title, snippet: passage::best(&body, &marks), score })
         })
         .collect())
 }

@@ -5,22 +5,48 @@
 
 use std::collections::HashSet;
 
+use super::query::Query;
 use super::{MARK_END, MARK_START, snippet_html};
 use crate::text;
 
 /// Words in a snippet.
 const WINDOW: usize = 30;
 
-/// The best window of `body` (the stored search text) for the query's `terms`.
-pub fn best(body: &str, terms: &[String]) -> String {
+/// What a snippet marks: the words whose term is one of the query's positive terms
+/// (stemmed as the indexes stem), and the words that start with the word being typed.
+#[derive(Debug, Default)]
+pub struct Marks {
+    terms: HashSet<String>,
+    prefixes: Vec<String>,
+}
+
+impl Marks {
+    pub fn of(q: &Query) -> Marks {
+        let positive = || q.terms.iter().filter(|t| !t.negated);
+        let prefixes = positive().filter(|t| t.prefix).filter_map(|t| t.words.last().cloned()).collect();
+        // Each word on its own too: a CJK word is the phrase of its characters, and the
+        // text is read character by character.
+        let mut terms: HashSet<String> = text::terms(&q.positive_text()).into_iter().collect();
+        terms.extend(positive().flat_map(|t| t.words.iter().filter_map(|w| text::term_of(w))));
+        Marks { terms, prefixes }
+    }
+
+    /// What a (lower-cased) word counts as, when it is marked: its term, or the prefix.
+    fn of_word(&self, lower: &str) -> Option<String> {
+        text::term_of(lower)
+            .filter(|t| self.terms.contains(t))
+            .or_else(|| self.prefixes.iter().find(|p| lower.starts_with(p.as_str())).cloned())
+    }
+}
+
+/// The best window of `body` (a page's search text: `rows::search_body`) for `marks`.
+pub fn best(body: &str, marks: &Marks) -> String {
     let body = text::display_form(body, &[]);
-    let wanted: HashSet<&str> = terms.iter().map(String::as_str).collect();
     let words = text::words(&body);
     if words.is_empty() {
         return String::new();
     }
-    let hit: Vec<Option<String>> =
-        words.iter().map(|w| text::term_of(&w.lower).filter(|t| wanted.contains(t.as_str()))).collect();
+    let hit: Vec<Option<String>> = words.iter().map(|w| marks.of_word(&w.lower)).collect();
     // Slide a window of WINDOW words; keep the first with the most distinct terms.
     let (mut best_start, mut best_count) = (0, 0);
     for start in 0..words.len().saturating_sub(WINDOW - 1).max(1) {
@@ -74,10 +100,18 @@ mod tests {
         let mut body = "filler ".repeat(50);
         body.push_str("the <deployment> of services & more");
         body.push_str(&" filler".repeat(50));
-        let s = best(&body, &text::terms("deploy service"));
+        let s = best(&body, &Marks::of(&Query::parse("deploy service ")));
         assert!(s.starts_with("… ") && s.ends_with(" …"), "{s}");
         assert!(s.contains("&lt;<mark>deployment</mark>&gt; of <mark>services</mark> &amp; more"), "{s}");
-        assert_eq!(best("short text", &text::terms("nothing")), "short text");
-        assert_eq!(best("", &[]), "");
+        assert_eq!(best("short text", &Marks::of(&Query::parse("nothing"))), "short text");
+        assert_eq!(best("", &Marks::default()), "");
+    }
+
+    #[test]
+    fn marks_the_words_a_typed_prefix_starts() {
+        let s = best("a migration plan, migrated once", &Marks::of(&Query::parse("plan migr")));
+        assert_eq!(s, "a <mark>migration</mark> <mark>plan</mark>, <mark>migrated</mark> once");
+        // A negated word is not marked, whatever it is.
+        assert_eq!(best("the plan", &Marks::of(&Query::parse("-plan"))), "the plan");
     }
 }

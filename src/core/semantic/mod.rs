@@ -33,6 +33,8 @@ pub struct WorkspaceIndex {
     seen: i64,
     built: bool,
     pub tfidf: TfIdf,
+    /// Words in each live page's search text (insights count them).
+    pub words: HashMap<i64, usize>,
     /// The workspace's `vector_seq` the vectors reflect.
     vectors_seen: i64,
     /// Passage vectors of the embedded live pages (empty unless the model is usable).
@@ -90,8 +92,9 @@ pub async fn fresh(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>>
     }
     let rebuild = !ix.built || reset_at > ix.seen;
     let since = if rebuild { -1 } else { ix.seen };
-    let rows: Vec<(i64, i64, Option<String>, String, String)> = sqlx::query_as(
-        "SELECT id, index_seq, deleted_at, title, body FROM pages WHERE workspace_id = $1 AND index_seq > $2",
+    let rows: Vec<(i64, i64, Option<String>, String, String, String)> = sqlx::query_as(
+        "SELECT id, index_seq, deleted_at, title, content, image_text FROM pages \
+         WHERE workspace_id = $1 AND index_seq > $2",
     )
     .bind(ws_id)
     .bind(since)
@@ -99,16 +102,20 @@ pub async fn fresh(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>>
     .await?;
     if rebuild {
         ix.tfidf = TfIdf::default();
+        ix.words.clear();
         ix.vectors.clear();
         ix.vectors_seen = 0;
     }
     let mut seen = seq;
-    for (id, row_seq, deleted_at, title, body) in rows {
+    for (id, row_seq, deleted_at, title, content, image_text) in rows {
         seen = seen.max(row_seq);
         if deleted_at.is_some() {
             ix.tfidf.remove(id);
             ix.vectors.remove(id);
+            ix.words.remove(&id);
         } else {
+            let body = crate::core::pages::rows::search_body(&content, &image_text);
+            ix.words.insert(id, crate::text::words(&body).len());
             ix.tfidf.upsert(id, &page_terms(&title, &body));
         }
     }
