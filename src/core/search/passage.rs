@@ -3,7 +3,7 @@
 //! HTML-escaped, with the words of those terms marked — the same form as keyword
 //! snippets.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::query::Query;
 use super::{MARK_END, MARK_START, snippet_html};
@@ -46,14 +46,40 @@ pub fn best(body: &str, marks: &Marks) -> String {
     if words.is_empty() {
         return String::new();
     }
-    let hit: Vec<Option<String>> = words.iter().map(|w| marks.of_word(&w.lower)).collect();
-    // Slide a window of WINDOW words; keep the first with the most distinct terms.
-    let (mut best_start, mut best_count) = (0, 0);
-    for start in 0..words.len().saturating_sub(WINDOW - 1).max(1) {
-        let end = (start + WINDOW).min(words.len());
-        let distinct: HashSet<&String> = hit[start..end].iter().flatten().collect();
-        if distinct.len() > best_count {
-            (best_start, best_count) = (start, distinct.len());
+    // Each distinct word is looked up once (stemming is the costly part); a marked word
+    // is the small number of what it counts as.
+    let mut numbers: HashMap<String, usize> = HashMap::new();
+    let mut looked_up: HashMap<&str, Option<usize>> = HashMap::new();
+    let hit: Vec<Option<usize>> = words
+        .iter()
+        .map(|w| {
+            *looked_up.entry(w.lower.as_str()).or_insert_with(|| {
+                let fresh = numbers.len();
+                marks.of_word(&w.lower).map(|t| *numbers.entry(t).or_insert(fresh))
+            })
+        })
+        .collect();
+    // Slide a window of WINDOW words, counting the distinct marks in it as words enter
+    // and leave; keep the first window with the most.
+    let span = WINDOW.min(words.len());
+    let mut counts = vec![0usize; numbers.len()];
+    let mut distinct = 0;
+    for &t in hit[..span].iter().flatten() {
+        distinct += usize::from(counts[t] == 0);
+        counts[t] += 1;
+    }
+    let (mut best_start, mut best_count) = (0, distinct);
+    for start in 1..=words.len() - span {
+        if let Some(t) = hit[start - 1] {
+            counts[t] -= 1;
+            distinct -= usize::from(counts[t] == 0);
+        }
+        if let Some(t) = hit[start + span - 1] {
+            distinct += usize::from(counts[t] == 0);
+            counts[t] += 1;
+        }
+        if distinct > best_count {
+            (best_start, best_count) = (start, distinct);
         }
     }
     // Start a few words before the window's first match (keeping every match in it),
@@ -105,6 +131,20 @@ mod tests {
         assert!(s.contains("&lt;<mark>deployment</mark>&gt; of <mark>services</mark> &amp; more"), "{s}");
         assert_eq!(best("short text", &Marks::of(&Query::parse("nothing"))), "short text");
         assert_eq!(best("", &Marks::default()), "");
+    }
+
+    #[test]
+    fn the_window_with_the_most_distinct_terms_wins_and_the_first_of_equals() {
+        let filler = |n: usize| "filler ".repeat(n);
+        // Two windows with one term each, then one with two (a repeated term counts once).
+        let body = format!("{}alpha alpha {}beta {}alpha gamma {}", filler(40), filler(40), filler(40), filler(40));
+        let s = best(&body, &Marks::of(&Query::parse("alpha beta gamma ")));
+        assert!(s.contains("<mark>alpha</mark> <mark>gamma</mark>"), "{s}");
+        let s = best(
+            &format!("{}alpha {}beta {}", filler(40), filler(40), filler(40)),
+            &Marks::of(&Query::parse("beta alpha ")),
+        );
+        assert!(s.contains("<mark>alpha</mark>") && !s.contains("<mark>beta</mark>"), "{s}");
     }
 
     #[test]
