@@ -189,34 +189,77 @@ async fn long_pages_are_covered_passage_by_passage() {
     srv.stop().await;
 }
 
-/// Two embedding passes at once (the worker and another caller) share the queue: each
-/// queued page is embedded by one of them, once.
-#[tokio::test]
-async fn concurrent_embedding_passes_take_each_queued_page_once() {
-    let env = Env::new().await;
-    // Saved while semantic search is off: the pages wait in the queue.
+/// Twenty pages saved while semantic search is off: they wait in the queue.
+async fn queue_twenty_pages(env: &Env) {
     let srv = env.start(&[]).await;
     let api = srv.user("passes@x.io").await;
     for i in 0..20 {
         api.page(&format!("p{i}"), &format!("# Page {i}\n\nNotes about topic number {i}.\n")).await;
     }
     srv.stop().await;
+}
 
-    // Nothing saved or searched after this start, so the worker has not woken yet.
-    let model = model_dir();
-    let srv = env.start(&["--semantic-search=1", "--embedding-model-dir", model.to_str().unwrap()]).await;
+/// Runs a pass on each context at once; checks that they served the twenty pages
+/// between them and that each page was embedded.
+async fn two_passes_serve_each_page_once(one: &Server, two: &Server) {
     let (a, b) = tokio::join!(
-        cairn::core::semantic::embed::embed_pending(&srv.ctx, 16),
-        cairn::core::semantic::embed::embed_pending(&srv.ctx, 16)
+        cairn::core::semantic::embed::embed_pending(&one.ctx, 16),
+        cairn::core::semantic::embed::embed_pending(&two.ctx, 16)
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_eq!(a + b, 20, "{a} + {b} pages served");
     let (queued, embedded): (i64, i64) =
         sqlx::query_as("SELECT (SELECT COUNT(*) FROM embed_queue), (SELECT COUNT(DISTINCT page_id) FROM page_vectors)")
-            .fetch_one(&srv.ctx.db.pool)
+            .fetch_one(&one.ctx.db.pool)
             .await
             .unwrap();
     assert_eq!((queued, embedded), (0, 20));
+}
+
+/// Two embedding passes at once (the worker and another caller) share the queue: each
+/// queued page is embedded by one of them, once.
+#[tokio::test]
+async fn concurrent_embedding_passes_take_each_queued_page_once() {
+    let env = Env::new().await;
+    queue_twenty_pages(&env).await;
+    // Nothing saved or searched after this start, so the worker has not woken yet.
+    let model = model_dir();
+    let srv = env.start(&["--semantic-search=1", "--embedding-model-dir", model.to_str().unwrap()]).await;
+    two_passes_serve_each_page_once(&srv, &srv).await;
+    srv.stop().await;
+}
+
+/// Two processes sharing the database (two servers, each with its own embedding pass)
+/// take different pages: each queued page is embedded once.
+#[tokio::test]
+async fn embedding_passes_of_two_processes_take_each_queued_page_once() {
+    let env = Env::new().await;
+    queue_twenty_pages(&env).await;
+    let model = model_dir();
+    let args = ["--semantic-search=1", "--embedding-model-dir", model.to_str().unwrap()];
+    let (one, two) = (env.start(&args).await, env.start(&args).await);
+    two_passes_serve_each_page_once(&one, &two).await;
+    one.stop().await;
+    two.stop().await;
+}
+
+/// A saved page's claim is cleared, so its new version need not wait for the lease of
+/// a pass that read the old one.
+#[tokio::test]
+async fn a_save_clears_its_pages_embedding_claim() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("claim@x.io").await;
+    api.page("claimed", "# Claimed\n\nFirst words.\n").await;
+    sqlx::query("UPDATE embed_queue SET locked_until = '9999-12-31T00:00:00.000000Z'")
+        .execute(&srv.ctx.db.pool)
+        .await
+        .unwrap();
+    let (status, body) = api.put("/api/pages/claimed", json!({"content": "# Claimed\n\nSecond words.\n"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let locked: Option<String> =
+        sqlx::query_scalar("SELECT locked_until FROM embed_queue").fetch_one(&srv.ctx.db.pool).await.unwrap();
+    assert_eq!(locked, None);
     srv.stop().await;
 }
 

@@ -227,6 +227,9 @@ const TABLES: &[Table] = &[
             ("index_seq", "BIGINT NOT NULL"),
             ("attempts", "BIGINT NOT NULL DEFAULT 0"),
             ("queued_at", "TEXT NOT NULL"),
+            // A pass's claim (a lease, as for deliveries): until then no other pass, in
+            // this process or another, takes the row. A save clears it.
+            ("locked_until", "TEXT"),
         ],
         constraints: &[],
     },

@@ -725,7 +725,8 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     // page at most, so the queue stays bounded while semantic search is off.
     sqlx::query(
         "INSERT INTO embed_queue (page_id, workspace_id, index_seq, attempts, queued_at) VALUES ($1, $2, $3, 0, $4) \
-         ON CONFLICT (page_id) DO UPDATE SET index_seq = excluded.index_seq, attempts = 0, queued_at = excluded.queued_at",
+         ON CONFLICT (page_id) DO UPDATE SET index_seq = excluded.index_seq, attempts = 0, queued_at = excluded.queued_at, \
+           locked_until = NULL",
     )
     .bind(page_id)
     .bind(ws_id)

@@ -1,5 +1,6 @@
 //! Embedding refresh: the durable queue's consumer. A save puts its page in `embed_queue`
-//! inside the save's own transaction; this pass takes a batch of queued pages, cuts each
+//! inside the save's own transaction; this pass claims a batch of queued pages (a lease,
+//! so passes in other processes sharing the database take other pages), cuts each
 //! into passages, runs the model (off the async threads) and stores the vectors in one
 //! transaction that also bumps the workspace's `vector_seq` and removes the queue rows
 //! it served. A page saved again meanwhile keeps its (newer) queue row and is embedded
@@ -13,6 +14,7 @@ use super::vectors::to_bytes;
 use crate::core::Ctx;
 use crate::error::Result;
 use crate::markdown;
+use crate::store::Backend;
 
 /// Pages taken per pass: one transaction's worth, a few seconds of model time at most.
 pub const BATCH_PAGES: i64 = 16;
@@ -25,6 +27,32 @@ struct Queued {
     /// The page row's `index_seq` when it was read: what the vectors reflect.
     seq: i64,
     live: Option<(String, String)>,
+}
+
+/// How long a pass owns the queue rows it claimed: far more than a batch takes (seconds),
+/// so a live pass never loses its rows; a process that died mid-batch leaves them to
+/// others after this.
+const LEASE: chrono::Duration = chrono::Duration::minutes(10);
+
+/// Claims up to `limit` queued pages for this pass: (page id, workspace id). Rows of a
+/// batch that stopped without finishing are claimed again once their lease is over.
+async fn claim(ctx: &Ctx, limit: i64) -> Result<Vec<(i64, i64)>> {
+    let now = ctx.clock.now();
+    let stamp = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    let skip_locked = if ctx.db.backend == Backend::Postgres { " FOR UPDATE SKIP LOCKED" } else { "" };
+    let sql = format!(
+        "UPDATE embed_queue SET locked_until = $1 WHERE page_id IN (\
+           SELECT page_id FROM embed_queue WHERE attempts < $2 AND (locked_until IS NULL OR locked_until <= $3) \
+           ORDER BY queued_at, page_id LIMIT $4{skip_locked}) \
+         RETURNING page_id, workspace_id"
+    );
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(stamp(now + LEASE))
+        .bind(MAX_ATTEMPTS)
+        .bind(stamp(now))
+        .bind(limit)
+        .fetch_all(&ctx.db.pool)
+        .await?)
 }
 
 /// Pages waiting to be embedded (across workspaces).
@@ -59,22 +87,24 @@ pub async fn embed_pending(ctx: &Ctx, max_pages: i64) -> Result<usize> {
     if !ctx.models.embedding.usable() {
         return Ok(0);
     }
-    // Until this pass's transaction commits, its queue rows are still there for another
-    // pass to take (two passes once ran side by side, each embedding the same batch).
+    // One pass at a time in a process (two would only share the same cores); across
+    // processes, the claim below keeps passes off each other's rows.
     let _pass = ctx.models.embedding_pass.lock().await;
-    let queued: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT page_id, workspace_id FROM embed_queue WHERE attempts < $1 ORDER BY queued_at, page_id LIMIT $2",
-    )
-    .bind(MAX_ATTEMPTS)
-    .bind(max_pages)
-    .fetch_all(&ctx.db.pool)
-    .await?;
+    let queued = claim(ctx, max_pages).await?;
     if queued.is_empty() {
         return Ok(0);
     }
-    let Some(encoder) = ctx.models.encoder().await else { return Ok(0) };
     // Ids are integers of our own: listing them in the statement is safe.
     let ids = queued.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",");
+    let Some(encoder) = ctx.models.encoder().await else {
+        // The model would not load: the claim goes back for a pass that can use it.
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE embed_queue SET locked_until = NULL WHERE page_id IN ({ids})"
+        )))
+        .execute(&ctx.db.pool)
+        .await?;
+        return Ok(0);
+    };
     let rows: Vec<(i64, i64, Option<String>, String, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT id, index_seq, deleted_at, title, content FROM pages WHERE id IN ({ids})"
     )))
@@ -111,7 +141,7 @@ pub async fn embed_pending(ctx: &Ctx, max_pages: i64) -> Result<usize> {
         Err(e) => {
             tracing::error!(error = %e, pages = jobs.len(), "embedding failed; pages stay queued");
             sqlx::query(sqlx::AssertSqlSafe(format!(
-                "UPDATE embed_queue SET attempts = attempts + 1 WHERE page_id IN ({ids})"
+                "UPDATE embed_queue SET attempts = attempts + 1, locked_until = NULL WHERE page_id IN ({ids})"
             )))
             .execute(&ctx.db.pool)
             .await?;
