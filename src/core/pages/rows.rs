@@ -12,9 +12,9 @@ use std::sync::Arc;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AssertSqlSafe, Row as _};
 
+use super::fulltext;
 use super::{Actor, Page, PageRef, PageSummary, TrashEntry};
 use crate::core::paging::Paging;
-use crate::core::search;
 use crate::error::{Error, Result};
 use crate::markdown::{self, Parsed};
 use crate::store::Backend;
@@ -638,7 +638,7 @@ pub async fn refresh_search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, uploa
         let body = search_body(&content, &image_text);
         let seq = next_index_seq_in_tx(tx, ws_id).await?;
         let vector = match backend {
-            Backend::Postgres => format!(", search_vector = {}", search::pg_vector("$5", "$6")),
+            Backend::Postgres => format!(", search_vector = {}", fulltext::pg_vector("$5", "$6")),
             Backend::Sqlite => String::new(),
         };
         let sql = format!("UPDATE pages SET image_text = $1, index_seq = $2{vector} WHERE id = $3 AND index_seq = $4");
@@ -648,7 +648,7 @@ pub async fn refresh_search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, uploa
         }
         let n = update.execute(&mut *tx).await?.rows_affected() as usize;
         if n > 0 && backend == Backend::Sqlite {
-            search::fts_entry_in_tx(tx, id, &search_title, &body).await?;
+            fulltext::fts_entry_in_tx(tx, id, &search_title, &body).await?;
         }
         changed += n;
     }
@@ -676,7 +676,7 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     let (vector_column, vector_value, vector_set) = match backend {
         Backend::Postgres => (
             ", search_vector",
-            format!(", {}", search::pg_vector("$16", "$18")),
+            format!(", {}", fulltext::pg_vector("$16", "$18")),
             ", search_vector = excluded.search_vector",
         ),
         Backend::Sqlite => ("", String::new(), ""),
@@ -719,7 +719,7 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     }
     let (page_id, created_at): (i64, String) = upsert.fetch_one(&mut *tx).await?;
     if backend == Backend::Sqlite {
-        search::fts_entry_in_tx(tx, page_id, &search_title, &body).await?;
+        fulltext::fts_entry_in_tx(tx, page_id, &search_title, &body).await?;
     }
     // Embedding happens off the request path: the worker picks this row up. One row per
     // page at most, so the queue stays bounded while semantic search is off.

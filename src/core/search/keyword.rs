@@ -1,10 +1,11 @@
-//! Keyword search on each engine's full-text index — the one place the two backends'
-//! SQL differs for search (FTS5 `MATCH` + `bm25`; `tsvector @@ tsquery` + `ts_rank_cd`),
-//! and what each index holds of a page. Title matches weigh more than body matches on
-//! both. Neither engine keeps the search text (it is derived from the markdown, which the
-//! page row holds), so snippets are cut in Rust from the text of the window's pages.
+//! Keyword search on each engine's full-text index — where the two backends' SQL
+//! differs for search (FTS5 `MATCH` + `bm25`; `tsvector @@ tsquery` + `ts_rank_cd`; what
+//! each index holds of a page is written with its row: `pages/fulltext.rs`). Title
+//! matches weigh more than body matches on both. Neither engine keeps the search text (it
+//! is derived from the markdown, which the page row holds), so snippets are cut in Rust
+//! from the text of the window's pages.
 
-use sqlx::{AnyConnection, AssertSqlSafe};
+use sqlx::AssertSqlSafe;
 
 use super::Hit;
 use super::passage::{self, Marks};
@@ -21,24 +22,6 @@ const FILTER: &str = "p.workspace_id = $2 AND p.deleted_at IS NULL \
 
 /// id, slug, title, content, image text, score.
 type HitRow = (i64, String, String, String, String, f64);
-
-/// PostgreSQL's `search_vector` of a page, as an expression over two bound parameters:
-/// the title as indexed and the search text. The page row's own statement sets it.
-pub fn pg_vector(title: &str, body: &str) -> String {
-    format!("setweight(to_tsvector('english', {title}), 'A') || setweight(to_tsvector('english', {body}), 'B')")
-}
-
-/// SQLite: the page's entry in `pages_fts`, replacing the one it had (contentless with
-/// `contentless_delete`, so the old text is not needed).
-pub async fn fts_entry_in_tx(tx: &mut AnyConnection, page_id: i64, title: &str, body: &str) -> Result<()> {
-    sqlx::query("INSERT OR REPLACE INTO pages_fts (rowid, search_title, body) VALUES ($1, $2, $3)")
-        .bind(page_id)
-        .bind(title)
-        .bind(body)
-        .execute(&mut *tx)
-        .await?;
-    Ok(())
-}
 
 /// Keyword hits of one window, with their page ids; `total` counts every match.
 pub(super) struct Found {

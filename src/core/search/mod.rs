@@ -10,7 +10,6 @@
 
 mod keyword;
 mod meaning;
-pub use keyword::{fts_entry_in_tx, pg_vector};
 mod passage;
 pub mod query;
 mod rerank;
