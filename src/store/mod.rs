@@ -91,14 +91,6 @@ async fn configure_connection(conn: &mut sqlx::AnyConnection, backend: Backend) 
         sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
         sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
         sqlx::query("PRAGMA synchronous = FULL").execute(&mut *conn).await?;
-    } else {
-        // Every statement planned with its values. After five runs of a prepared
-        // statement PostgreSQL may switch to a generic plan and keep it for the
-        // connection's life; one made while a wiki was new (three pages) found a page by
-        // slug through the wrong index, scanning every page of the workspace — 4–6 ms
-        // per read at 10,000 pages, for as long as that connection lived. Planning these
-        // short statements costs tens of microseconds.
-        sqlx::query("SET plan_cache_mode = force_custom_plan").execute(&mut *conn).await?;
     }
     Ok(())
 }
