@@ -6,7 +6,8 @@
 //! [`run_pending_jobs`] directly — deterministic, no sleeping for a worker.
 //!
 //! The workers: maintenance deletes expired sessions, failed-login counts whose window
-//! has passed and webhook records past their retention; packing packs workspace
+//! has passed and webhook records past their retention (and, on PostgreSQL without
+//! autovacuum, refreshes the planner's statistics); packing packs workspace
 //! repositories that are due (core/packing.rs); embedding refresh drains `embed_queue`
 //! when `SEMANTIC_SEARCH=1`; OCR reads uploaded images when `OCR_UPLOADS=1`; webhook
 //! delivery drains `deliveries`; with PostgreSQL, the credential cache's listener
@@ -45,6 +46,8 @@ pub struct JobReport {
     pub login_failures_pruned: u64,
     pub pages_embedded: u64,
     pub webhook_rows_pruned: u64,
+    /// PostgreSQL without autovacuum: the planner's statistics were refreshed.
+    pub statistics_refreshed: bool,
 }
 
 /// Runs every job once, now, and answers what each did.
@@ -62,6 +65,7 @@ async fn prune(ctx: &Ctx) -> Result<JobReport> {
         login_failures_pruned: accounts::limiter::prune(ctx).await?,
         pages_embedded: 0,
         webhook_rows_pruned: webhooks::prune(ctx).await?,
+        statistics_refreshed: ctx.db.refresh_statistics_if_unattended().await?,
     })
 }
 

@@ -229,4 +229,31 @@ mod postgres_only {
         assert_eq!(a.terminate(), 0);
         assert_eq!(b.terminate(), 0);
     }
+
+    /// Without autovacuum (as on this project's test machines) the maintenance pass
+    /// refreshes the planner's statistics of Cairn's tables; with it, it leaves that to
+    /// PostgreSQL.
+    #[tokio::test]
+    async fn postgres_only_maintenance_refreshes_statistics_when_autovacuum_is_off() {
+        let env = Env::new().await;
+        let srv = env.start(&[]).await;
+        let api = srv.user("stats@x.io").await;
+        api.page("one", "# One\n\nA page.\n").await;
+        let autovacuum: String = sqlx::query_scalar("SHOW autovacuum").fetch_one(&srv.ctx.db.pool).await.unwrap();
+        let report = cairn::workers::run_pending_jobs(&srv.ctx).await.unwrap();
+        let analyzed: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pg_stat_user_tables WHERE schemaname = current_schema() \
+             AND relname = 'pages' AND last_analyze IS NOT NULL",
+        )
+        .fetch_one(&srv.ctx.db.pool)
+        .await
+        .unwrap();
+        if autovacuum == "on" {
+            assert!(!report.statistics_refreshed);
+        } else {
+            assert!(report.statistics_refreshed);
+            assert_eq!(analyzed, 1);
+        }
+        srv.stop().await;
+    }
 }

@@ -42,6 +42,16 @@ impl Db {
             }
             configure_connection(&mut conn, backend).await?;
             let report = schema::converge(&mut conn, backend).await?;
+            if backend == Backend::Postgres {
+                let autovacuum: String = sqlx::query_scalar("SHOW autovacuum").fetch_one(&mut conn).await?;
+                if autovacuum != "on" {
+                    tracing::warn!(
+                        "PostgreSQL's autovacuum is off: Cairn refreshes its tables' statistics at each \
+                         maintenance pass (every 10 minutes), but plans made in between can be slow; \
+                         turn autovacuum on"
+                    );
+                }
+            }
             conn.close().await.ok();
             report
         };
@@ -69,6 +79,26 @@ impl Db {
             sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").execute(&mut *tx).await?;
         }
         Ok(tx)
+    }
+
+    /// PostgreSQL with autovacuum off: refreshes the planner's statistics of Cairn's
+    /// tables (`ANALYZE`), which autovacuum would otherwise do as they grow, and answers
+    /// true. Without it a connection keeps the generic plan it made while the wiki was
+    /// small — one found pages by slug through the wrong index, 4–6 ms per read at
+    /// 10,000 pages (BENCHMARKS.md) — and `ANALYZE` is what makes every connection plan
+    /// again. False (nothing done) on SQLite or with autovacuum on.
+    pub async fn refresh_statistics_if_unattended(&self) -> Result<bool, sqlx::Error> {
+        if self.backend != Backend::Postgres {
+            return Ok(false);
+        }
+        let autovacuum: String = sqlx::query_scalar("SHOW autovacuum").fetch_one(&self.pool).await?;
+        if autovacuum == "on" {
+            return Ok(false);
+        }
+        // Tables named here resolve through the search path: this instance's own.
+        let tables = schema::table_names().collect::<Vec<_>>().join(", ");
+        sqlx::query(sqlx::AssertSqlSafe(format!("ANALYZE {tables}"))).execute(&self.pool).await?;
+        Ok(true)
     }
 
     /// True when the database answers within two seconds.
