@@ -20,7 +20,7 @@ impl Clock {
 
     /// Now as stored and answered: `2026-11-22T14:50:04.123456Z`.
     pub fn rfc3339(&self) -> String {
-        self.now().to_rfc3339_opts(SecondsFormat::Micros, true)
+        stored(self.now())
     }
 
     /// Now in unix seconds.
@@ -32,6 +32,11 @@ impl Clock {
     pub fn advance(&self, by: std::time::Duration) {
         self.offset_ms.fetch_add(by.as_millis() as i64, Ordering::Relaxed);
     }
+}
+
+/// A time as stored and answered (see [`Clock::rfc3339`]): the form that sorts as text.
+pub fn stored(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
 /// Unix seconds → RFC 3339 (for values kept as integers).

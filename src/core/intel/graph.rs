@@ -189,8 +189,7 @@ pub async fn insights(ctx: &Ctx, access: &Access) -> Result<Insights> {
     most_linked.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.slug.cmp(&b.slug)));
     most_linked.truncate(LIST_LIMIT);
 
-    let cutoff = (ctx.clock.now() - chrono::Duration::days(STALE_AFTER_DAYS))
-        .to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    let cutoff = crate::time::stored(ctx.clock.now() - chrono::Duration::days(STALE_AFTER_DAYS));
     let mut stale: Vec<Stale> = wiki
         .pages
         .iter()

@@ -269,7 +269,7 @@ impl Writer {
         let committed_at = self.ctx.clock.now();
         // A replayed save keeps its source commit's date: the revision's time.
         let clock_now = origin.as_ref().map_or(committed_at, |o| o.time);
-        let now = clock_now.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+        let now = crate::time::stored(clock_now);
         // Parse each page once: for its tags and links in the index and in the answer.
         for c in &mut changes {
             if c.state.parsed.is_none() && c.action != Action::Purge {

@@ -15,6 +15,7 @@ use crate::core::Ctx;
 use crate::error::Result;
 use crate::markdown;
 use crate::store::Backend;
+use crate::time::stored;
 
 /// Pages taken per pass: one transaction's worth, a few seconds of model time at most.
 pub const BATCH_PAGES: i64 = 16;
@@ -38,7 +39,6 @@ const LEASE: chrono::Duration = chrono::Duration::minutes(10);
 /// batch that stopped without finishing are claimed again once their lease is over.
 async fn claim(ctx: &Ctx, limit: i64) -> Result<Vec<(i64, i64)>> {
     let now = ctx.clock.now();
-    let stamp = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
     let skip_locked = if ctx.db.backend == Backend::Postgres { " FOR UPDATE SKIP LOCKED" } else { "" };
     let sql = format!(
         "UPDATE embed_queue SET locked_until = $1 WHERE page_id IN (\
@@ -47,9 +47,9 @@ async fn claim(ctx: &Ctx, limit: i64) -> Result<Vec<(i64, i64)>> {
          RETURNING page_id, workspace_id"
     );
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(stamp(now + LEASE))
+        .bind(stored(now + LEASE))
         .bind(MAX_ATTEMPTS)
-        .bind(stamp(now))
+        .bind(stored(now))
         .bind(limit)
         .fetch_all(&ctx.db.pool)
         .await?)

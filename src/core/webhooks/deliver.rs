@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use rand::Rng;
 use reqwest::redirect::Policy;
 
@@ -20,6 +20,7 @@ use super::{message_id, sign, target};
 use crate::core::Ctx;
 use crate::error::Result;
 use crate::store::Backend;
+use crate::time::stored;
 
 /// Attempts before a delivery is `failed`.
 pub const MAX_ATTEMPTS: i64 = 8;
@@ -60,10 +61,6 @@ pub fn client(ctx: &Ctx) -> anyhow::Result<reqwest::Client> {
         .build()?)
 }
 
-fn stamp(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Micros, true)
-}
-
 /// How long a claim holds: one attempt's timeout plus room for recording it.
 fn lease(ctx: &Ctx) -> chrono::Duration {
     chrono::Duration::milliseconds(2 * ctx.config.webhook_timeout_ms as i64 + 5_000)
@@ -72,7 +69,7 @@ fn lease(ctx: &Ctx) -> chrono::Duration {
 /// Claims up to `limit` due deliveries for this worker.
 pub async fn claim(ctx: &Ctx, limit: i64) -> Result<Vec<Job>> {
     let now = ctx.clock.now();
-    let lease_until = stamp(now + lease(ctx));
+    let lease_until = stored(now + lease(ctx));
     let skip_locked = if ctx.db.backend == Backend::Postgres { " FOR UPDATE SKIP LOCKED" } else { "" };
     let sql = format!(
         "UPDATE deliveries SET locked_until = $1 WHERE id IN (\
@@ -87,7 +84,7 @@ pub async fn claim(ctx: &Ctx, limit: i64) -> Result<Vec<Job>> {
     );
     let ids: Vec<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
         .bind(&lease_until)
-        .bind(stamp(now))
+        .bind(stored(now))
         .bind(limit)
         .fetch_all(&ctx.db.pool)
         .await?;
@@ -194,13 +191,13 @@ pub async fn record(ctx: &Ctx, job: &Job, outcome: &Outcome) -> Result<()> {
         )
         .bind(attempts)
         .bind(outcome.response_status)
-        .bind(stamp(now))
+        .bind(stored(now))
     } else {
         let (status, next) = if attempts >= MAX_ATTEMPTS {
             ("failed", None)
         } else {
             let pause = backoff(attempts, ctx.config.webhook_retry_base_ms, ctx.config.webhook_retry_max_ms);
-            ("retrying", Some(stamp(now + chrono::Duration::from_std(pause).unwrap_or_default())))
+            ("retrying", Some(stored(now + chrono::Duration::from_std(pause).unwrap_or_default())))
         };
         sqlx::query(
             "UPDATE deliveries SET status = $1, attempts = $2, response_status = $3, error = $4, \
@@ -224,7 +221,7 @@ pub async fn next_due(ctx: &Ctx) -> Result<Option<DateTime<Utc>>> {
     let next: Option<String> = sqlx::query_scalar(
         "SELECT MIN(next_attempt_at) FROM deliveries WHERE status IN ('pending', 'retrying') AND next_attempt_at > $1",
     )
-    .bind(stamp(ctx.clock.now()))
+    .bind(stored(ctx.clock.now()))
     .fetch_one(&ctx.db.pool)
     .await?;
     Ok(next.and_then(|t| DateTime::parse_from_rfc3339(&t).ok()).map(|t| t.with_timezone(&Utc)))

@@ -290,8 +290,8 @@ pub async fn fan_out_in_tx(
 /// Deletes finished delivery records, and events no delivery needs, older than
 /// `WEBHOOK_RETENTION_DAYS`. Answers how many rows went.
 pub async fn prune(ctx: &Ctx) -> Result<u64> {
-    let cutoff = (ctx.clock.now() - chrono::Duration::days(ctx.config.webhook_retention_days as i64))
-        .to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    let cutoff =
+        crate::time::stored(ctx.clock.now() - chrono::Duration::days(ctx.config.webhook_retention_days as i64));
     let deliveries = sqlx::query("DELETE FROM deliveries WHERE status IN ('delivered', 'failed') AND created_at < $1")
         .bind(&cutoff)
         .execute(&ctx.db.pool)
