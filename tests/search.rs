@@ -67,6 +67,66 @@ async fn keyword_search_ranks_stems_prefixes_and_highlights() {
     srv.stop().await;
 }
 
+/// Keyword ranking is BM25 with a title match weighing most. A query of single words is
+/// ranked in the process over the database's matches once the workspace's term
+/// statistics are built (in the background, from the first query after a start); the
+/// first query ranks in the database — on SQLite with the same formula, so the same order.
+#[tokio::test]
+async fn keyword_ranking_in_the_process_is_bm25_over_the_databases_matches() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("rank@x.io").await;
+    api.page("guide", "# Deploy guide\n\nSteps to deploy the service safely.\n").await;
+    api.page("often", "# Release train\n\nDeploy daily, deploy nightly, deploy weekly, deploy on demand. #ops\n").await;
+    api.page("short", "# Notes\n\nDeploy rarely.\n").await;
+    api.page(
+        "long",
+        "# Handbook\n\nOur handbook covers onboarding, payroll, holidays, laptops, badges, parking, lunches, \
+         travel, expenses, training, security, and one deploy.\n",
+    )
+    .await;
+    for (slug, text) in [
+        ("garden", "Tomatoes need sun."),
+        ("kitchen", "Soup needs salt."),
+        ("museum", "Paintings need light."),
+        ("river", "Boats need water."),
+        ("forest", "Trees need rain."),
+        ("harbor", "Ships need tides."),
+    ] {
+        api.page(slug, &format!("# {slug}\n\n{text}\n")).await;
+    }
+    // Title first, then by how often and how densely the word occurs.
+    let expected = ["guide", "often", "short", "long"];
+    let first = search(&api, "q=deploy").await;
+    if backend() == "sqlite" {
+        assert_eq!(slugs(&first), expected, "ranked by FTS5: {first}");
+    }
+    assert_eq!(first["total"], 4);
+    // A semantic query builds the statistics (and waits for them): from here on the
+    // process ranks.
+    found(&api, "semantic", "deploy").await;
+    let r = search(&api, "q=deploy").await;
+    assert_eq!(slugs(&r), expected, "{r}");
+    assert_eq!(r["total"], 4);
+    let scores: Vec<f64> = r["items"].as_array().unwrap().iter().map(|i| i["score"].as_f64().unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] > w[1]) && scores[3] > 0.0, "{scores:?}");
+    assert!(r["items"][1]["snippet"].as_str().unwrap().contains("<mark>Deploy</mark>"), "{r}");
+    // A typed prefix, exclusions, several words, a tag, paging.
+    assert_eq!(slugs(&search(&api, "q=depl").await), expected);
+    assert_eq!(slugs(&search(&api, &format!("q={}", enc("deploy -guide"))).await), ["often", "short", "long"]);
+    assert_eq!(slugs(&search(&api, &format!("q={}", enc("rarely deploy "))).await), ["short"]);
+    assert_eq!(slugs(&search(&api, "q=deploy&tag=ops").await), ["often"]);
+    let r = search(&api, "q=deploy&limit=2&offset=1").await;
+    assert_eq!((slugs(&r), r["total"].as_i64()), (vec!["often".to_owned(), "short".to_owned()], Some(4)));
+    // Saves are seen at once: the handbook now leads with the word in its title.
+    api.put("/api/pages/long", json!({"content": "# Deploy handbook\n\nDeploy, deploy, deploy: every deploy.\n"}))
+        .await;
+    assert_eq!(slugs(&search(&api, "q=deploy").await)[0], "long");
+    api.delete("/api/pages/long").await;
+    assert_eq!(slugs(&search(&api, "q=deploy").await), ["guide", "often", "short"]);
+    srv.stop().await;
+}
+
 #[tokio::test]
 async fn words_of_every_script_are_found() {
     let env = Env::new().await;

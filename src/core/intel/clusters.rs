@@ -119,7 +119,7 @@ mod tests {
             "onion recipe garlic pepper",
         ];
         for (i, t) in topics.iter().enumerate() {
-            ix.upsert(i as i64, &pairs(t));
+            ix.upsert(i as i64, &[], &pairs(t));
         }
         let found = clusters(&ix, |id| Some(format!("p{id}")));
         assert_eq!(found.len(), 2, "{found:?}");

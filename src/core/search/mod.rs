@@ -121,8 +121,9 @@ pub async fn search(ctx: &Ctx, access: &Access, req: SearchRequest<'_>) -> Resul
     }
     let (engine, items, total) = match mode {
         Mode::Keyword => {
-            let found = keyword::search(ctx, ws_id, &parsed, tag.as_deref(), req.paging, true).await?;
-            ("fulltext".to_owned(), found.hits.into_iter().map(|(_, h)| h).collect(), found.total)
+            let found = keyword::search(ctx, ws_id, &parsed, tag.as_deref(), req.paging).await?;
+            let all = Paging { limit: found.ranked.len() as i64, offset: 0 };
+            ("fulltext".to_owned(), hits_of(ctx, ws_id, &found.ranked, all, &parsed).await?, found.total)
         }
         Mode::Semantic => {
             let sem = meaning::rank(ctx, ws_id, &parsed, tag.as_deref()).await?;
@@ -132,10 +133,10 @@ pub async fn search(ctx: &Ctx, access: &Access, req: SearchRequest<'_>) -> Resul
         Mode::Hybrid => {
             let want = FUSION_CANDIDATES.max(req.paging.offset + req.paging.limit);
             let window = Paging { limit: want.min(super::paging::MAX_LIMIT * 2), offset: 0 };
-            let keyword = keyword::search(ctx, ws_id, &parsed, tag.as_deref(), window, false).await?;
+            let keyword = keyword::search(ctx, ws_id, &parsed, tag.as_deref(), window).await?;
             let sem = meaning::rank(ctx, ws_id, &parsed, tag.as_deref()).await?;
             let mut fused = fuse(&[
-                keyword.hits.iter().map(|(id, _)| *id).collect(),
+                keyword.ranked.iter().map(|(id, _)| *id).collect(),
                 sem.ranked.iter().take(window.limit as usize).map(|h| h.0).collect(),
             ]);
             let mut engine = format!("fulltext+{}", sem.engine);

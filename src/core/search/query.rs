@@ -100,6 +100,21 @@ impl Query {
         self.terms.iter().filter(|t| !t.negated).count()
     }
 
+    /// The positive terms as single words (with whether each is a typed prefix), when
+    /// every one is a single word of a script written with spaces: what term statistics
+    /// can score. None when a phrase (quoted words, or a CJK word, the phrase of its
+    /// characters) must match, since scoring a phrase needs the positions of its words.
+    pub fn single_words(&self) -> Option<Vec<(&str, bool)>> {
+        self.terms
+            .iter()
+            .filter(|t| !t.negated)
+            .map(|t| match t.words.as_slice() {
+                [w] if !w.chars().any(is_cjk) => Some((w.as_str(), t.prefix)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The words of the terms that must match, in order (what meaning-level search reads).
     pub fn positive_text(&self) -> String {
         self.terms
@@ -191,6 +206,16 @@ mod tests {
         assert_eq!(Query::parse("天気 ").terms, vec![t(&["天", "気"], false, false)]);
         assert_eq!(Query::parse("straße ").terms, vec![t(&["straße"], false, false)]);
         assert_eq!(Query::parse("Häuser").terms, vec![t(&["häuser"], false, true)]);
+    }
+
+    #[test]
+    fn single_words_are_what_term_statistics_can_score() {
+        assert_eq!(Query::parse("deploy -legacy \"old way\" serv").single_words(), None);
+        assert_eq!(
+            Query::parse("deploy -\"old way\" serv").single_words(),
+            Some(vec![("deploy", false), ("serv", true)])
+        );
+        assert_eq!(Query::parse("東京 tower").single_words(), None);
     }
 
     #[test]

@@ -45,15 +45,9 @@ pub struct WorkspaceIndex {
 #[derive(Default)]
 pub struct Indexes {
     by_workspace: Mutex<HashMap<i64, Arc<RwLock<WorkspaceIndex>>>>,
-}
-
-/// What a page contributes to term statistics, as (term, word) pairs: its title counts
-/// twice, as the title says most about what the page is.
-pub fn page_terms(title: &str, body: &str) -> Vec<(String, String)> {
-    let mut terms = crate::text::term_pairs(title);
-    terms.extend(terms.clone());
-    terms.extend(crate::text::term_pairs(body));
-    terms
+    /// Workspaces whose index is built (true) or being built in the background (false),
+    /// readable without waiting for a build that holds the index.
+    built: Mutex<HashMap<i64, bool>>,
 }
 
 impl Indexes {
@@ -64,7 +58,30 @@ impl Indexes {
     /// Forgets a workspace's index (the workspace was deleted).
     pub fn forget(&self, ws_id: i64) {
         self.by_workspace.lock().expect("index map").remove(&ws_id);
+        self.built.lock().expect("built map").remove(&ws_id);
     }
+}
+
+/// Whether the workspace's index is built in this process. When it is not, a build
+/// starts in the background and this answers false at once: keyword search ranks in the
+/// database meanwhile rather than make the first query after a start wait seconds for
+/// a large wiki's index.
+pub fn built_or_start(ctx: &Ctx, ws_id: i64) -> bool {
+    {
+        let mut built = ctx.semantic.built.lock().expect("built map");
+        match built.get(&ws_id) {
+            Some(&done) => return done,
+            None => built.insert(ws_id, false),
+        };
+    }
+    let ctx = ctx.clone();
+    tokio::spawn(async move {
+        if let Err(e) = fresh(&ctx, ws_id).await {
+            tracing::warn!(error = %e, workspace = ws_id, "building the search index failed; retried on the next query");
+            ctx.semantic.built.lock().expect("built map").remove(&ws_id);
+        }
+    });
+    false
 }
 
 /// The workspace's index, caught up with every committed page write (and, when the
@@ -116,11 +133,12 @@ pub async fn fresh(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>>
         } else {
             let body = crate::core::pages::rows::search_body(&content, &image_text);
             ix.words.insert(id, crate::text::words(&body).len());
-            ix.tfidf.upsert(id, &page_terms(&title, &body));
+            ix.tfidf.upsert(id, &crate::text::term_pairs(&title), &crate::text::term_pairs(&body));
         }
     }
     ix.seen = seen;
     ix.built = true;
+    ctx.semantic.built.lock().expect("built map").insert(ws_id, true);
     if with_vectors && ix.vectors_seen < vseq {
         catch_up_vectors(ctx, ws_id, &mut ix).await?;
     }

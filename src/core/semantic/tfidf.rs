@@ -1,24 +1,55 @@
-//! Term statistics of one workspace: TF-IDF vectors compared by cosine similarity.
+//! Term statistics of one workspace: TF-IDF vectors compared by cosine similarity, and
+//! BM25 scores for keyword search.
 //!
-//! A document's weight for a term is `(1 + ln tf) · idf`, `idf = ln((1 + N) / (1 + df)) + 1`.
-//! Documents keep their term frequencies; weights are computed with the current idf at
-//! query time, so a change of the collection never leaves stale weights behind. Only a
-//! document's norm is cached: it is recomputed for every document when the collection
-//! has grown or shrunk by a tenth since the last time, and for a changed document at
-//! once — between those, norms drift by less than the change of N allows.
+//! A document's weight for a term is `(1 + ln tf) · idf`, `idf = ln((1 + N) / (1 + df)) + 1`,
+//! where the title's words count twice. Documents keep their term counts (title and body
+//! apart); weights are computed with the current idf at query time, so a change of the
+//! collection never leaves stale weights behind. Only a document's norm is cached: it is
+//! recomputed for every document when the collection has grown or shrunk by a tenth
+//! since the last time, and for a changed document at once — between those, norms drift
+//! by less than the change of N allows.
 //!
 //! Slots are never reused: a removed or replaced document leaves a dead slot whose
 //! postings are skipped, and the postings are compacted when dead slots pile up.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 /// Terms of a document used as a query for "pages like this one".
 const SIMILAR_QUERY_TERMS: usize = 64;
 
+/// BM25's parameters, as FTS5's `bm25()` has them.
+const BM25_K1: f64 = 1.2;
+const BM25_B: f64 = 0.75;
+/// A title match weighs as much as this many body matches (the weight keyword search
+/// gives the title column on both engines).
+const TITLE_WEIGHT: f64 = 10.0;
+
+/// One term's counts in one document: the term (in a document's list) or the document's
+/// slot (in a term's postings), then the counts in the title and in the body.
+#[derive(Clone, Copy)]
+struct Counts {
+    id: u32,
+    title: u16,
+    body: u16,
+}
+
+impl Counts {
+    /// `1 + ln tf`, the title's words counted twice.
+    fn weight(self) -> f32 {
+        static LN: LazyLock<Vec<f32>> =
+            LazyLock::new(|| (0..1024).map(|n: u32| if n == 0 { 0.0 } else { 1.0 + (n as f32).ln() }).collect());
+        let tf = 2 * u32::from(self.title) + u32::from(self.body);
+        LN.get(tf as usize).copied().unwrap_or_else(|| 1.0 + (tf as f32).ln())
+    }
+}
+
 struct Doc {
     page_id: i64,
-    /// (term id, 1 + ln tf)
-    terms: Vec<(u32, f32)>,
+    /// Sorted by term id.
+    terms: Vec<Counts>,
+    /// Terms in the title and body together (BM25's document length).
+    len: u32,
     norm: f32,
 }
 
@@ -29,12 +60,14 @@ pub struct TfIdf {
     /// A word each term was read from (the first seen), to show it.
     surfaces: Vec<String>,
     df: Vec<u32>,
-    postings: Vec<Vec<(u32, f32)>>,
+    postings: Vec<Vec<Counts>>,
     docs: Vec<Option<Doc>>,
     slot_of: HashMap<i64, u32>,
     dead: usize,
     /// Live documents when the norms were last all computed.
     norms_at: usize,
+    /// Sum of the live documents' lengths.
+    total_len: u64,
 }
 
 impl TfIdf {
@@ -61,54 +94,69 @@ impl TfIdf {
         (self.df[id as usize] > 0).then(|| self.idf_of(id))
     }
 
-    fn norm_of(&self, terms: &[(u32, f32)]) -> f32 {
-        terms.iter().map(|&(t, w)| (w * self.idf_of(t)).powi(2)).sum::<f32>().sqrt()
+    fn norm_of(&self, terms: impl IntoIterator<Item = (u32, f32)>) -> f32 {
+        terms.into_iter().map(|(t, w)| (w * self.idf_of(t)).powi(2)).sum::<f32>().sqrt()
     }
 
-    /// Counts terms into (term id, 1 + ln tf), creating ids for new terms.
-    fn weigh(&mut self, terms: &[(String, String)]) -> Vec<(u32, f32)> {
-        let mut counts: HashMap<u32, u32> = HashMap::new();
-        for (t, word) in terms {
-            let id = match self.vocab.get(t) {
-                Some(&id) => id,
-                None => {
-                    let id = self.words.len() as u32;
-                    self.vocab.insert(t.clone(), id);
-                    self.words.push(t.clone());
-                    self.surfaces.push(word.clone());
-                    self.df.push(0);
-                    self.postings.push(Vec::new());
-                    id
-                }
-            };
-            *counts.entry(id).or_default() += 1;
+    /// (term id, weight) of a document's terms.
+    fn weights(terms: &[Counts]) -> impl Iterator<Item = (u32, f32)> + '_ {
+        terms.iter().map(|c| (c.id, c.weight()))
+    }
+
+    /// The id of a term, created when new.
+    fn intern(&mut self, term: &str, word: &str) -> u32 {
+        if let Some(&id) = self.vocab.get(term) {
+            return id;
         }
-        let mut out: Vec<(u32, f32)> = counts.into_iter().map(|(t, c)| (t, 1.0 + (c as f32).ln())).collect();
-        out.sort_unstable_by_key(|&(t, _)| t);
+        let id = self.words.len() as u32;
+        self.vocab.insert(term.to_owned(), id);
+        self.words.push(term.to_owned());
+        self.surfaces.push(word.to_owned());
+        self.df.push(0);
+        self.postings.push(Vec::new());
+        id
+    }
+
+    /// Counts the title's and the body's terms, creating ids for new terms.
+    fn count(&mut self, title: &[(String, String)], body: &[(String, String)]) -> Vec<Counts> {
+        let mut counts: HashMap<u32, (u16, u16)> = HashMap::new();
+        for (t, word) in title {
+            let c = counts.entry(self.intern(t, word)).or_default();
+            c.0 = c.0.saturating_add(1);
+        }
+        for (t, word) in body {
+            let c = counts.entry(self.intern(t, word)).or_default();
+            c.1 = c.1.saturating_add(1);
+        }
+        let mut out: Vec<Counts> = counts.into_iter().map(|(id, (title, body))| Counts { id, title, body }).collect();
+        out.sort_unstable_by_key(|c| c.id);
         out
     }
 
-    /// Adds or replaces a document: its (term, word) pairs.
-    pub fn upsert(&mut self, page_id: i64, terms: &[(String, String)]) {
+    /// Adds or replaces a document: the (term, word) pairs of its title and of its body.
+    pub fn upsert(&mut self, page_id: i64, title: &[(String, String)], body: &[(String, String)]) {
         self.remove(page_id);
-        let weighted = self.weigh(terms);
+        let terms = self.count(title, body);
         let slot = self.docs.len() as u32;
-        for &(t, w) in &weighted {
-            self.df[t as usize] += 1;
-            self.postings[t as usize].push((slot, w));
+        for c in &terms {
+            self.df[c.id as usize] += 1;
+            self.postings[c.id as usize].push(Counts { id: slot, ..*c });
         }
         self.slot_of.insert(page_id, slot);
-        let norm = self.norm_of(&weighted);
-        self.docs.push(Some(Doc { page_id, terms: weighted, norm }));
+        let norm = self.norm_of(Self::weights(&terms));
+        let len = (title.len() + body.len()).min(u32::MAX as usize) as u32;
+        self.total_len += u64::from(len);
+        self.docs.push(Some(Doc { page_id, terms, len, norm }));
         self.maintain();
     }
 
     pub fn remove(&mut self, page_id: i64) {
         let Some(slot) = self.slot_of.remove(&page_id) else { return };
         if let Some(doc) = self.docs[slot as usize].take() {
-            for (t, _) in doc.terms {
-                self.df[t as usize] -= 1;
+            for c in doc.terms {
+                self.df[c.id as usize] -= 1;
             }
+            self.total_len -= u64::from(doc.len);
         }
         self.dead += 1;
         self.maintain();
@@ -122,8 +170,8 @@ impl TfIdf {
             self.postings.iter_mut().for_each(Vec::clear);
             self.slot_of.clear();
             for (slot, doc) in docs.into_iter().enumerate() {
-                for &(t, w) in &doc.terms {
-                    self.postings[t as usize].push((slot as u32, w));
+                for c in &doc.terms {
+                    self.postings[c.id as usize].push(Counts { id: slot as u32, ..*c });
                 }
                 self.slot_of.insert(doc.page_id, slot as u32);
                 self.docs.push(Some(doc));
@@ -136,7 +184,8 @@ impl TfIdf {
     }
 
     fn renormalise(&mut self) {
-        let norms: Vec<Option<f32>> = self.docs.iter().map(|d| d.as_ref().map(|d| self.norm_of(&d.terms))).collect();
+        let norms: Vec<Option<f32>> =
+            self.docs.iter().map(|d| d.as_ref().map(|d| self.norm_of(Self::weights(&d.terms)))).collect();
         for (doc, norm) in self.docs.iter_mut().zip(norms) {
             if let (Some(doc), Some(norm)) = (doc.as_mut(), norm) {
                 doc.norm = norm;
@@ -164,7 +213,7 @@ impl TfIdf {
     pub fn similar(&self, page_id: i64) -> Vec<(i64, f32)> {
         let Some(&slot) = self.slot_of.get(&page_id) else { return vec![] };
         let Some(doc) = &self.docs[slot as usize] else { return vec![] };
-        let mut terms = doc.terms.clone();
+        let mut terms: Vec<(u32, f32)> = Self::weights(&doc.terms).collect();
         // Its most telling terms stand for it: enough for the ranking, bounded in cost.
         terms.sort_by(|a, b| (b.1 * self.idf_of(b.0)).total_cmp(&(a.1 * self.idf_of(a.0))));
         terms.truncate(SIMILAR_QUERY_TERMS);
@@ -172,7 +221,7 @@ impl TfIdf {
     }
 
     fn score(&self, query: &[(u32, f32)], skip: Option<u32>) -> Vec<(i64, f32)> {
-        let qnorm = self.norm_of(query);
+        let qnorm = self.norm_of(query.iter().copied());
         if qnorm == 0.0 {
             return vec![];
         }
@@ -180,8 +229,8 @@ impl TfIdf {
         for &(t, qw) in query {
             let idf = self.idf_of(t);
             let q = qw * idf * idf;
-            for &(slot, dw) in &self.postings[t as usize] {
-                acc[slot as usize] += q * dw;
+            for p in &self.postings[t as usize] {
+                acc[p.id as usize] += q * p.weight();
             }
         }
         let mut out: Vec<(i64, f32)> = acc
@@ -197,6 +246,72 @@ impl TfIdf {
         out
     }
 
+    /// The terms a keyword query word covers here: its own, or — for a word being typed —
+    /// every term that begins with it or with its stem. None for a word no document holds
+    /// (nor a stop word, which the index leaves out).
+    pub fn keyword_terms(&self, word: &str, prefix: bool) -> Vec<u32> {
+        if !prefix {
+            return crate::text::term_of(word).and_then(|t| self.vocab.get(&t).copied()).into_iter().collect();
+        }
+        let stem = crate::text::stem(word);
+        // A scan of the vocabulary: a few thousand terms in most wikis, well under a
+        // millisecond; the order of ids does not matter.
+        self.vocab.iter().filter(|(t, _)| t.starts_with(word) || t.starts_with(&stem)).map(|(_, &id)| id).collect()
+    }
+
+    /// BM25 scores of the documents `matched` (page ids the database's full-text index
+    /// found) for a query of words, each given as the terms it covers
+    /// ([`TfIdf::keyword_terms`]). Computed as FTS5's `bm25()` computes them: per query
+    /// word, tf is the count of its terms with a title match weighing [`TITLE_WEIGHT`],
+    /// `idf = ln((N − n + 0.5) / (n + 0.5))` (at least 1e-6), and the length
+    /// normalisation uses the document's terms against the average — over this
+    /// workspace's live documents. Best first, ties by page id; a matched page this index
+    /// does not hold yet scores 0.
+    pub fn bm25(&self, words: &[Vec<u32>], matched: &[i64]) -> Vec<(i64, f64)> {
+        // NaN: not matched, so not scored.
+        let mut score = vec![f64::NAN; self.docs.len()];
+        for id in matched {
+            if let Some(&slot) = self.slot_of.get(id) {
+                score[slot as usize] = 0.0;
+            }
+        }
+        let n = self.slot_of.len() as f64;
+        let avgdl = (self.total_len as f64 / n.max(1.0)).max(1.0);
+        let mut tf = vec![0f64; self.docs.len()];
+        let mut holding: Vec<usize> = Vec::new();
+        for terms in words {
+            for &t in terms {
+                for p in &self.postings[t as usize] {
+                    let slot = p.id as usize;
+                    if self.docs[slot].is_none() {
+                        continue;
+                    }
+                    if tf[slot] == 0.0 {
+                        holding.push(slot);
+                    }
+                    tf[slot] += TITLE_WEIGHT * f64::from(p.title) + f64::from(p.body);
+                }
+            }
+            let hits = holding.len() as f64;
+            let idf = ((n - hits + 0.5) / (hits + 0.5)).ln().max(1e-6);
+            for &slot in &holding {
+                if !score[slot].is_nan()
+                    && let Some(doc) = &self.docs[slot]
+                {
+                    let f = tf[slot];
+                    let norm = 1.0 - BM25_B + BM25_B * f64::from(doc.len) / avgdl;
+                    score[slot] += idf * f * (BM25_K1 + 1.0) / (f + BM25_K1 * norm);
+                }
+                tf[slot] = 0.0;
+            }
+            holding.clear();
+        }
+        let mut out: Vec<(i64, f64)> =
+            matched.iter().map(|&id| (id, self.slot_of.get(&id).map_or(0.0, |&slot| score[slot as usize]))).collect();
+        out.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out
+    }
+
     /// A document's terms by weight, heaviest first, each shown by a word it was read from.
     pub fn top_terms(&self, page_id: i64, n: usize) -> Vec<(String, f32)> {
         let Some(doc) = self.slot_of.get(&page_id).and_then(|&s| self.docs[s as usize].as_ref()) else {
@@ -205,7 +320,7 @@ impl TfIdf {
         let mut terms: Vec<(String, f32)> = doc
             .terms
             .iter()
-            .map(|&(t, w)| (self.surfaces[t as usize].clone(), w * self.idf_of(t) / doc.norm))
+            .map(|c| (self.surfaces[c.id as usize].clone(), c.weight() * self.idf_of(c.id) / doc.norm))
             .collect();
         terms.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         terms.truncate(n);
@@ -219,7 +334,8 @@ impl TfIdf {
             .iter()
             .flatten()
             .map(|d| {
-                let v = d.terms.iter().map(|&(t, w)| (t, w * self.idf_of(t) / d.norm.max(f32::EPSILON))).collect();
+                let v =
+                    d.terms.iter().map(|c| (c.id, c.weight() * self.idf_of(c.id) / d.norm.max(f32::EPSILON))).collect();
                 (d.page_id, v)
             })
             .collect()
@@ -251,15 +367,15 @@ mod tests {
     #[test]
     fn ranks_by_cosine_and_forgets_removed_documents() {
         let mut ix = TfIdf::default();
-        ix.upsert(1, &pairs("rust borrow checker lifetimes"));
-        ix.upsert(2, &pairs("rust cargo build"));
-        ix.upsert(3, &pairs("lunch canteen menu"));
+        ix.upsert(1, &[], &pairs("rust borrow checker lifetimes"));
+        ix.upsert(2, &[], &pairs("rust cargo build"));
+        ix.upsert(3, &[], &pairs("lunch canteen menu"));
         let hits = ix.query(&terms("borrow rust"));
         assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [1, 2]);
         assert!(hits[0].1 > hits[1].1 && hits[0].1 <= 1.0 + 1e-6);
         ix.remove(1);
         assert_eq!(ix.query(&terms("borrow")), []);
-        ix.upsert(2, &pairs("lunch menu"));
+        ix.upsert(2, &[], &pairs("lunch menu"));
         assert_eq!(ix.query(&terms("cargo")), []);
         assert_eq!(ix.query(&terms("menu")).iter().map(|h| h.0).collect::<Vec<_>>(), [2, 3]);
         assert_eq!(ix.len(), 2);
@@ -269,9 +385,9 @@ mod tests {
     fn identical_documents_are_most_similar_and_compaction_keeps_answers() {
         let mut ix = TfIdf::default();
         for i in 0..600 {
-            ix.upsert(i, &pairs(&format!("common word{} topic{}", i, i % 7)));
+            ix.upsert(i, &[], &pairs(&format!("common word{} topic{}", i, i % 7)));
         }
-        ix.upsert(10_000, &pairs("common word5 topic5"));
+        ix.upsert(10_000, &[], &pairs("common word5 topic5"));
         let similar = ix.similar(10_000);
         assert_eq!(similar[0].0, 5);
         // Norms of older documents drift with N until the next renormalisation.
@@ -282,5 +398,32 @@ mod tests {
         assert!(ix.dead < 300, "compacted");
         assert_eq!(ix.query(&terms("word550"))[0].0, 550);
         assert_eq!(ix.top_terms(550, 1)[0].0, "word550");
+    }
+
+    #[test]
+    fn bm25_scores_only_the_matched_weighs_the_title_and_reads_prefixes() {
+        let mut ix = TfIdf::default();
+        let t = |s: &str| crate::text::term_pairs(s);
+        ix.upsert(1, &t("Deployment notes"), &t("how we ship the server"));
+        ix.upsert(2, &t("Kitchen"), &t("the deployment of the new oven, a deployment at last"));
+        ix.upsert(3, &t("Garden"), &t("nothing about shipping here"));
+        ix.upsert(4, &t("Server room"), &t("deploying the rack"));
+        let deploy = ix.keyword_terms("deployment", false);
+        assert_eq!(deploy.len(), 1);
+        // A title match outweighs two body matches; pages not matched stay out, and a
+        // matched page the index does not know yet comes last.
+        let hits = ix.bm25(std::slice::from_ref(&deploy), &[2, 1, 99]);
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [1, 2, 99]);
+        assert!(hits[0].1 > hits[1].1 && hits[1].1 > 0.0 && hits[2].1 == 0.0, "{hits:?}");
+        // A word being typed covers every term it begins: "deplo" is "deploy" here.
+        let typed = ix.keyword_terms("deplo", true);
+        assert_eq!(typed, deploy);
+        assert_eq!(ix.bm25(&[typed], &[4, 2])[0].0, 2);
+        // Stop words and unknown words cover nothing, and score nothing.
+        assert!(ix.keyword_terms("the", false).is_empty() && ix.keyword_terms("zebra", false).is_empty());
+        assert_eq!(ix.bm25(&[vec![]], &[3]), [(3, 0.0)]);
+        // A removed page no longer counts.
+        ix.remove(1);
+        assert_eq!(ix.bm25(&[deploy], &[1, 2])[0].0, 2);
     }
 }
