@@ -395,6 +395,8 @@ async fn the_cairn_binary_imports_a_zipped_vault_and_writes_a_json_report() {
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     // `Folder/` has no note: its page is made for it, beside the two notes.
     assert!(stdout.contains("3 pages created, 0 updated"), "{stdout}");
+    // Counts agree with their nouns: the one image is "1 upload".
+    assert!(stdout.contains("; 1 upload; "), "{stdout}");
     assert!(stdout.contains("created: Index.md → index"), "{stdout}");
     // Not on a terminal: plain progress lines, each phase ending at 100 %.
     for phase in ["reading: 1/1 (100%)", "uploads: 1/1 (100%)", "pages: 3/3 (100%)"] {

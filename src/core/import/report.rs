@@ -109,27 +109,27 @@ impl Report {
         let verb = if self.dry_run { "would import" } else { "imported" };
         let _ = writeln!(
             s,
-            "{verb} {} into workspace {} as {}: {} pages created, {} updated, {} unchanged, {} failed; {} uploads; {} skipped; {} renamed; {} broken links ({:.1} s)",
+            "{verb} {} into workspace {} as {}: {} created, {} updated, {} unchanged, {} failed; {}; {} skipped; {} renamed; {} ({:.1} s)",
             self.source,
             self.workspace,
             self.imported_as,
-            self.count(PageAction::Created),
+            counted(self.count(PageAction::Created), "page", "pages"),
             self.count(PageAction::Updated),
             self.count(PageAction::Unchanged),
             self.count(PageAction::Failed),
-            self.uploads.len(),
+            counted(self.uploads.len(), "upload", "uploads"),
             self.skipped.len(),
             self.renamed.len(),
-            self.broken_links.len(),
+            counted(self.broken_links.len(), "broken link", "broken links"),
             self.seconds,
         );
         if self.kind == "git" {
             let _ = writeln!(
                 s,
-                "history: {} commits replayed, {} renames followed, {} pages trashed",
-                self.commits,
-                self.followed_renames.len(),
-                self.trashed.len()
+                "history: {} replayed, {} followed, {} trashed",
+                counted(self.commits, "commit", "commits"),
+                counted(self.followed_renames.len(), "rename", "renames"),
+                counted(self.trashed.len(), "page", "pages")
             );
         }
         let more = |s: &mut String, n: usize| {
@@ -163,4 +163,9 @@ impl Report {
         more(&mut s, self.broken_links.len());
         s
     }
+}
+
+/// "1 page", "2 pages", "0 pages": a count with its noun in the right number.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
