@@ -95,6 +95,11 @@ async fn keyword_ranking_in_the_process_is_bm25_over_the_databases_matches() {
     ] {
         api.page(slug, &format!("# {slug}\n\n{text}\n")).await;
     }
+    // Another workspace's page with the word everywhere: never found here, whichever
+    // way the ranking runs (on SQLite the full-text index is asked for every
+    // workspace's matches, and the workspace's statistics keep its own).
+    let other = srv.user("other@x.io").await;
+    other.page("theirs", "# Deploy deploy\n\nDeploy, deploy, deploy.\n").await;
     // Title first, then by how often and how densely the word occurs.
     let expected = ["guide", "often", "short", "long"];
     let first = search(&api, "q=deploy").await;

@@ -3,6 +3,7 @@
 //! HTML-escaped, with the words of those terms marked — the same form as keyword
 //! snippets.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 use super::query::Query;
@@ -18,6 +19,9 @@ const WINDOW: usize = 30;
 pub struct Marks {
     terms: HashSet<String>,
     prefixes: Vec<String>,
+    /// What each word looked up so far counts as: stemming is the costly part of a
+    /// snippet, and the pages of one answer share most of their words.
+    seen: RefCell<HashMap<String, Option<String>>>,
 }
 
 impl Marks {
@@ -28,21 +32,28 @@ impl Marks {
         // text is read character by character.
         let mut terms: HashSet<String> = text::terms(&q.positive_text()).into_iter().collect();
         terms.extend(positive().flat_map(|t| t.words.iter().filter_map(|w| text::term_of(w))));
-        Marks { terms, prefixes }
+        Marks { terms, prefixes, seen: RefCell::default() }
     }
 
     /// What a (lower-cased) word counts as, when it is marked: its term, or the prefix.
     fn of_word(&self, lower: &str) -> Option<String> {
-        text::term_of(lower)
+        if let Some(known) = self.seen.borrow().get(lower) {
+            return known.clone();
+        }
+        let found = text::term_of(lower)
             .filter(|t| self.terms.contains(t))
-            .or_else(|| self.prefixes.iter().find(|p| lower.starts_with(p.as_str())).cloned())
+            .or_else(|| self.prefixes.iter().find(|p| lower.starts_with(p.as_str())).cloned());
+        self.seen.borrow_mut().insert(lower.to_owned(), found.clone());
+        found
     }
 }
 
 /// The best window of `body` (a page's search text: `rows::search_body`) for `marks`.
 pub fn best(body: &str, marks: &Marks) -> String {
-    let body = text::display_form(body, &[]);
-    let words = text::words(&body);
+    // Words are read from the text as indexed (CJK characters spaced apart: they are
+    // words of their own either way); only the snippet is put back together, by
+    // `snippet_html`.
+    let words = text::words(body);
     if words.is_empty() {
         return String::new();
     }

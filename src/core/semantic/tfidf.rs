@@ -261,18 +261,21 @@ impl TfIdf {
 
     /// BM25 scores of the documents `matched` (page ids the database's full-text index
     /// found) for a query of words, each given as the terms it covers
-    /// ([`TfIdf::keyword_terms`]). Computed as FTS5's `bm25()` computes them: per query
+    /// ([`TfIdf::keyword_terms`]): the best `keep`, best first (ties by page id), and how
+    /// many were scored. Matches this index does not hold (pages of another workspace,
+    /// or trashed) are left out. Computed as FTS5's `bm25()` computes them: per query
     /// word, tf is the count of its terms with a title match weighing [`TITLE_WEIGHT`],
     /// `idf = ln((N − n + 0.5) / (n + 0.5))` (at least 1e-6), and the length
     /// normalisation uses the document's terms against the average — over this
-    /// workspace's live documents. Best first, ties by page id; a matched page this index
-    /// does not hold yet scores 0.
-    pub fn bm25(&self, words: &[Vec<u32>], matched: &[i64]) -> Vec<(i64, f64)> {
+    /// workspace's live documents.
+    pub fn bm25(&self, words: &[Vec<u32>], matched: &[i64], keep: usize) -> (Vec<(i64, f64)>, usize) {
         // NaN: not matched, so not scored.
         let mut score = vec![f64::NAN; self.docs.len()];
+        let mut slots = Vec::with_capacity(matched.len());
         for id in matched {
             if let Some(&slot) = self.slot_of.get(id) {
                 score[slot as usize] = 0.0;
+                slots.push((*id, slot));
             }
         }
         let n = self.slot_of.len() as f64;
@@ -306,10 +309,16 @@ impl TfIdf {
             }
             holding.clear();
         }
-        let mut out: Vec<(i64, f64)> =
-            matched.iter().map(|&id| (id, self.slot_of.get(&id).map_or(0.0, |&slot| score[slot as usize]))).collect();
-        out.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        out
+        let total = slots.len();
+        let mut out: Vec<(i64, f64)> = slots.into_iter().map(|(id, slot)| (id, score[slot as usize])).collect();
+        let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        // Only the best `keep` are ordered: a query matching most of a large wiki shows ten.
+        if keep < out.len() {
+            out.select_nth_unstable_by(keep, order);
+            out.truncate(keep);
+        }
+        out.sort_unstable_by(order);
+        (out, total)
     }
 
     /// A document's terms by weight, heaviest first, each shown by a word it was read from.
@@ -410,20 +419,23 @@ mod tests {
         ix.upsert(4, &t("Server room"), &t("deploying the rack"));
         let deploy = ix.keyword_terms("deployment", false);
         assert_eq!(deploy.len(), 1);
-        // A title match outweighs two body matches; pages not matched stay out, and a
-        // matched page the index does not know yet comes last.
-        let hits = ix.bm25(std::slice::from_ref(&deploy), &[2, 1, 99]);
-        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [1, 2, 99]);
-        assert!(hits[0].1 > hits[1].1 && hits[1].1 > 0.0 && hits[2].1 == 0.0, "{hits:?}");
+        // A title match outweighs two body matches; pages not matched, and matches the
+        // index does not hold (another workspace's), stay out.
+        let (hits, total) = ix.bm25(std::slice::from_ref(&deploy), &[2, 1, 99], 10);
+        assert_eq!((hits.iter().map(|h| h.0).collect::<Vec<_>>(), total), (vec![1, 2], 2));
+        assert!(hits[0].1 > hits[1].1 && hits[1].1 > 0.0, "{hits:?}");
+        // Only the best `keep` come back, in order; the total counts them all.
+        assert_eq!(ix.bm25(std::slice::from_ref(&deploy), &[2, 1, 3, 4], 1), (vec![hits[0]], 4));
         // A word being typed covers every term it begins: "deplo" is "deploy" here.
         let typed = ix.keyword_terms("deplo", true);
         assert_eq!(typed, deploy);
-        assert_eq!(ix.bm25(&[typed], &[4, 2])[0].0, 2);
+        assert_eq!(ix.bm25(&[typed], &[4, 2], 10).0[0].0, 2);
         // Stop words and unknown words cover nothing, and score nothing.
         assert!(ix.keyword_terms("the", false).is_empty() && ix.keyword_terms("zebra", false).is_empty());
-        assert_eq!(ix.bm25(&[vec![]], &[3]), [(3, 0.0)]);
+        assert_eq!(ix.bm25(&[vec![]], &[3], 10), (vec![(3, 0.0)], 1));
         // A removed page no longer counts.
         ix.remove(1);
-        assert_eq!(ix.bm25(&[deploy], &[1, 2])[0].0, 2);
+        let (hits, total) = ix.bm25(&[deploy], &[1, 2], 10);
+        assert_eq!((hits.len(), hits[0].0, total), (1, 2, 1));
     }
 }
