@@ -132,6 +132,36 @@ async fn keyword_ranking_in_the_process_is_bm25_over_the_databases_matches() {
     srv.stop().await;
 }
 
+/// A request that gives up while its workspace's index is built (its timeout, a client
+/// gone) leaves the build to finish: at 100,000 pages the build outlasts the default
+/// request timeout, and were it dropped, every first query would start it over.
+#[tokio::test]
+async fn an_index_build_outlives_a_request_that_gives_up() {
+    use cairn::core::semantic;
+    use std::time::{Duration, Instant};
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("gives-up@x.io").await;
+    for i in 0..20 {
+        api.page(&format!("p{i}"), &format!("# Page {i}\n\nNotes about topic number {i}.\n")).await;
+    }
+    let ws_id: i64 = sqlx::query_scalar("SELECT workspace_id FROM pages WHERE slug = 'p0'")
+        .fetch_one(&srv.ctx.db.pool)
+        .await
+        .unwrap();
+    assert!(!semantic::is_built(&srv.ctx, ws_id));
+    // Polled once — the build has begun — then dropped, as a timed-out request is.
+    let gave_up = tokio::time::timeout(Duration::ZERO, semantic::fresh(&srv.ctx, ws_id)).await;
+    assert!(gave_up.is_err(), "the build finished at its first poll");
+    let started = Instant::now();
+    while !semantic::is_built(&srv.ctx, ws_id) {
+        assert!(started.elapsed() < Duration::from_secs(30), "the build was dropped with the request");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(slugs(&search(&api, "q=topic&mode=semantic").await).len(), 20);
+    srv.stop().await;
+}
+
 #[tokio::test]
 async fn words_of_every_script_are_found() {
     let env = Env::new().await;

@@ -84,9 +84,24 @@ pub fn built_or_start(ctx: &Ctx, ws_id: i64) -> bool {
     false
 }
 
+/// Whether the workspace's index is built in this process (and no build is under way).
+pub fn is_built(ctx: &Ctx, ws_id: i64) -> bool {
+    ctx.semantic.built.lock().expect("built map").get(&ws_id) == Some(&true)
+}
+
 /// The workspace's index, caught up with every committed page write (and, when the
 /// embedding model is usable, every stored vector).
+///
+/// The catching up runs in a task of its own: a request that gives up while waiting (its
+/// timeout, a client gone) leaves it to finish. Building a 100,000-page workspace's
+/// index takes longer than `REQUEST_TIMEOUT_SECS`' default; were it dropped with the
+/// request, every later first query would start it again and none would ever finish.
 pub async fn fresh(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>> {
+    let ctx = ctx.clone();
+    tokio::spawn(async move { catch_up(&ctx, ws_id).await }).await.map_err(crate::error::Error::internal)?
+}
+
+async fn catch_up(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>> {
     let slot = ctx.semantic.slot(ws_id);
     let (seq, reset_at, vseq): (i64, i64, i64) =
         sqlx::query_as("SELECT seq, reset_at, vector_seq FROM index_seqs WHERE workspace_id = $1")
