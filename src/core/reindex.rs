@@ -138,6 +138,7 @@ async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) ->
             updated_by: last.actor.unwrap_or_default(),
             deleted: (last.action == Action::Trash).then(|| (last.time.clone(), last.actor.unwrap_or_default())),
             parsed: None,
+            new_row: false,
         };
         let (page_id, _) = rows::upsert_page_in_tx(&mut tx, ws_id, &row).await?;
         if let Some(p) = &last.parent {

@@ -497,6 +497,9 @@ pub struct IndexedPage {
     pub deleted: Option<(String, i64)>,
     /// `content` parsed, when the caller has it already.
     pub parsed: Option<Arc<Parsed>>,
+    /// The row cannot exist yet (a page created with a new id): it has no tags or links
+    /// to delete first.
+    pub new_row: bool,
 }
 
 pub struct RevisionRow {
@@ -734,10 +737,12 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     .bind(&p.updated_at)
     .execute(&mut *tx)
     .await?;
-    sqlx::query("DELETE FROM page_tags WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
+    if !p.new_row {
+        sqlx::query("DELETE FROM page_tags WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM page_links WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
+    }
     let tags: Vec<&str> = parsed.tags.iter().map(String::as_str).collect();
     insert_values(tx, "page_tags (page_id, workspace_id, tag)", page_id, ws_id, &tags, false).await?;
-    sqlx::query("DELETE FROM page_links WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
     let links: Vec<&str> = parsed.links.iter().map(|l| l.slug.as_str()).collect();
     insert_values(tx, "page_links (page_id, workspace_id, target, position)", page_id, ws_id, &links, true).await?;
     Ok((page_id, created_at))

@@ -432,6 +432,8 @@ async fn index_rows(
                 updated_by: user.id,
                 deleted: st.trashed.then(|| (now.to_owned(), user.id)),
                 parsed: st.parsed.clone(),
+                // A create has a new id: its row is inserted here, in this transaction.
+                new_row: change.action == Action::Create,
             };
             let (page_id, created_at) = rows::upsert_page_in_tx(tx, ws_id, &row).await?;
             created.push(created_at);
