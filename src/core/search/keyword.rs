@@ -93,28 +93,30 @@ async fn matches(
     ws_id: i64,
     tag: Option<&str>,
 ) -> Result<Vec<i64>> {
-    let ids: Option<String> = match (backend, tag) {
+    let (sql, expr) = match (backend, tag) {
         (Backend::Sqlite, None) => {
-            sqlx::query_scalar("SELECT group_concat(rowid) FROM pages_fts WHERE pages_fts MATCH $1")
+            let ids = sqlx::query_scalar("SELECT group_concat(rowid) FROM pages_fts WHERE pages_fts MATCH $1")
                 .bind(q.fts5())
                 .fetch_one(&mut *conn)
-                .await?
+                .await?;
+            return Ok(id_list(ids));
         }
-        _ => {
-            let (sql, expr) = match backend {
-                Backend::Sqlite => (format!("SELECT group_concat(p.id) {SQLITE_MATCHES} AND {FILTER}"), q.fts5()),
-                Backend::Postgres => (
-                    format!(
-                        "SELECT string_agg(p.id::text, ',') FROM pages p \
-                         WHERE p.search_vector @@ to_tsquery('english', $1) AND {FILTER}"
-                    ),
-                    q.tsquery(),
-                ),
-            };
-            sqlx::query_scalar(AssertSqlSafe(sql)).bind(&expr).bind(ws_id).bind(tag).fetch_one(&mut *conn).await?
-        }
+        (Backend::Sqlite, Some(_)) => (format!("SELECT group_concat(p.id) {SQLITE_MATCHES} AND {FILTER}"), q.fts5()),
+        (Backend::Postgres, _) => (
+            format!(
+                "SELECT string_agg(p.id::text, ',') FROM pages p \
+                 WHERE p.search_vector @@ to_tsquery('english', $1) AND {FILTER}"
+            ),
+            q.tsquery(),
+        ),
     };
-    Ok(ids.as_deref().unwrap_or("").split(',').filter_map(|id| id.parse().ok()).collect())
+    let ids = sqlx::query_scalar(AssertSqlSafe(sql)).bind(&expr).bind(ws_id).bind(tag).fetch_one(&mut *conn).await?;
+    Ok(id_list(ids))
+}
+
+/// Page ids from the comma-separated aggregate (NULL when nothing matched).
+fn id_list(ids: Option<String>) -> Vec<i64> {
+    ids.as_deref().unwrap_or("").split(',').filter_map(|id| id.parse().ok()).collect()
 }
 
 /// The engine ranks: BM25 on SQLite (title 10×), `ts_rank_cd` on PostgreSQL (title

@@ -75,8 +75,9 @@ pub fn built_or_start(ctx: &Ctx, ws_id: i64) -> bool {
         };
     }
     let ctx = ctx.clone();
+    // Already a task of its own: the catching up itself, not `fresh`'s wrapper task.
     tokio::spawn(async move {
-        if let Err(e) = fresh(&ctx, ws_id).await {
+        if let Err(e) = catch_up(&ctx, ws_id).await {
             tracing::warn!(error = %e, workspace = ws_id, "building the search index failed; retried on the next query");
             ctx.semantic.built.lock().expect("built map").remove(&ws_id);
         }

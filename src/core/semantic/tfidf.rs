@@ -247,8 +247,8 @@ impl TfIdf {
     }
 
     /// The terms a keyword query word covers here: its own, or — for a word being typed —
-    /// every term that begins with it or with its stem. None for a word no document holds
-    /// (nor a stop word, which the index leaves out).
+    /// every term that begins with it or with its stem. Empty for a word no document holds
+    /// (and for a stop word, which the index leaves out).
     pub fn keyword_terms(&self, word: &str, prefix: bool) -> Vec<u32> {
         if !prefix {
             return crate::text::term_of(word).and_then(|t| self.vocab.get(&t).copied()).into_iter().collect();
