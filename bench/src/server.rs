@@ -234,13 +234,15 @@ impl Server {
     }
 
     /// Stops the process, drops the PostgreSQL database and deletes the directory (unless
-    /// asked to keep it).
+    /// asked to keep them: `--keep` leaves both for a look afterwards, e.g. `EXPLAIN`).
     pub fn stop(&mut self) {
         self.terminate();
-        if let Some((url, db)) = self.pg.take()
-            && let Err(e) = psql(&url, &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
-        {
-            eprintln!("could not drop database {db}: {e:#}");
+        if let Some((url, db)) = self.pg.take() {
+            if self.keep {
+                eprintln!("kept database {db} (drop it with: psql -c 'DROP DATABASE {db}')");
+            } else if let Err(e) = psql(&url, &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")) {
+                eprintln!("could not drop database {db}: {e:#}");
+            }
         }
         if !self.keep && self.dir.exists() {
             let _ = fs::remove_dir_all(&self.dir);

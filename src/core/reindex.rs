@@ -140,7 +140,7 @@ async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) ->
             parsed: None,
             new_row: false,
         };
-        let (page_id, _) = rows::upsert_page_in_tx(&mut tx, ws_id, &row).await?;
+        let (page_id, _) = rows::upsert_page_in_tx(&mut tx, ws_id, &row, None, None).await?;
         if let Some(p) = &last.parent {
             parents.push((page_id, p.clone()));
         }

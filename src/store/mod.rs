@@ -7,6 +7,7 @@
 //! cannot read SQLite columns declared `BOOLEAN` or `TIMESTAMP` (STACK.md).
 
 pub mod schema;
+pub mod script;
 
 use std::time::Duration;
 
@@ -17,6 +18,20 @@ use sqlx::{AnyPool, ConnectOptions, Connection};
 pub use crate::config::Backend;
 use crate::config::Config;
 pub use schema::ConvergeReport;
+pub use script::{Script, Value};
+
+/// A `FROM` item yielding the strings of a JSON array bound at `param` as rows `j` with
+/// columns `value` and `key` (its 0-based position): a list of any length written with
+/// one bound value and one fixed statement (`json_each`; `json_array_elements_text`).
+pub fn json_strings(backend: Backend, param: &str) -> String {
+    match backend {
+        Backend::Sqlite => format!("json_each({param}) AS j"),
+        Backend::Postgres => format!(
+            "(SELECT value, ordinality - 1 AS key FROM json_array_elements_text({param}::json) \
+             WITH ORDINALITY AS e(value, ordinality)) AS j"
+        ),
+    }
+}
 
 #[derive(Clone)]
 pub struct Db {

@@ -180,6 +180,13 @@ async fn edit(
     append: Option<&str>,
 ) -> Result<Page> {
     let requested = req.title.as_deref().map(clean_title).transpose()?.flatten();
+    // Parsed before the lock is taken, where other saves need not wait for it; parsed
+    // again under the lock only if the content saved is not the one sent (an append, a
+    // merge).
+    let sent = match (&req.content, append) {
+        (Some(c), None) => Some(Arc::new(markdown::parse(c))),
+        _ => None,
+    };
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let row = rows::live(w.conn(), ws, slug).await?;
@@ -207,7 +214,10 @@ async fn edit(
             }
             check_content(&content)?;
         }
-        let parsed = Arc::new(markdown::parse(&content));
+        let parsed = match (&sent, &req.content) {
+            (Some(parsed), Some(c)) if *c == content => parsed.clone(),
+            _ => Arc::new(markdown::parse(&content)),
+        };
         let title = decide_title(requested.clone(), &parsed, Some(&row.title), &row.slug);
         if content == row.content && title == row.title {
             // Nothing to save: no empty commit.

@@ -9,6 +9,7 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use serde_json::json;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AssertSqlSafe, Row as _};
 
@@ -17,7 +18,7 @@ use super::{Actor, Page, PageRef, PageSummary, TrashEntry};
 use crate::core::paging::Paging;
 use crate::error::{Error, Result};
 use crate::markdown::{self, Parsed};
-use crate::store::Backend;
+use crate::store::{self, Backend, Script, Value};
 use crate::text;
 
 /// How far up or down a parent chain any walk goes. Trees are far shallower; the bound
@@ -531,15 +532,11 @@ pub async fn recorded_head(conn: &mut AnyConnection, ws_id: i64) -> Result<Optio
         .await?)
 }
 
+const SET_HEAD: &str = "INSERT INTO workspace_heads (workspace_id, head) VALUES ($1, $2) \
+     ON CONFLICT (workspace_id) DO UPDATE SET head = excluded.head";
+
 pub async fn set_head_in_tx(tx: &mut AnyConnection, ws_id: i64, head: &str) -> Result<()> {
-    sqlx::query(
-        "INSERT INTO workspace_heads (workspace_id, head) VALUES ($1, $2) \
-         ON CONFLICT (workspace_id) DO UPDATE SET head = excluded.head",
-    )
-    .bind(ws_id)
-    .bind(head)
-    .execute(&mut *tx)
-    .await?;
+    sqlx::query(SET_HEAD).bind(ws_id).bind(head).execute(&mut *tx).await?;
     Ok(())
 }
 
@@ -658,9 +655,21 @@ pub async fn refresh_search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, uploa
     Ok(changed)
 }
 
-/// Writes (inserts or updates) a page's row, its search index entry, tags and links;
-/// answers its row id and creation time.
-pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPage) -> Result<(i64, String)> {
+/// A page's row id inside a [`Script`]'s statement whose `$1` is the workspace id and
+/// `$2` the page's uid (the statements after the row's own do not know the id yet).
+const PAGE_ID: &str = "(SELECT id FROM pages WHERE workspace_id = $1 AND uid = $2)";
+
+/// Writes (inserts or updates) a page's row, its search index entry, embedding-queue
+/// entry, tags and links — and, when given, the workspace's head and the page's new
+/// revision — as one [`Script`] (one hand-off on SQLite); answers its row id and creation
+/// time.
+pub async fn upsert_page_in_tx(
+    tx: &mut AnyConnection,
+    ws_id: i64,
+    p: &IndexedPage,
+    head: Option<&str>,
+    revision: Option<&RevisionRow>,
+) -> Result<(i64, String)> {
     let parsed = match &p.parsed {
         Some(parsed) => parsed.clone(),
         None => Arc::new(markdown::parse(&p.content)),
@@ -672,14 +681,20 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     let image_text = image_text_in_tx(tx, ws_id, &p.content).await?;
     let body = search_body_of(&parsed.text, &image_text);
     let search_title = text::index_form(&p.title);
-    let seq = next_index_seq_in_tx(tx, ws_id).await?;
+    let backend = Backend::of(tx);
+    let mut script = Script::new();
+    // The workspace's change counter, which the row then takes (see `next_index_seq_in_tx`).
+    script.push(
+        "INSERT INTO index_seqs (workspace_id, seq, reset_at, vector_seq) VALUES ($1, 1, 0, 0) \
+         ON CONFLICT (workspace_id) DO UPDATE SET seq = index_seqs.seq + 1",
+        vec![ws_id.into()],
+    );
     // PostgreSQL's search vector is a column of the row (computed from two extra
     // parameters); SQLite's index entry is written after the row.
-    let backend = Backend::of(tx);
     let (vector_column, vector_value, vector_set) = match backend {
         Backend::Postgres => (
             ", search_vector",
-            format!(", {}", fulltext::pg_vector("$16", "$18")),
+            format!(", {}", fulltext::pg_vector("$16", "$17")),
             ", search_vector = excluded.search_vector",
         ),
         Backend::Sqlite => ("", String::new(), ""),
@@ -687,116 +702,122 @@ pub async fn upsert_page_in_tx(tx: &mut AnyConnection, ws_id: i64, p: &IndexedPa
     // One statement for new and existing rows: the row is keyed by the page id kept in
     // the commit trailers, and creation fields are written only once. `body` is emptied
     // (rows of older releases held the search text there).
-    let sql = format!(
-        "INSERT INTO pages (workspace_id, uid, slug, title, content, image_text, parent_id, path, revision, \
-         created_at, created_by, updated_at, updated_by, deleted_at, deleted_by, search_title, index_seq{vector_column}) \
-         VALUES ($1, $2, $3, $4, $5, $6, (SELECT id FROM pages WHERE workspace_id = $1 AND uid = $7), \
-                 $8, $9, $10, $11, $12, $13, $14, $15, $16, $17{vector_value}) \
-         ON CONFLICT (workspace_id, uid) DO UPDATE SET slug = excluded.slug, title = excluded.title, \
-           content = excluded.content, image_text = excluded.image_text, body = '', \
-           search_title = excluded.search_title, parent_id = excluded.parent_id, path = excluded.path, \
-           revision = excluded.revision, updated_at = excluded.updated_at, updated_by = excluded.updated_by, \
-           deleted_at = excluded.deleted_at, deleted_by = excluded.deleted_by, index_seq = excluded.index_seq{vector_set} \
-         RETURNING id, created_at"
-    );
-    let mut upsert = sqlx::query_as(AssertSqlSafe(sql))
-        .bind(ws_id)
-        .bind(&p.uid)
-        .bind(&p.slug)
-        .bind(&p.title)
-        .bind(&p.content)
-        .bind(&image_text)
-        .bind(&p.parent_uid)
-        .bind(&p.path)
-        .bind(&p.revision)
-        .bind(&p.created_at)
-        .bind(p.created_by)
-        .bind(&p.updated_at)
-        .bind(p.updated_by)
-        .bind(deleted_at)
-        .bind(deleted_by)
-        .bind(&search_title)
-        .bind(seq);
+    let mut values: Vec<Value> = vec![
+        ws_id.into(),
+        (&p.uid).into(),
+        (&p.slug).into(),
+        (&p.title).into(),
+        (&p.content).into(),
+        (&image_text).into(),
+        p.parent_uid.as_ref().into(),
+        (&p.path).into(),
+        (&p.revision).into(),
+        (&p.created_at).into(),
+        p.created_by.into(),
+        (&p.updated_at).into(),
+        p.updated_by.into(),
+        deleted_at.into(),
+        deleted_by.into(),
+        (&search_title).into(),
+    ];
     if backend == Backend::Postgres {
-        upsert = upsert.bind(&body);
+        values.push((&body).into());
     }
-    let (page_id, created_at): (i64, String) = upsert.fetch_one(&mut *tx).await?;
+    script.push(
+        format!(
+            "INSERT INTO pages (workspace_id, uid, slug, title, content, image_text, parent_id, path, revision, \
+             created_at, created_by, updated_at, updated_by, deleted_at, deleted_by, search_title, index_seq{vector_column}) \
+             VALUES ($1, $2, $3, $4, $5, $6, (SELECT id FROM pages WHERE workspace_id = $1 AND uid = $7), \
+                     $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+                     (SELECT seq FROM index_seqs WHERE workspace_id = $1){vector_value}) \
+             ON CONFLICT (workspace_id, uid) DO UPDATE SET slug = excluded.slug, title = excluded.title, \
+               content = excluded.content, image_text = excluded.image_text, body = '', \
+               search_title = excluded.search_title, parent_id = excluded.parent_id, path = excluded.path, \
+               revision = excluded.revision, updated_at = excluded.updated_at, updated_by = excluded.updated_by, \
+               deleted_at = excluded.deleted_at, deleted_by = excluded.deleted_by, index_seq = excluded.index_seq{vector_set} \
+             RETURNING id, created_at"
+        ),
+        values,
+    );
+    let page = || -> Vec<Value> { vec![ws_id.into(), (&p.uid).into()] };
+    let with_page = |more: Vec<Value>| -> Vec<Value> { page().into_iter().chain(more).collect() };
     if backend == Backend::Sqlite {
-        fulltext::fts_entry_in_tx(tx, page_id, &search_title, &body).await?;
+        script.push(fulltext::fts_entry(PAGE_ID, "$3", "$4"), with_page(vec![(&search_title).into(), body.into()]));
     }
     // Embedding happens off the request path: the worker picks this row up. One row per
     // page at most, so the queue stays bounded while semantic search is off.
-    sqlx::query(
-        "INSERT INTO embed_queue (page_id, workspace_id, index_seq, attempts, queued_at) VALUES ($1, $2, $3, 0, $4) \
-         ON CONFLICT (page_id) DO UPDATE SET index_seq = excluded.index_seq, attempts = 0, queued_at = excluded.queued_at, \
-           locked_until = NULL",
-    )
-    .bind(page_id)
-    .bind(ws_id)
-    .bind(seq)
-    .bind(&p.updated_at)
-    .execute(&mut *tx)
-    .await?;
+    script.push(
+        "INSERT INTO embed_queue (page_id, workspace_id, index_seq, attempts, queued_at) \
+         SELECT id, workspace_id, index_seq, 0, $3 FROM pages WHERE workspace_id = $1 AND uid = $2 \
+         ON CONFLICT (page_id) DO UPDATE SET index_seq = excluded.index_seq, attempts = 0, \
+           queued_at = excluded.queued_at, locked_until = NULL",
+        with_page(vec![(&p.updated_at).into()]),
+    );
     if !p.new_row {
-        sqlx::query("DELETE FROM page_tags WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
-        sqlx::query("DELETE FROM page_links WHERE page_id = $1").bind(page_id).execute(&mut *tx).await?;
+        script.push(format!("DELETE FROM page_tags WHERE page_id = {PAGE_ID}"), page());
+        script.push(format!("DELETE FROM page_links WHERE page_id = {PAGE_ID}"), page());
     }
-    let tags: Vec<&str> = parsed.tags.iter().map(String::as_str).collect();
-    insert_values(tx, "page_tags (page_id, workspace_id, tag)", page_id, ws_id, &tags, false).await?;
-    let links: Vec<&str> = parsed.links.iter().map(|l| l.slug.as_str()).collect();
-    insert_values(tx, "page_links (page_id, workspace_id, target, position)", page_id, ws_id, &links, true).await?;
-    Ok((page_id, created_at))
+    let list = store::json_strings(backend, "$3");
+    if !parsed.tags.is_empty() {
+        script.push(
+            format!("INSERT INTO page_tags (page_id, workspace_id, tag) SELECT {PAGE_ID}, $1, j.value FROM {list}"),
+            with_page(vec![json!(parsed.tags).to_string().into()]),
+        );
+    }
+    if !parsed.links.is_empty() {
+        let links: Vec<&str> = parsed.links.iter().map(|l| l.slug.as_str()).collect();
+        script.push(
+            format!(
+                "INSERT INTO page_links (page_id, workspace_id, target, position) \
+                 SELECT {PAGE_ID}, $1, j.value, j.key FROM {list}"
+            ),
+            with_page(vec![json!(links).to_string().into()]),
+        );
+    }
+    if let Some(r) = revision {
+        script.push(format!("INSERT INTO revisions {REVISION_COLUMNS} VALUES ($1, {PAGE_ID}, {REVISION_VALUES})"), {
+            let mut v = page();
+            v.extend(revision_values(r));
+            v
+        });
+    }
+    if let Some(head) = head {
+        script.push(SET_HEAD, vec![ws_id.into(), head.into()]);
+    }
+    let rows = script.run(tx).await?;
+    let row = rows.first().ok_or_else(|| Error::internal(anyhow::anyhow!("a page's upsert returned no row")))?;
+    Ok((row.try_get(0)?, row.try_get(1)?))
 }
 
-/// Multi-row inserts of `(page_id, workspace_id, value[, position])`, in chunks that stay
-/// far below both engines' bound-parameter limits (a 1 MiB page can hold 100,000 links).
-async fn insert_values(
-    tx: &mut AnyConnection,
-    into: &str,
-    page_id: i64,
-    ws_id: i64,
-    values: &[&str],
-    with_position: bool,
-) -> Result<()> {
-    const CHUNK: usize = 500;
-    for (c, chunk) in values.chunks(CHUNK).enumerate() {
-        let rows: Vec<String> = (0..chunk.len())
-            .map(|i| {
-                if with_position {
-                    format!("($1, $2, ${}, {})", i + 3, c * CHUNK + i)
-                } else {
-                    format!("($1, $2, ${})", i + 3)
-                }
-            })
-            .collect();
-        let sql = format!("INSERT INTO {into} VALUES {}", rows.join(", "));
-        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(page_id).bind(ws_id);
-        for v in chunk {
-            q = q.bind(*v);
-        }
-        q.execute(&mut *tx).await?;
-    }
-    Ok(())
+const REVISION_COLUMNS: &str =
+    "(workspace_id, page_id, sha, path, blob, action, title, message, author_id, author_name, created_at)";
+/// A revision's values after its workspace and page: `$3` to `$11`.
+const REVISION_VALUES: &str = "$3, $4, $5, $6, $7, $8, $9, $10, $11";
+
+fn revision_values(r: &RevisionRow) -> Vec<Value> {
+    vec![
+        (&r.sha).into(),
+        (&r.path).into(),
+        r.blob.as_ref().into(),
+        (&r.action).into(),
+        (&r.title).into(),
+        (&r.message).into(),
+        r.author_id.into(),
+        (&r.author_name).into(),
+        (&r.created_at).into(),
+    ]
 }
 
+/// One revision row (reindex writes a page's whole history; a save writes its revision
+/// with the page's row, in [`upsert_page_in_tx`]).
 pub async fn insert_revision_in_tx(tx: &mut AnyConnection, ws_id: i64, page_id: i64, r: &RevisionRow) -> Result<()> {
-    sqlx::query(
-        "INSERT INTO revisions (workspace_id, page_id, sha, path, blob, action, title, message, author_id, author_name, \
-         created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-    )
-    .bind(ws_id)
-    .bind(page_id)
-    .bind(&r.sha)
-    .bind(&r.path)
-    .bind(&r.blob)
-    .bind(&r.action)
-    .bind(&r.title)
-    .bind(&r.message)
-    .bind(r.author_id)
-    .bind(&r.author_name)
-    .bind(&r.created_at)
-    .execute(&mut *tx)
-    .await?;
+    let mut script = Script::new();
+    script.push(format!("INSERT INTO revisions {REVISION_COLUMNS} VALUES ($1, $2, {REVISION_VALUES})"), {
+        let mut v: Vec<Value> = vec![ws_id.into(), page_id.into()];
+        v.extend(revision_values(r));
+        v
+    });
+    script.run(tx).await?;
     Ok(())
 }
 

@@ -411,11 +411,16 @@ async fn index_rows(
     now: &str,
 ) -> Result<Vec<String>> {
     let mut created = Vec::with_capacity(changes.len());
-    rows::set_head_in_tx(tx, ws_id, shas.last().expect("at least one commit")).await?;
-    for (change, sha) in changes.iter().zip(shas) {
+    let head = shas.last().expect("at least one commit");
+    for (n, (change, sha)) in changes.iter().zip(shas).enumerate() {
         let st = &change.state;
+        // The workspace's head goes with the last change's rows.
+        let last = n + 1 == changes.len();
         if change.action == Action::Purge {
             rows::purge_in_tx(tx, ws_id, &st.uid).await?;
+            if last {
+                rows::set_head_in_tx(tx, ws_id, head).await?;
+            }
             created.push(now.to_owned());
         } else {
             let row = IndexedPage {
@@ -435,25 +440,20 @@ async fn index_rows(
                 // A create has a new id: its row is inserted here, in this transaction.
                 new_row: change.action == Action::Create,
             };
-            let (page_id, created_at) = rows::upsert_page_in_tx(tx, ws_id, &row).await?;
+            let revision = RevisionRow {
+                sha: sha.clone(),
+                path: st.path(),
+                blob: Some(git::blob_id(st.content.as_bytes())?.to_string()),
+                action: change.action.as_str().to_owned(),
+                title: st.title.clone(),
+                message: one_line(&change.summary),
+                author_id: Some(user.id),
+                author_name: user.name.clone(),
+                created_at: now.to_owned(),
+            };
+            let head = last.then_some(head.as_str());
+            let (_, created_at) = rows::upsert_page_in_tx(tx, ws_id, &row, head, Some(&revision)).await?;
             created.push(created_at);
-            rows::insert_revision_in_tx(
-                tx,
-                ws_id,
-                page_id,
-                &RevisionRow {
-                    sha: sha.clone(),
-                    path: st.path(),
-                    blob: Some(git::blob_id(st.content.as_bytes())?.to_string()),
-                    action: change.action.as_str().to_owned(),
-                    title: st.title.clone(),
-                    message: one_line(&change.summary),
-                    author_id: Some(user.id),
-                    author_name: user.name.clone(),
-                    created_at: now.to_owned(),
-                },
-            )
-            .await?;
         }
         let mut data = json!({
             "workspace": ws_slug,
