@@ -670,6 +670,19 @@ pub async fn upsert_page_in_tx(
     head: Option<&str>,
     revision: Option<&RevisionRow>,
 ) -> Result<(i64, String)> {
+    let script = page_script(tx, ws_id, p, head, revision).await?;
+    page_written(&script.run(tx).await?)
+}
+
+/// What [`upsert_page_in_tx`] runs, for a caller that adds statements of its own after
+/// it (their rows come after the page's one row).
+pub async fn page_script(
+    tx: &mut AnyConnection,
+    ws_id: i64,
+    p: &IndexedPage,
+    head: Option<&str>,
+    revision: Option<&RevisionRow>,
+) -> Result<Script> {
     let parsed = match &p.parsed {
         Some(parsed) => parsed.clone(),
         None => Arc::new(markdown::parse(&p.content)),
@@ -784,7 +797,11 @@ pub async fn upsert_page_in_tx(
     if let Some(head) = head {
         script.push(SET_HEAD, vec![ws_id.into(), head.into()]);
     }
-    let rows = script.run(tx).await?;
+    Ok(script)
+}
+
+/// The page's row id and creation time, from the rows a [`page_script`] returned.
+pub fn page_written(rows: &[AnyRow]) -> Result<(i64, String)> {
     let row = rows.first().ok_or_else(|| Error::internal(anyhow::anyhow!("a page's upsert returned no row")))?;
     Ok((row.try_get(0)?, row.try_get(1)?))
 }

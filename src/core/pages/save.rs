@@ -416,45 +416,7 @@ async fn index_rows(
         let st = &change.state;
         // The workspace's head goes with the last change's rows.
         let last = n + 1 == changes.len();
-        if change.action == Action::Purge {
-            rows::purge_in_tx(tx, ws_id, &st.uid).await?;
-            if last {
-                rows::set_head_in_tx(tx, ws_id, head).await?;
-            }
-            created.push(now.to_owned());
-        } else {
-            let row = IndexedPage {
-                uid: st.uid.clone(),
-                slug: st.slug.clone(),
-                title: st.title.clone(),
-                content: st.content.clone(),
-                parent_uid: st.parent.as_ref().map(|p| p.uid.clone()),
-                path: st.path(),
-                revision: sha.clone(),
-                created_at: now.to_owned(),
-                created_by: user.id,
-                updated_at: now.to_owned(),
-                updated_by: user.id,
-                deleted: st.trashed.then(|| (now.to_owned(), user.id)),
-                parsed: st.parsed.clone(),
-                // A create has a new id: its row is inserted here, in this transaction.
-                new_row: change.action == Action::Create,
-            };
-            let revision = RevisionRow {
-                sha: sha.clone(),
-                path: st.path(),
-                blob: Some(git::blob_id(st.content.as_bytes())?.to_string()),
-                action: change.action.as_str().to_owned(),
-                title: st.title.clone(),
-                message: one_line(&change.summary),
-                author_id: Some(user.id),
-                author_name: user.name.clone(),
-                created_at: now.to_owned(),
-            };
-            let head = last.then_some(head.as_str());
-            let (_, created_at) = rows::upsert_page_in_tx(tx, ws_id, &row, head, Some(&revision)).await?;
-            created.push(created_at);
-        }
+        let kind = change.action.event();
         let mut data = json!({
             "workspace": ws_slug,
             "slug": st.slug,
@@ -465,9 +427,52 @@ async fn index_rows(
         if let Some(prev) = &change.previous_slug {
             data["previous_slug"] = json!(prev);
         }
-        let payload = json!({"type": change.action.event(), "timestamp": now, "data": data});
-        let kind = change.action.event();
-        webhooks::fan_out_in_tx(tx, ws_id, &st.uid, kind, &payload.to_string(), now).await?;
+        let payload = json!({"type": kind, "timestamp": now, "data": data}).to_string();
+        if change.action == Action::Purge {
+            rows::purge_in_tx(tx, ws_id, &st.uid).await?;
+            if last {
+                rows::set_head_in_tx(tx, ws_id, head).await?;
+            }
+            webhooks::fan_out_in_tx(tx, ws_id, &st.uid, kind, &payload, now).await?;
+            created.push(now.to_owned());
+            continue;
+        }
+        let row = IndexedPage {
+            uid: st.uid.clone(),
+            slug: st.slug.clone(),
+            title: st.title.clone(),
+            content: st.content.clone(),
+            parent_uid: st.parent.as_ref().map(|p| p.uid.clone()),
+            path: st.path(),
+            revision: sha.clone(),
+            created_at: now.to_owned(),
+            created_by: user.id,
+            updated_at: now.to_owned(),
+            updated_by: user.id,
+            deleted: st.trashed.then(|| (now.to_owned(), user.id)),
+            parsed: st.parsed.clone(),
+            // A create has a new id: its row is inserted here, in this transaction.
+            new_row: change.action == Action::Create,
+        };
+        let revision = RevisionRow {
+            sha: sha.clone(),
+            path: st.path(),
+            blob: Some(git::blob_id(st.content.as_bytes())?.to_string()),
+            action: change.action.as_str().to_owned(),
+            title: st.title.clone(),
+            message: one_line(&change.summary),
+            author_id: Some(user.id),
+            author_name: user.name.clone(),
+            created_at: now.to_owned(),
+        };
+        // The page's rows and its event in one script: its rows are the page's, then the
+        // event's id if a webhook wants it.
+        let mut script = rows::page_script(tx, ws_id, &row, last.then_some(head.as_str()), Some(&revision)).await?;
+        webhooks::push_event(&mut script, ws_id, &st.uid, kind, &payload, now);
+        let returned = script.run(tx).await?;
+        let (_, created_at) = rows::page_written(&returned)?;
+        webhooks::deliver_event_in_tx(tx, ws_id, &st.uid, kind, now, returned.get(1)).await?;
+        created.push(created_at);
     }
     Ok(created)
 }

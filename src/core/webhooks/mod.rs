@@ -22,6 +22,7 @@ use super::paging::Paging;
 use super::users::User;
 use super::workspaces::{self, Owner};
 use crate::error::{Error, Result};
+use crate::store::Script;
 
 /// Every kind of event (CONTRACT §5 maps operations to them).
 pub const EVENT_KINDS: [&str; 5] = ["page.created", "page.updated", "page.deleted", "page.moved", "page.renamed"];
@@ -259,26 +260,42 @@ pub async fn fan_out_in_tx(
     payload: &str,
     now: &str,
 ) -> Result<()> {
-    let wanted_by = format!("%,{kind},%");
-    let event_id: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO events (workspace_id, type, payload, created_at, page_uid) \
-         SELECT $1, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 {WANTING}) RETURNING id"
-    )))
-    .bind(ws_id)
-    .bind(&wanted_by)
-    .bind(kind)
-    .bind(payload)
-    .bind(now)
-    .bind(page_uid)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some(event_id) = event_id else { return Ok(()) };
+    let mut script = Script::new();
+    push_event(&mut script, ws_id, page_uid, kind, payload, now);
+    let event = script.run(tx).await?;
+    deliver_event_in_tx(tx, ws_id, page_uid, kind, now, event.first()).await
+}
+
+/// The first half of [`fan_out_in_tx`], as the last statement of a save's script: the
+/// event, written only if some webhook wants it, returns its id as the script's last row.
+pub fn push_event(script: &mut Script, ws_id: i64, page_uid: &str, kind: &str, payload: &str, now: &str) {
+    script.push(
+        format!(
+            "INSERT INTO events (workspace_id, type, payload, created_at, page_uid) \
+             SELECT $1, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 {WANTING}) RETURNING id"
+        ),
+        vec![ws_id.into(), format!("%,{kind},%").into(), kind.into(), payload.into(), now.into(), page_uid.into()],
+    );
+}
+
+/// The second half: given the row [`push_event`] returned (none when no webhook wanted
+/// the event), a pending delivery for each webhook that wants it.
+pub async fn deliver_event_in_tx(
+    tx: &mut AnyConnection,
+    ws_id: i64,
+    page_uid: &str,
+    kind: &str,
+    now: &str,
+    event: Option<&AnyRow>,
+) -> Result<()> {
+    let Some(event) = event else { return Ok(()) };
+    let event_id: i64 = event.try_get(0)?;
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO deliveries (webhook_id, event_id, page_uid, status, attempts, next_attempt_at, created_at) \
          SELECT id, $3, $4, 'pending', 0, $5, $5 {WANTING}"
     )))
     .bind(ws_id)
-    .bind(&wanted_by)
+    .bind(format!("%,{kind},%"))
     .bind(event_id)
     .bind(page_uid)
     .bind(now)
