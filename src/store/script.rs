@@ -12,6 +12,12 @@
 //! Each statement is written with its own `$1`, `$2`… for the values pushed with it;
 //! [`Script::run`] renumbers them for SQLite. No statement may hold a `$` other than its
 //! placeholders (values are bound, never spliced in, so none does).
+//!
+//! sqlx 0.9 calls several statements in one SQLite query a behaviour it may drop
+//! (launchbadge/sqlx#3108, "use `raw_sql`", which binds nothing). `Cargo.lock` pins the
+//! version; were it dropped, every save test fails (a page's tags, links and revision
+//! would be missing), and the way back is the PostgreSQL branch below: the same
+//! statements one by one.
 
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AssertSqlSafe};
