@@ -370,3 +370,35 @@ async fn a_changed_search_expression_is_rebuilt_exactly_once() {
     assert!(srv.report.is_empty(), "{:?}", srv.report);
     srv.stop().await;
 }
+
+/// A [`Script`](cairn::store::Script) runs every statement, in order, and answers the
+/// rows of each `RETURNING`, in order — on SQLite as one query string (the statements
+/// after the first would silently not run if the driver stopped at the first row or
+/// dropped several statements per query), on PostgreSQL one by one.
+#[tokio::test]
+async fn a_script_runs_every_statement_in_order() {
+    use cairn::store::{Script, Value};
+    use sqlx::{Connection, Row};
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let mut conn = srv.ctx.db.pool.acquire().await.unwrap();
+    let mut tx = conn.begin().await.unwrap();
+    sqlx::query("CREATE TEMPORARY TABLE script_probe (n BIGINT, label TEXT)").execute(&mut *tx).await.unwrap();
+    let mut script = Script::new();
+    script.push("INSERT INTO script_probe (n, label) VALUES ($1, $2) RETURNING n", vec![1.into(), "one".into()]);
+    script.push("UPDATE script_probe SET label = $1 WHERE n = $2", vec!["first".into(), 1.into()]);
+    script.push("INSERT INTO script_probe (n, label) VALUES ($2, $1) RETURNING n", vec!["two".into(), 2.into()]);
+    script.push(
+        "INSERT INTO script_probe (n, label) SELECT MAX(n) + $1, $2 FROM script_probe RETURNING n",
+        vec![1.into(), Value::OptText(None)],
+    );
+    let rows = script.run(&mut tx).await.unwrap();
+    let returned: Vec<i64> = rows.iter().map(|r| r.try_get(0).unwrap()).collect();
+    assert_eq!(returned, [1, 2, 3]);
+    let table: Vec<(i64, Option<String>)> =
+        sqlx::query_as("SELECT n, label FROM script_probe ORDER BY n").fetch_all(&mut *tx).await.unwrap();
+    assert_eq!(table, [(1, Some("first".to_owned())), (2, Some("two".to_owned())), (3, None)]);
+    tx.rollback().await.unwrap();
+    drop(conn);
+    srv.stop().await;
+}

@@ -788,11 +788,10 @@ pub async fn page_script(
         );
     }
     if let Some(r) = revision {
-        script.push(format!("INSERT INTO revisions {REVISION_COLUMNS} VALUES ($1, {PAGE_ID}, {REVISION_VALUES})"), {
-            let mut v = page();
-            v.extend(revision_values(r));
-            v
-        });
+        script.push(
+            format!("INSERT INTO revisions {REVISION_COLUMNS} VALUES ($1, {PAGE_ID}, {REVISION_VALUES})"),
+            with_page(revision_values(r)),
+        );
     }
     if let Some(head) = head {
         script.push(SET_HEAD, vec![ws_id.into(), head.into()]);
