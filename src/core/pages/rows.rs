@@ -540,17 +540,18 @@ pub async fn set_head_in_tx(tx: &mut AnyConnection, ws_id: i64, head: &str) -> R
     Ok(())
 }
 
+/// Bumps workspace `$1`'s change counter (`index_seqs.seq`), creating it at 1.
+const BUMP_INDEX_SEQ: &str = "INSERT INTO index_seqs (workspace_id, seq, reset_at, vector_seq) VALUES ($1, 1, 0, 0) \
+     ON CONFLICT (workspace_id) DO UPDATE SET seq = index_seqs.seq + 1";
+
 /// Bumps and answers the workspace's change counter (`index_seqs.seq`): what in-process
 /// search indexes compare with what they have seen. Called inside the write transaction,
 /// under the workspace lock, so counters are committed in order.
 pub async fn next_index_seq_in_tx(tx: &mut AnyConnection, ws_id: i64) -> Result<i64> {
-    Ok(sqlx::query_scalar(
-        "INSERT INTO index_seqs (workspace_id, seq, reset_at, vector_seq) VALUES ($1, 1, 0, 0) \
-         ON CONFLICT (workspace_id) DO UPDATE SET seq = index_seqs.seq + 1 RETURNING seq",
-    )
-    .bind(ws_id)
-    .fetch_one(&mut *tx)
-    .await?)
+    Ok(sqlx::query_scalar(AssertSqlSafe(format!("{BUMP_INDEX_SEQ} RETURNING seq")))
+        .bind(ws_id)
+        .fetch_one(&mut *tx)
+        .await?)
 }
 
 /// Removes every page row of a workspace (and, by cascade, its revisions, tags and
@@ -697,11 +698,7 @@ pub async fn page_script(
     let backend = Backend::of(tx);
     let mut script = Script::new();
     // The workspace's change counter, which the row then takes (see `next_index_seq_in_tx`).
-    script.push(
-        "INSERT INTO index_seqs (workspace_id, seq, reset_at, vector_seq) VALUES ($1, 1, 0, 0) \
-         ON CONFLICT (workspace_id) DO UPDATE SET seq = index_seqs.seq + 1",
-        vec![ws_id.into()],
-    );
+    script.push(BUMP_INDEX_SEQ, vec![ws_id.into()]);
     // PostgreSQL's search vector is a column of the row (computed from two extra
     // parameters); SQLite's index entry is written after the row.
     let (vector_column, vector_value, vector_set) = match backend {

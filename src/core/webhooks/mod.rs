@@ -246,6 +246,11 @@ pub async fn deliveries(ctx: &Ctx, owner: &Owner, id: i64, paging: Paging) -> Re
     Ok((items, total))
 }
 
+/// [`WANTING`]'s `$2` for events of `kind`.
+fn wanted_by(kind: &str) -> String {
+    format!("%,{kind},%")
+}
+
 /// The active webhooks of workspace `$1` that want events of kind `$2` (`%,kind,%`).
 const WANTING: &str = "FROM webhooks WHERE workspace_id = $1 AND active = 1 AND (events = '' OR events LIKE $2)";
 
@@ -274,7 +279,7 @@ pub fn push_event(script: &mut Script, ws_id: i64, page_uid: &str, kind: &str, p
             "INSERT INTO events (workspace_id, type, payload, created_at, page_uid) \
              SELECT $1, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 {WANTING}) RETURNING id"
         ),
-        vec![ws_id.into(), format!("%,{kind},%").into(), kind.into(), payload.into(), now.into(), page_uid.into()],
+        vec![ws_id.into(), wanted_by(kind).into(), kind.into(), payload.into(), now.into(), page_uid.into()],
     );
 }
 
@@ -295,7 +300,7 @@ pub async fn deliver_event_in_tx(
          SELECT id, $3, $4, 'pending', 0, $5, $5 {WANTING}"
     )))
     .bind(ws_id)
-    .bind(format!("%,{kind},%"))
+    .bind(wanted_by(kind))
     .bind(event_id)
     .bind(page_uid)
     .bind(now)
