@@ -7,7 +7,8 @@
 //!
 //! The workers: maintenance deletes expired sessions, failed-login counts whose window
 //! has passed and webhook records past their retention (and, on PostgreSQL without
-//! autovacuum, refreshes the planner's statistics); packing packs workspace
+//! autovacuum, refreshes the planner's statistics, as the statistics worker does every
+//! 30 s for the tables that changed much); packing packs workspace
 //! repositories that are due (core/packing.rs); embedding refresh drains `embed_queue`
 //! when `SEMANTIC_SEARCH=1`; OCR reads uploaded images when `OCR_UPLOADS=1`; webhook
 //! delivery drains `deliveries`; with PostgreSQL, the credential cache's listener
@@ -34,6 +35,8 @@ const EMBED_POLL: Duration = Duration::from_secs(5);
 /// came due are waited for exactly; this catches other processes' saves and claims that
 /// ran out).
 const DELIVERY_POLL: Duration = Duration::from_secs(1);
+/// How often, on PostgreSQL without autovacuum, the tables that changed much are analyzed.
+const STATISTICS_EVERY: Duration = Duration::from_secs(30);
 /// How often the packing worker looks for workspaces due for packing.
 const PACKING_EVERY: Duration = Duration::from_secs(60);
 /// Webhook attempts in flight at once, per process.
@@ -46,7 +49,8 @@ pub struct JobReport {
     pub login_failures_pruned: u64,
     pub pages_embedded: u64,
     pub webhook_rows_pruned: u64,
-    /// PostgreSQL without autovacuum: the planner's statistics were refreshed.
+    /// PostgreSQL without autovacuum: the planner's statistics were refreshed and the
+    /// full-text index's pending list merged.
     pub statistics_refreshed: bool,
 }
 
@@ -89,6 +93,7 @@ pub fn start(ctx: &Ctx) -> Workers {
         tasks.push(tokio::spawn(ocr(ctx.clone(), stopped.clone())));
     }
     if ctx.db.backend == crate::store::Backend::Postgres {
+        tasks.push(tokio::spawn(statistics(ctx.clone(), stopped.clone())));
         let (cache, url) = (ctx.tokens.clone(), ctx.config.database_url());
         tasks.push(tokio::spawn(crate::core::credentials::cache::listen(cache, url, stopped.clone())));
     }
@@ -122,6 +127,23 @@ async fn maintenance(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
         tokio::select! {
             _ = stopped.wait_for(|s| *s) => return,
             _ = tokio::time::sleep(MAINTENANCE_EVERY) => {}
+        }
+    }
+}
+
+/// PostgreSQL without autovacuum: does autovacuum's analyzing as the tables change
+/// (`Db::analyze_changed_if_unattended`); the maintenance pass analyzes everything too,
+/// but only every 10 minutes.
+async fn statistics(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            _ = stopped.wait_for(|s| *s) => return,
+            _ = tokio::time::sleep(STATISTICS_EVERY) => {}
+        }
+        match ctx.db.analyze_changed_if_unattended().await {
+            Ok(tables) if !tables.is_empty() => tracing::debug!(?tables, "statistics refreshed"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "statistics pass failed"),
         }
     }
 }

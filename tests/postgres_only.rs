@@ -231,8 +231,8 @@ mod postgres_only {
     }
 
     /// Without autovacuum (as on this project's test machines) the maintenance pass
-    /// refreshes the planner's statistics of Cairn's tables; with it, it leaves that to
-    /// PostgreSQL.
+    /// refreshes the planner's statistics of Cairn's tables and merges the full-text
+    /// index's pending list; with it, it leaves both to PostgreSQL.
     #[tokio::test]
     async fn postgres_only_maintenance_refreshes_statistics_when_autovacuum_is_off() {
         let env = Env::new().await;
@@ -253,6 +253,58 @@ mod postgres_only {
         } else {
             assert!(report.statistics_refreshed);
             assert_eq!(analyzed, 1);
+            // The page's words were merged out of the full-text index's pending list:
+            // nothing is left for a second merge.
+            let left: i64 = sqlx::query_scalar("SELECT gin_clean_pending_list('pages_search_vector_idx'::regclass)")
+                .fetch_one(&srv.ctx.db.pool)
+                .await
+                .unwrap();
+            assert_eq!(left, 0);
+        }
+        srv.stop().await;
+    }
+
+    /// Without autovacuum, the statistics worker's pass analyzes a table once enough of it
+    /// changed — autovacuum's own rule, 50 rows plus 10 % — so a wiki that grows fast is
+    /// not planned as the small one it was (18 ms a save at 10,000 pages, BENCHMARKS.md),
+    /// and leaves the tables that did not change alone; with autovacuum on it does nothing.
+    #[tokio::test]
+    async fn postgres_only_tables_that_changed_much_are_analyzed_without_autovacuum() {
+        let env = Env::new().await;
+        let srv = env.start(&[]).await;
+        let api = srv.user("grow@x.io").await;
+        let db = &srv.ctx.db;
+        for n in 0..60 {
+            api.page(&format!("grow-{n}"), &format!("# Grow {n}\n\nPage {n} of a wiki that grows.\n")).await;
+        }
+        let autovacuum: String = sqlx::query_scalar("SHOW autovacuum").fetch_one(&db.pool).await.unwrap();
+        if autovacuum == "on" {
+            assert_eq!(db.analyze_changed_if_unattended().await.unwrap(), Vec::<String>::new());
+            srv.stop().await;
+            return;
+        }
+        let since: String = sqlx::query_scalar("SELECT now()::text").fetch_one(&db.pool).await.unwrap();
+        let last_analyze = || async {
+            sqlx::query_scalar::<_, bool>(
+                "SELECT COALESCE(last_analyze > $1::timestamptz, false) FROM pg_stat_user_tables \
+                 WHERE schemaname = current_schema() AND relname = 'pages'",
+            )
+            .bind(&since)
+            .fetch_one(&db.pool)
+            .await
+            .unwrap()
+        };
+        // A backend reports its row counts to the statistics a little later (up to 10 s
+        // when it goes idle); the worker, every 30 s, may also get there first.
+        let deadline = Instant::now() + Duration::from_secs(40);
+        loop {
+            let analyzed = db.analyze_changed_if_unattended().await.unwrap();
+            assert!(!analyzed.iter().any(|t| t == "uploads"), "a table nobody wrote to was analyzed: {analyzed:?}");
+            if last_analyze().await {
+                break;
+            }
+            assert!(Instant::now() < deadline, "pages was never analyzed (last pass: {analyzed:?})");
+            tokio::time::sleep(Duration::from_millis(500)).await;
         }
         srv.stop().await;
     }

@@ -85,6 +85,10 @@ pub struct Args {
     /// Longest wait for the machine to become quiet before a retry.
     #[arg(long, default_value_t = 60)]
     quiet_wait_secs: u64,
+    /// Longest wait, in seconds, after packing the setup and before timing anything, for
+    /// the filesystem to be quiet again (see `Server::settle`). 0 times saves at once.
+    #[arg(long, default_value_t = 180)]
+    settle_secs: u64,
     /// Print statistics of the corpus of the largest size and one sample page, then exit.
     #[arg(long)]
     corpus_stats: bool,
@@ -321,6 +325,13 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
     let packing = Instant::now();
     server.pack_now()?;
     eprintln!("  setup packed (cairn gc beside the server) in {:.1} s", packing.elapsed().as_secs_f64());
+    if args.settle_secs > 0 {
+        let (waited, sync_ms, create_ms) = server.settle(Duration::from_secs(args.settle_secs)).await?;
+        eprintln!(
+            "  filesystem settled after packing in {:.0} s (syncfs {sync_ms:.1} ms, a file's creation {create_ms:.3} ms)",
+            waited.as_secs_f64()
+        );
+    }
 
     // --- Timed scenarios ---
     let hist_set: std::collections::HashSet<usize> = hist.iter().copied().collect();

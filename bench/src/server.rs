@@ -218,6 +218,36 @@ impl Server {
         Ok(())
     }
 
+    /// Waits, up to `max`, until the filesystem under the data directory is quiet again,
+    /// and answers how long that took and the last probe (ms: a `syncfs`, a file's
+    /// creation). `cairn gc` just wrote a pack and unlinked tens of thousands of loose
+    /// files: until that is written back, each save's two `syncfs` barriers flush part of
+    /// it, and on an ext4 without a journal (these machines) each new inode scans past
+    /// the recently freed ones. One-client saves measured 2× slower inside that window
+    /// than two minutes later (BENCHMARKS.md, issue 12, fifth session): it times the
+    /// filesystem's recovery, not Cairn.
+    pub async fn settle(&self, max: Duration) -> Result<(Duration, f64, f64)> {
+        let started = Instant::now();
+        let data = self.dir.join("data");
+        loop {
+            let sync_ms = syncfs_ms(&data)?;
+            // Where libgit2 creates each new object's file, so in the block group whose
+            // inodes packing freed (ext4 puts a file's inode near its directory's).
+            let mut create_ms: f64 = 0.0;
+            for repo in std::fs::read_dir(data.join("workspaces"))? {
+                let objects = repo?.path().join("objects");
+                if objects.is_dir() {
+                    create_ms = create_ms.max(create_cost_ms(&objects)?);
+                }
+            }
+            let quiet = sync_ms < SETTLED_SYNC_MS && create_ms < SETTLED_CREATE_MS;
+            if quiet || started.elapsed() >= max {
+                return Ok((started.elapsed(), sync_ms, create_ms));
+            }
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        }
+    }
+
     /// CPU seconds the server process has used so far (Linux /proc).
     pub fn cpu_secs(&self) -> f64 {
         self.child.as_ref().map_or(0.0, |c| proc_cpu_secs(c.id()))
@@ -373,6 +403,39 @@ pub fn rss_kib(pid: u32) -> u64 {
 }
 
 /// Bytes of every file under `p`.
+/// A file's creation, and a `syncfs` (with the `sync` process it runs in), in ms, below
+/// which the filesystem counts as settled.
+const SETTLED_CREATE_MS: f64 = 0.1;
+const SETTLED_SYNC_MS: f64 = 2.0;
+
+/// The time of one `syncfs(2)` of the filesystem holding `dir` (what a save's barriers
+/// are), in ms.
+fn syncfs_ms(dir: &Path) -> Result<f64> {
+    use std::os::fd::AsRawFd;
+    let d = std::fs::File::open(dir).with_context(|| format!("cannot open {}", dir.display()))?;
+    let t = Instant::now();
+    // SAFETY: syncfs takes an open descriptor, valid for the duration of the call.
+    if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
+        return Err(std::io::Error::last_os_error()).context("syncfs failed");
+    }
+    Ok(t.elapsed().as_secs_f64() * 1000.0)
+}
+
+/// The median cost of creating a small file in `dir` (each removed again), in ms.
+fn create_cost_ms(dir: &Path) -> Result<f64> {
+    let mut times = Vec::with_capacity(20);
+    for n in 0..20 {
+        let path = dir.join(format!(".settle-probe-{n}"));
+        let t = Instant::now();
+        let file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path);
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        drop(file.with_context(|| format!("cannot create {}", path.display()))?);
+        std::fs::remove_file(&path)?;
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
 fn dir_bytes(p: &Path) -> u64 {
     let Ok(rd) = fs::read_dir(p) else { return 0 };
     rd.filter_map(|e| e.ok())

@@ -61,9 +61,9 @@ impl Db {
                 let autovacuum: String = sqlx::query_scalar("SHOW autovacuum").fetch_one(&mut conn).await?;
                 if autovacuum != "on" {
                     tracing::warn!(
-                        "PostgreSQL's autovacuum is off: Cairn refreshes its tables' statistics at each \
-                         maintenance pass (every 10 minutes), but plans made in between can be slow; \
-                         turn autovacuum on"
+                        "PostgreSQL's autovacuum is off: Cairn analyzes its tables as they change (looked \
+                         at every 30 s) and at each maintenance pass (every 10 minutes), but plans made in \
+                         between can be slow; turn autovacuum on"
                     );
                 }
             }
@@ -97,23 +97,62 @@ impl Db {
     }
 
     /// PostgreSQL with autovacuum off: refreshes the planner's statistics of Cairn's
-    /// tables (`ANALYZE`), which autovacuum would otherwise do as they grow, and answers
-    /// true. Without it a connection keeps the generic plan it made while the wiki was
+    /// tables (`ANALYZE`) and merges the full-text index's pending list, which autovacuum
+    /// would otherwise do as they grow, and answers true. Without it a connection keeps the generic plan it made while the wiki was
     /// small — one found pages by slug through the wrong index, 4–6 ms per read at
     /// 10,000 pages (BENCHMARKS.md) — and `ANALYZE` is what makes every connection plan
     /// again. False (nothing done) on SQLite or with autovacuum on.
     pub async fn refresh_statistics_if_unattended(&self) -> Result<bool, sqlx::Error> {
-        if self.backend != Backend::Postgres {
-            return Ok(false);
-        }
-        let autovacuum: String = sqlx::query_scalar("SHOW autovacuum").fetch_one(&self.pool).await?;
-        if autovacuum == "on" {
+        if !self.unattended().await? {
             return Ok(false);
         }
         // Tables named here resolve through the search path: this instance's own.
         let tables = schema::table_names().collect::<Vec<_>>().join(", ");
         sqlx::query(sqlx::AssertSqlSafe(format!("ANALYZE {tables}"))).execute(&self.pool).await?;
+        // Autovacuum would also merge the full-text index's pending list (recent saves'
+        // words, which every keyword query reads through one by one: ≈ 4 ms at 10,000
+        // pages once a few hundred saves wait there; BENCHMARKS.md, issue 7).
+        sqlx::query("SELECT gin_clean_pending_list('pages_search_vector_idx'::regclass)").execute(&self.pool).await?;
         Ok(true)
+    }
+
+    /// PostgreSQL with autovacuum off: `ANALYZE`s each of Cairn's tables that autovacuum
+    /// would analyze by now — more rows changed since its last analyze than 50 plus 10 %
+    /// of its rows (PostgreSQL's default `autovacuum_analyze_threshold` and
+    /// `autovacuum_analyze_scale_factor`) — and answers their names. Run every
+    /// [`crate::workers`] statistics pass (30 s), so a wiki that grows fast does not
+    /// wait for the 10-minute maintenance pass with plans made while it was small: at
+    /// 10,000 pages such a plan scanned `pages` a few times per save, 18 ms a save
+    /// against 5 (BENCHMARKS.md, issue 12). Empty on SQLite or with autovacuum on.
+    pub async fn analyze_changed_if_unattended(&self) -> Result<Vec<String>, sqlx::Error> {
+        if !self.unattended().await? {
+            return Ok(vec![]);
+        }
+        let counts: Vec<(String, i64, i64)> = sqlx::query_as(
+            "SELECT relname::text, n_mod_since_analyze, n_live_tup FROM pg_stat_user_tables \
+             WHERE schemaname = current_schema()",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut analyzed = Vec::new();
+        for (table, changed, rows) in counts {
+            // The name comes from Cairn's own list, never from the catalogue's text.
+            let Some(table) = schema::table_names().find(|t| *t == table) else { continue };
+            if changed as f64 > 50.0 + 0.1 * rows as f64 {
+                sqlx::query(sqlx::AssertSqlSafe(format!("ANALYZE {table}"))).execute(&self.pool).await?;
+                analyzed.push(table.to_owned());
+            }
+        }
+        Ok(analyzed)
+    }
+
+    /// PostgreSQL with autovacuum off: nobody refreshes the planner's statistics but us.
+    async fn unattended(&self) -> Result<bool, sqlx::Error> {
+        if self.backend != Backend::Postgres {
+            return Ok(false);
+        }
+        let autovacuum: String = sqlx::query_scalar("SHOW autovacuum").fetch_one(&self.pool).await?;
+        Ok(autovacuum != "on")
     }
 
     /// True when the database answers within two seconds.
