@@ -402,9 +402,8 @@ pub fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// Bytes of every file under `p`.
-/// A file's creation, and a `syncfs` (with the `sync` process it runs in), in ms, below
-/// which the filesystem counts as settled.
+/// A file's creation, and a `syncfs`, in ms, below which the filesystem counts as
+/// settled.
 const SETTLED_CREATE_MS: f64 = 0.1;
 const SETTLED_SYNC_MS: f64 = 2.0;
 
@@ -436,6 +435,7 @@ fn create_cost_ms(dir: &Path) -> Result<f64> {
     Ok(times[times.len() / 2])
 }
 
+/// Bytes of every file under `p`.
 fn dir_bytes(p: &Path) -> u64 {
     let Ok(rd) = fs::read_dir(p) else { return 0 };
     rd.filter_map(|e| e.ok())

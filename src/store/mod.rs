@@ -98,8 +98,9 @@ impl Db {
 
     /// PostgreSQL with autovacuum off: refreshes the planner's statistics of Cairn's
     /// tables (`ANALYZE`) and merges the full-text index's pending list, which autovacuum
-    /// would otherwise do as they grow, and answers true. Without it a connection keeps the generic plan it made while the wiki was
-    /// small — one found pages by slug through the wrong index, 4–6 ms per read at
+    /// would otherwise do as they grow, and answers true. Without it a connection keeps
+    /// the generic plan it made while the wiki was small — one found pages by slug
+    /// through the wrong index, 4–6 ms per read at
     /// 10,000 pages (BENCHMARKS.md) — and `ANALYZE` is what makes every connection plan
     /// again. False (nothing done) on SQLite or with autovacuum on.
     pub async fn refresh_statistics_if_unattended(&self) -> Result<bool, sqlx::Error> {
