@@ -135,6 +135,13 @@ pub struct Author<'a> {
 /// the changed paths, the commit. Nothing is made durable and no ref moves; the caller
 /// passes the ids pushed onto `written` to [`sync_objects`] before [`write_ref`] names
 /// the commit (a group of saves shares those two barriers).
+///
+/// The objects are written by [`write_loose`], not through libgit2's object database:
+/// for each new object libgit2 first tries to freshen an existing copy, then re-lists
+/// `objects/pack/`, and reads back the objects a tree or commit names — about 80 file
+/// system calls a save under the write lock, where these files need five creations and
+/// five renames (BENCHMARKS.md, issue 12, fifth session). libgit2 still reads them, and
+/// lays out the commit ([`Repository::commit_create_buffer`]).
 pub fn write_commit(
     repo: &Repository,
     parent: Option<Oid>,
@@ -144,19 +151,20 @@ pub fn write_commit(
     message: &str,
     written: &mut Vec<Oid>,
 ) -> anyhow::Result<Oid> {
+    let objects = repo.path().join("objects");
     let parent = parent.map(|p| repo.find_commit(p)).transpose()?;
     let mut tree_id = parent.as_ref().map(|c| c.tree_id());
     for change in changes {
-        let blob = change.content.as_deref().map(|c| repo.blob(c)).transpose()?;
+        let blob = change.content.as_deref().map(|c| write_loose(&objects, ObjectType::Blob, c)).transpose()?;
         written.extend(blob);
         let base = tree_id.map(|t| repo.find_tree(t)).transpose()?;
         let parts: Vec<&str> = change.path.split('/').collect();
-        tree_id = update_tree(repo, base.as_ref(), &parts, blob, written)?;
+        tree_id = update_tree(repo, &objects, base.as_ref(), &parts, blob, written)?;
     }
     let tree_id = match tree_id {
         Some(t) => t,
         None => {
-            let empty = repo.treebuilder(None)?.write()?;
+            let empty = write_loose(&objects, ObjectType::Tree, b"")?;
             written.push(empty);
             empty
         }
@@ -165,8 +173,53 @@ pub fn write_commit(
     let author = Signature::new(author.name, author.email, &Time::new(author.time, 0))?;
     let committer = Signature::new(committer.name, committer.email, &Time::new(committer.time, 0))?;
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    let oid = repo.commit(None, &author, &committer, message, &tree, &parents)?;
+    let body = repo.commit_create_buffer(&author, &committer, message, &tree, &parents)?;
+    let oid = write_loose(&objects, ObjectType::Commit, &body)?;
     written.push(oid);
+    Ok(oid)
+}
+
+/// Writes one loose object as git does: `<kind> <size>\0<body>`, zlib-deflated, at
+/// `objects/xx/<38 hex digits>`, by way of a temporary file in that same directory
+/// (`tmp_obj_*`, the name git gives its own, which `git gc` cleans up after a crash)
+/// renamed into place, so a reader sees the whole object or none. An object that is
+/// already there loose is not written again; one that is only packed gets a loose copy,
+/// which is harmless. Not durable until [`sync_objects`].
+pub fn write_loose(objects: &Path, kind: ObjectType, body: &[u8]) -> anyhow::Result<Oid> {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static TMP: AtomicU64 = AtomicU64::new(0);
+    let oid = Oid::hash_object(kind, body)?;
+    let hex = oid.to_string();
+    let dir = objects.join(&hex[..2]);
+    let path = dir.join(&hex[2..]);
+    if path.exists() {
+        return Ok(oid);
+    }
+    let mut zlib =
+        flate2::write::ZlibEncoder::new(Vec::with_capacity(body.len() / 2 + 64), flate2::Compression::fast());
+    write!(zlib, "{} {}\0", kind.str(), body.len())?;
+    zlib.write_all(body)?;
+    let bytes = zlib.finish()?;
+    let tmp = dir.join(format!("tmp_obj_{}_{}", std::process::id(), TMP.fetch_add(1, Ordering::Relaxed)));
+    let created = || {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o444);
+        options.open(&tmp)
+    };
+    let mut file = match created() {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(&dir)?;
+            created()?
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot create {}", tmp.display())),
+    };
+    file.write_all(&bytes)?;
+    drop(file);
+    std::fs::rename(&tmp, &path).with_context(|| format!("cannot move {} into place", tmp.display()))?;
     Ok(oid)
 }
 
@@ -254,46 +307,52 @@ pub fn reset_branch(repo: &Repository, to: Option<Oid>, from: Oid) -> anyhow::Re
     }
 }
 
+/// The tree `base` with `blob` at `parts` (or nothing there, with None), written; None
+/// when it ends up empty (git keeps no empty trees below the root).
 fn update_tree(
     repo: &Repository,
+    objects: &Path,
     base: Option<&Tree<'_>>,
     parts: &[&str],
     blob: Option<Oid>,
     written: &mut Vec<Oid>,
 ) -> anyhow::Result<Option<Oid>> {
-    let mut builder = repo.treebuilder(base)?;
     let name = parts[0];
-    if parts.len() == 1 {
-        match blob {
-            Some(b) => {
-                builder.insert(name, b, FILE_MODE)?;
-            }
-            None => {
-                if builder.get(name)?.is_some() {
-                    builder.remove(name)?;
-                }
-            }
-        }
+    let child = if parts.len() == 1 {
+        blob.map(|b| (FILE_MODE, b))
     } else {
         let sub = match base.and_then(|t| t.get_name(name)) {
             Some(entry) if entry.kind() == Some(ObjectType::Tree) => Some(repo.find_tree(entry.id())?),
             _ => None,
         };
-        match update_tree(repo, sub.as_ref(), &parts[1..], blob, written)? {
-            Some(oid) => {
-                builder.insert(name, oid, TREE_MODE)?;
-            }
-            None => {
-                if builder.get(name)?.is_some() {
-                    builder.remove(name)?;
-                }
-            }
-        }
+        update_tree(repo, objects, sub.as_ref(), &parts[1..], blob, written)?.map(|t| (TREE_MODE, t))
+    };
+    let mut entries: Vec<(Vec<u8>, i32, Oid)> =
+        base.map(|t| t.iter().map(|e| (e.name_bytes().to_vec(), e.filemode(), e.id())).collect()).unwrap_or_default();
+    entries.retain(|(n, _, _)| n != name.as_bytes());
+    if let Some((mode, oid)) = child {
+        entries.push((name.as_bytes().to_vec(), mode, oid));
     }
-    if builder.is_empty() {
+    if entries.is_empty() {
         return Ok(None);
     }
-    let oid = builder.write()?;
+    // Git's order: by name, a tree's name compared as if it ended in '/'.
+    let key = |(name, mode, _): &(Vec<u8>, i32, Oid)| {
+        let mut k = name.clone();
+        if *mode == TREE_MODE {
+            k.push(b'/');
+        }
+        k
+    };
+    entries.sort_by_cached_key(key);
+    let mut body = Vec::with_capacity(entries.len() * 48);
+    for (name, mode, oid) in &entries {
+        body.extend_from_slice(format!("{mode:o} ").as_bytes());
+        body.extend_from_slice(name);
+        body.push(0);
+        body.extend_from_slice(oid.as_bytes());
+    }
+    let oid = write_loose(objects, ObjectType::Tree, &body)?;
     written.push(oid);
     Ok(Some(oid))
 }
@@ -375,4 +434,79 @@ pub fn log(repo: &Repository) -> anyhow::Result<Vec<Oid>> {
 /// A bare repository's path for workspace `slug`.
 pub fn repo_dir(data_dir: &Path, slug: &str) -> PathBuf {
     data_dir.join("workspaces").join(format!("{slug}.git"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn author() -> Author<'static> {
+        Author { name: "Ada", email: "ada@example.com", time: 1_700_000_000 }
+    }
+
+    /// The objects Cairn writes itself are the ones libgit2 would write: the same ids
+    /// (so the same bytes before compression), readable through libgit2, in git's tree
+    /// order — where `a/` sorts after `a-b.md` and `a.md`, though `a` sorts before both.
+    #[test]
+    fn loose_objects_are_the_ones_libgit2_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = open_or_init(dir.path()).unwrap();
+        let objects = repo.path().join("objects");
+        let body = b"# Page\n\nSome text.\n";
+        let ours = write_loose(&objects, ObjectType::Blob, body).unwrap();
+        assert_eq!(ours, Oid::hash_object(ObjectType::Blob, body).unwrap());
+        assert_eq!(repo.find_blob(ours).unwrap().content(), body);
+        // Written once: a second write finds it.
+        assert_eq!(write_loose(&objects, ObjectType::Blob, body).unwrap(), ours);
+
+        let mut written = Vec::new();
+        let files = ["a-b.md", "a.md", "a/x.md", "a/b/y.md", "b.md", "a0.md"];
+        let mut head = None;
+        for (n, path) in files.iter().enumerate() {
+            let change = FileChange { path: path.to_string(), content: Some(format!("page {n}\n").into_bytes()) };
+            let message = format!("Save {path}\n");
+            head = Some(write_commit(&repo, head, &[change], &author(), &author(), &message, &mut written).unwrap());
+        }
+        let commit = repo.find_commit(head.unwrap()).unwrap();
+        // The same tree, built by libgit2's tree builder from the same entries.
+        fn rebuilt(repo: &Repository, tree: &Tree<'_>) -> Oid {
+            let mut builder = repo.treebuilder(None).unwrap();
+            for e in tree.iter() {
+                let id = match e.kind() {
+                    Some(ObjectType::Tree) => rebuilt(repo, &repo.find_tree(e.id()).unwrap()),
+                    _ => e.id(),
+                };
+                builder.insert(e.name_bytes(), id, e.filemode()).unwrap();
+            }
+            builder.write().unwrap()
+        }
+        let tree = commit.tree().unwrap();
+        assert_eq!(rebuilt(&repo, &tree), tree.id());
+        let names: Vec<String> = tree.iter().map(|e| e.name().unwrap().to_owned()).collect();
+        assert_eq!(names, ["a-b.md", "a.md", "a", "a0.md", "b.md"]);
+        assert_eq!(read_at(&repo, commit.id(), "a/b/y.md").unwrap().unwrap(), b"page 3\n");
+        // The commit as libgit2 lays it out, with its parent.
+        assert_eq!(commit.message().ok(), Some("Save a0.md\n"));
+        assert_eq!(commit.parent_count(), 1);
+        assert_eq!(commit.author().name().ok(), Some("Ada"));
+        // Removing the last file of a directory removes the directory.
+        let gone = FileChange { path: "a/b/y.md".into(), content: None };
+        let next = write_commit(&repo, head, &[gone], &author(), &author(), "Remove\n", &mut written).unwrap();
+        let tree = repo.find_commit(next).unwrap().tree().unwrap();
+        let a = repo.find_tree(tree.get_name("a").unwrap().id()).unwrap();
+        assert!(a.get_name("b").is_none());
+        assert_eq!(rebuilt(&repo, &tree), tree.id());
+        // No temporary file is left behind.
+        let leftovers = walk(&objects).into_iter().filter(|p| p.to_string_lossy().contains("tmp_obj_")).count();
+        assert_eq!(leftovers, 0);
+    }
+
+    fn walk(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+        }
+        out
+    }
 }
