@@ -103,8 +103,24 @@ pub struct ScenarioResult {
     /// CPU share (of all cores, during the timed run) taken by processes other than the
     /// client, the server and PostgreSQL: how disturbed the measurement was.
     pub other_cpu_share: f64,
+    /// CPU time per operation, in ms, during the timed run: the server's and
+    /// PostgreSQL's (what bounds throughput when both cores are busy).
+    pub cpu_ms_per_op: CpuPerOp,
     /// Which attempt was kept (1 = the first).
     pub attempt: usize,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuPerOp {
+    pub server: f64,
+    pub postgres: f64,
+}
+
+impl CpuPerOp {
+    fn between(before: &server::CpuSnapshot, after: &server::CpuSnapshot, ops: usize) -> CpuPerOp {
+        let per_op = |a: f64, b: f64| (a - b).max(0.0) * 1000.0 / ops.max(1) as f64;
+        CpuPerOp { server: per_op(after.server, before.server), postgres: per_op(after.postgres, before.postgres) }
+    }
 }
 
 pub struct Packed {
@@ -392,7 +408,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
             // the CPU in the middle of a timed run. When it took more than
             // --max-other-cpu, wait for a quiet moment and measure again (at most
             // --retries more times); keep the least disturbed attempt.
-            let mut best: Option<(Stats, f64, usize)> = None;
+            let mut best: Option<(Stats, f64, CpuPerOp, usize)> = None;
             for attempt in 0..=args.retries {
                 if attempt > 0 {
                     let quiet = wait_for_quiet(&server, args.max_other_cpu, args.quiet_wait_secs).await;
@@ -425,32 +441,38 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                     RunOpts { workers: clients_n, keep_bodies: false, deadline: None },
                 )
                 .await;
-                let other = server.cpu_snapshot().other_since(&cpu0) / (st.wall_secs * ncpu());
+                let cpu1 = server.cpu_snapshot();
+                let other = cpu1.other_since(&cpu0) / (st.wall_secs * ncpu());
+                let cpu = CpuPerOp::between(&cpu0, &cpu1, st.count);
                 eprintln!(
-                    "  {op:<8} {clients_n:>2} clients: {} ops, {} errors, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {:.0} ops/s, other CPU {:.0}%",
+                    "  {op:<8} {clients_n:>2} clients: {} ops, {} errors, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {:.0} ops/s, \
+                     CPU per op: server {:.2} ms, PostgreSQL {:.2} ms; other CPU {:.0}%",
                     st.count,
                     st.errors,
                     st.pct(50.0),
                     st.pct(95.0),
                     st.pct(99.0),
                     st.ops_per_sec(),
+                    cpu.server,
+                    cpu.postgres,
                     other * 100.0
                 );
                 print_errors(&st);
                 let done = other <= args.max_other_cpu;
-                if best.as_ref().is_none_or(|(_, o, _)| other < *o) {
-                    best = Some((st, other, attempt + 1));
+                if best.as_ref().is_none_or(|(_, o, _, _)| other < *o) {
+                    best = Some((st, other, cpu, attempt + 1));
                 }
                 if done {
                     break;
                 }
             }
-            let (st, other_cpu_share, attempt) = best.expect("at least one attempt");
+            let (st, other_cpu_share, cpu_ms_per_op, attempt) = best.expect("at least one attempt");
             scenarios.push(ScenarioResult {
                 op: op.to_string(),
                 clients: clients_n,
                 stats: st,
                 other_cpu_share,
+                cpu_ms_per_op,
                 attempt,
             });
         }

@@ -53,19 +53,22 @@ pub fn run_markdown(r: &RunResult) -> String {
     );
     let _ = writeln!(
         s,
-        "| operation | clients | count | errors | p50 ms | p95 ms | p99 ms | mean ms | max ms | ops/s | other CPU |"
+        "| operation | clients | count | errors | p50 ms | p95 ms | p99 ms | mean ms | max ms | ops/s | \
+         server CPU ms/op | PostgreSQL CPU ms/op | other CPU |"
     );
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for sc in &r.scenarios {
         let st = &sc.stats;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {:.0}%{} |",
+            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.0}%{} |",
             sc.op,
             sc.clients,
             st.count,
             st.errors,
             latency_cells(st),
+            sc.cpu_ms_per_op.server,
+            sc.cpu_ms_per_op.postgres,
             sc.other_cpu_share * 100.0,
             if sc.attempt > 1 { format!(" (try {})", sc.attempt) } else { String::new() }
         );
@@ -73,7 +76,8 @@ pub fn run_markdown(r: &RunResult) -> String {
     let _ = writeln!(
         s,
         "\n(other CPU: share of both cores used, during the timed run, by processes other than the bench client, \
-         the server and PostgreSQL; \"try N\": the run kept is the Nth, earlier ones were disturbed by other processes.)"
+         the server and PostgreSQL; CPU ms/op: CPU time the server and PostgreSQL used during the timed run, per \
+         operation; \"try N\": the run kept is the Nth, earlier ones were disturbed by other processes.)"
     );
     if r.server_log_problems > 0 {
         let _ = writeln!(s, "\nThe server logged {} warning/error lines during this run.", r.server_log_problems);
@@ -216,6 +220,8 @@ pub fn json(config: &Value, results: &[RunResult]) -> Value {
                     v["op"] = json!(s.op);
                     v["clients"] = json!(s.clients);
                     v["other_cpu_share"] = round2(s.other_cpu_share);
+                    v["server_cpu_ms_per_op"] = round2(s.cpu_ms_per_op.server);
+                    v["postgres_cpu_ms_per_op"] = round2(s.cpu_ms_per_op.postgres);
                     v["attempt"] = json!(s.attempt);
                     v
                 }).collect::<Vec<_>>(),
