@@ -10,6 +10,7 @@ use crate::core::Ctx;
 use crate::store::Db;
 
 pub fn main() -> ExitCode {
+    crate::memory::configure();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return report_clap_error(e),

@@ -30,6 +30,7 @@ pub mod ids;
 pub mod logging;
 pub mod markdown;
 pub mod mcp;
+pub mod memory;
 pub mod ml;
 pub mod store;
 pub mod text;

@@ -177,6 +177,8 @@ async fn packing(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
         if let Err(e) = result {
             tracing::warn!(error = %e, "packing pass failed");
         }
+        // What the pass (and the saves of the last minute) freed goes back to the system.
+        crate::memory::trim();
     }
 }
 
