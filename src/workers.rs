@@ -177,8 +177,9 @@ async fn packing(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
         if let Err(e) = result {
             tracing::warn!(error = %e, "packing pass failed");
         }
-        // What the pass (and the saves of the last minute) freed goes back to the system.
-        crate::memory::trim();
+        // What the pass (and the saves of the last minute) freed goes back to the system;
+        // on the blocking pool, as trimming a large heap takes a while.
+        let _ = tokio::task::spawn_blocking(crate::memory::trim).await;
     }
 }
 

@@ -347,7 +347,7 @@ fn update_tree(
     entries.sort_by_cached_key(key);
     let mut body = Vec::with_capacity(entries.len() * 48);
     for (name, mode, oid) in &entries {
-        body.extend_from_slice(format!("{mode:o} ").as_bytes());
+        std::io::Write::write_fmt(&mut body, format_args!("{mode:o} "))?;
         body.extend_from_slice(name);
         body.push(0);
         body.extend_from_slice(oid.as_bytes());
