@@ -129,6 +129,15 @@ pub struct Packed {
     pub commits: u64,
 }
 
+impl Packed {
+    /// What each save after `earlier` added to the packed repositories, in KiB: the
+    /// steady-state cost of a save, without the corpus the setup wrote.
+    pub fn kib_per_save_since(&self, earlier: &Packed) -> Option<f64> {
+        let saves = self.commits.checked_sub(earlier.commits).filter(|&n| n > 0)?;
+        Some((self.repo_bytes as f64 - earlier.repo_bytes as f64) / 1024.0 / saves as f64)
+    }
+}
+
 pub struct RunResult {
     pub backend: Backend,
     pub size: usize,
@@ -142,6 +151,8 @@ pub struct RunResult {
     /// After the run, once `cairn gc` packed the repositories: the data directory, the
     /// repositories alone, and the commits they hold (one per save).
     pub packed: Packed,
+    /// The same once the setup was packed, before the timed scenarios.
+    pub setup_packed: Packed,
     /// Server memory (VmRSS): idle right after start, and after the timed scenarios.
     pub rss_idle_kib: u64,
     pub rss_end_kib: u64,
@@ -340,7 +351,14 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
     // The setup's loose objects packed now, not by the packing worker mid-scenario.
     let packing = Instant::now();
     server.pack_now()?;
-    eprintln!("  setup packed (cairn gc beside the server) in {:.1} s", packing.elapsed().as_secs_f64());
+    let setup_packed =
+        Packed { data_bytes: server.data_bytes(), repo_bytes: server.repo_bytes(), commits: server.commits() };
+    eprintln!(
+        "  setup packed (cairn gc beside the server) in {:.1} s: repositories {:.1} MiB for {} commits",
+        packing.elapsed().as_secs_f64(),
+        setup_packed.repo_bytes as f64 / 1_048_576.0,
+        setup_packed.commits
+    );
     if args.settle_secs > 0 {
         let (waited, sync_ms, create_ms) = server.settle(Duration::from_secs(args.settle_secs)).await?;
         eprintln!(
@@ -509,6 +527,12 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
         packed.commits,
         packed.repo_bytes as f64 / 1024.0 / packed.commits.max(1) as f64
     );
+    if let Some(kib) = packed.kib_per_save_since(&setup_packed) {
+        eprintln!(
+            "  the timed scenarios' {} saves added {kib:.2} KiB each to the packed repositories",
+            packed.commits - setup_packed.commits
+        );
+    }
     server.stop();
     Ok(RunResult {
         backend,
@@ -521,6 +545,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
         server_log_problems,
         data_bytes,
         packed,
+        setup_packed,
         rss_idle_kib,
         rss_end_kib,
         export,

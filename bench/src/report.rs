@@ -16,7 +16,8 @@ pub fn run_markdown(r: &RunResult) -> String {
         s,
         "Setup: created {} of {} pages in {:.1} s ({:.1} pages/s; create p50 {} ms, p99 {} ms; {} errors{}). \
          History pages: {} updates in {:.1} s; {}. Data on disk after the run: {:.1} MiB; \
-         after `cairn gc`: {:.1} MiB, of which repositories {:.1} MiB for {} commits ({:.2} KiB per save). \
+         after `cairn gc`: {:.1} MiB, of which repositories {:.1} MiB for {} commits ({:.2} KiB per save; \
+         the timed scenarios' {} saves added {} KiB each). \
          Server RSS idle {:.1} MiB, after the timed scenarios {:.1} MiB. \
          Load average before/after: {} / {}. CPU during the run: {:.0} core-seconds busy on the machine, \
          of which the bench client {:.0}, the server {:.0}, PostgreSQL {:.0}, other processes {:.0}. Run took {:.1} min.\n",
@@ -40,6 +41,8 @@ pub fn run_markdown(r: &RunResult) -> String {
         r.packed.repo_bytes as f64 / 1_048_576.0,
         r.packed.commits,
         r.packed.repo_bytes as f64 / 1024.0 / r.packed.commits.max(1) as f64,
+        r.packed.commits.saturating_sub(r.setup_packed.commits),
+        r.packed.kib_per_save_since(&r.setup_packed).map_or_else(|| "—".to_owned(), f2),
         r.rss_idle_kib as f64 / 1024.0,
         r.rss_end_kib as f64 / 1024.0,
         r.loadavg_before,
@@ -228,6 +231,9 @@ pub fn json(config: &Value, results: &[RunResult]) -> Value {
                 "server_log_problems": r.server_log_problems,
                 "data_bytes": r.data_bytes,
                 "packed": {"data_bytes": r.packed.data_bytes, "repo_bytes": r.packed.repo_bytes, "commits": r.packed.commits},
+                "setup_packed": {"data_bytes": r.setup_packed.data_bytes, "repo_bytes": r.setup_packed.repo_bytes,
+                    "commits": r.setup_packed.commits},
+                "kib_per_save_after_setup": r.packed.kib_per_save_since(&r.setup_packed).map(round2),
                 "rss_kib": {"idle": r.rss_idle_kib, "after_scenarios": r.rss_end_kib},
                 "export": {"bytes": r.export.bytes, "secs": round2(r.export.secs),
                     "rss_before_kib": r.export.rss_before_kib, "rss_peak_kib": r.export.rss_peak_kib},

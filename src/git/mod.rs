@@ -196,11 +196,7 @@ pub fn write_loose(objects: &Path, kind: ObjectType, body: &[u8]) -> anyhow::Res
     if path.exists() {
         return Ok(oid);
     }
-    let mut zlib =
-        flate2::write::ZlibEncoder::new(Vec::with_capacity(body.len() / 2 + 64), flate2::Compression::fast());
-    write!(zlib, "{} {}\0", kind.str(), body.len())?;
-    zlib.write_all(body)?;
-    let bytes = zlib.finish()?;
+    let bytes = deflated(kind, body)?;
     let tmp = dir.join(format!("tmp_obj_{}_{}", std::process::id(), TMP.fetch_add(1, Ordering::Relaxed)));
     let created = || {
         let mut options = std::fs::OpenOptions::new();
@@ -221,6 +217,37 @@ pub fn write_loose(objects: &Path, kind: ObjectType, body: &[u8]) -> anyhow::Res
     drop(file);
     std::fs::rename(&tmp, &path).with_context(|| format!("cannot move {} into place", tmp.display()))?;
     Ok(oid)
+}
+
+/// `<kind> <size>\0<body>` as a zlib stream, by a compressor kept per thread: a new one
+/// allocates and clears a few hundred KiB of state, which for the five small objects of
+/// a save was most of their compression's cost (BENCHMARKS.md, issue 12, seventh session).
+fn deflated(kind: ObjectType, body: &[u8]) -> anyhow::Result<Vec<u8>> {
+    use flate2::{Compress, Compression, FlushCompress, Status};
+    thread_local! {
+        static ZLIB: std::cell::RefCell<Compress> = std::cell::RefCell::new(Compress::new(Compression::fast(), true));
+    }
+    let header = format!("{} {}\0", kind.str(), body.len());
+    ZLIB.with_borrow_mut(|z| {
+        z.reset();
+        let mut out = Vec::with_capacity(header.len() + body.len() + body.len() / 8 + 64);
+        for (input, last) in [(header.as_bytes(), false), (body, true)] {
+            let start = z.total_in();
+            loop {
+                let consumed = usize::try_from(z.total_in() - start)?;
+                if out.capacity() - out.len() < 64 {
+                    out.reserve(out.capacity().max(256));
+                }
+                let flush = if last { FlushCompress::Finish } else { FlushCompress::None };
+                let status = z.compress_vec(&input[consumed..], &mut out, flush)?;
+                let all_in = usize::try_from(z.total_in() - start)? == input.len();
+                if (last && status == Status::StreamEnd) || (!last && all_in) {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    })
 }
 
 /// Makes the given loose objects durable, with the directories that name them.
@@ -499,6 +526,30 @@ mod tests {
         // No temporary file is left behind.
         let leftovers = walk(&objects).into_iter().filter(|p| p.to_string_lossy().contains("tmp_obj_")).count();
         assert_eq!(leftovers, 0);
+    }
+
+    /// The kept compressor starts each object afresh, and grows its output for bodies that
+    /// do not compress (more bytes out than in).
+    #[test]
+    fn each_object_is_its_own_zlib_stream() {
+        use std::io::Read;
+        let mut noise = Vec::with_capacity(300_000);
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        while noise.len() < 300_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            noise.extend_from_slice(&x.to_le_bytes());
+        }
+        for body in [&b"small"[..], &noise, b"", &b"small"[..]] {
+            let mut inflated = Vec::new();
+            flate2::read::ZlibDecoder::new(&deflated(ObjectType::Blob, body).unwrap()[..])
+                .read_to_end(&mut inflated)
+                .unwrap();
+            let mut expected = format!("blob {}\0", body.len()).into_bytes();
+            expected.extend_from_slice(body);
+            assert_eq!(inflated, expected);
+        }
     }
 
     fn walk(dir: &Path) -> Vec<PathBuf> {

@@ -78,6 +78,8 @@ pub struct Batch {
     pub saves: usize,
     /// Rows written without a commit that must be kept (a reindex).
     pub keep: bool,
+    /// Some save queued a webhook delivery.
+    pub deliveries: bool,
     done: watch::Sender<Option<Outcome>>,
 }
 
@@ -173,8 +175,17 @@ pub async fn open(ctx: &Ctx, repo: &WorkspaceRepo, workspace_id: i64, state: &mu
     let start = repo.with(git::head).await?;
     state.next_id += 1;
     let (done, _) = watch::channel(None);
-    state.batch =
-        Some(Batch { id: state.next_id, tx, start, head: start, written: Vec::new(), saves: 0, keep: false, done });
+    state.batch = Some(Batch {
+        id: state.next_id,
+        tx,
+        start,
+        head: start,
+        written: Vec::new(),
+        saves: 0,
+        keep: false,
+        deliveries: false,
+        done,
+    });
     Ok(())
 }
 
@@ -183,7 +194,7 @@ pub async fn open(ctx: &Ctx, repo: &WorkspaceRepo, workspace_id: i64, state: &mu
 pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
     let Some(batch) = state.batch.take() else { return };
     let writes = batch.has_writes();
-    let Batch { tx, start, head, written, saves, done, .. } = batch;
+    let Batch { tx, start, head, written, saves, deliveries, done, .. } = batch;
     if !writes {
         let _ = tx.rollback().await;
         done.send_replace(Some(Outcome::Durable));
@@ -193,9 +204,13 @@ pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
         Ok(()) => {
             ctx.writers.flushes.fetch_add(1, Ordering::Relaxed);
             ctx.writers.flushed_saves.fetch_add(saves as u64, Ordering::Relaxed);
-            // The batch queued pages for embedding and events for delivery; nudge both.
+            // The batch queued pages for embedding, and maybe deliveries; nudge the
+            // workers. The delivery worker only when it has something new: its claim is a
+            // write statement, which would queue behind (and hold up) the next batch.
             ctx.models.wake();
-            ctx.webhook_wake.notify_one();
+            if deliveries {
+                ctx.webhook_wake.notify_one();
+            }
             Outcome::Durable
         }
         Err(e) => {

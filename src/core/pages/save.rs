@@ -314,9 +314,10 @@ impl Writer {
             })
             .await?;
         let sha_strings: Vec<String> = shas.iter().map(|s| s.to_string()).collect();
-        let created = self.index(user, &changes, &sha_strings, &now).await?;
+        let Indexed { created, deliveries } = self.index(user, &changes, &sha_strings, &now).await?;
         let b = self.batch_mut();
         b.head = shas.last().copied();
+        b.deliveries |= deliveries;
         b.written.extend(written);
         b.saves += 1;
         let follow = (b.id, b.follow());
@@ -353,7 +354,7 @@ impl Writer {
     /// creation time (kept from its row, or now for a new page). Once the batch holds
     /// another save, under a savepoint: a refused save takes back only its own rows. A
     /// lone save that fails takes the batch down with it, which holds nothing else.
-    async fn index(&mut self, user: &User, changes: &[Change], shas: &[String], now: &str) -> Result<Vec<String>> {
+    async fn index(&mut self, user: &User, changes: &[Change], shas: &[String], now: &str) -> Result<Indexed> {
         let ws_id = self.access.workspace_id();
         let ws_slug = self.access.slug().to_owned();
         let shared = self.batch().saves > 0 || self.batch().keep;
@@ -409,8 +410,9 @@ async fn index_rows(
     changes: &[Change],
     shas: &[String],
     now: &str,
-) -> Result<Vec<String>> {
+) -> Result<Indexed> {
     let mut created = Vec::with_capacity(changes.len());
+    let mut deliveries = false;
     let head = shas.last().expect("at least one commit");
     for (n, (change, sha)) in changes.iter().zip(shas).enumerate() {
         let st = &change.state;
@@ -433,7 +435,7 @@ async fn index_rows(
             if last {
                 rows::set_head_in_tx(tx, ws_id, head).await?;
             }
-            webhooks::fan_out_in_tx(tx, ws_id, &st.uid, kind, &payload, now).await?;
+            deliveries |= webhooks::fan_out_in_tx(tx, ws_id, &st.uid, kind, &payload, now).await?;
             created.push(now.to_owned());
             continue;
         }
@@ -471,10 +473,17 @@ async fn index_rows(
         webhooks::push_event(&mut script, ws_id, &st.uid, kind, &payload, now);
         let returned = script.run(tx).await?;
         let (_, created_at) = rows::page_written(&returned)?;
-        webhooks::deliver_event_in_tx(tx, ws_id, &st.uid, kind, now, returned.get(1)).await?;
+        deliveries |= webhooks::deliver_event_in_tx(tx, ws_id, &st.uid, kind, now, returned.get(1)).await?;
         created.push(created_at);
     }
-    Ok(created)
+    Ok(Indexed { created, deliveries })
+}
+
+/// What a save's rows were: each page's creation time, and whether a webhook delivery
+/// was queued.
+struct Indexed {
+    created: Vec<String>,
+    deliveries: bool,
 }
 
 impl Drop for Writer {

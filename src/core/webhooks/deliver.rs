@@ -79,13 +79,14 @@ pub async fn claim(ctx: &Ctx, limit: i64) -> Result<Vec<Job>> {
              AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.webhook_id = d.webhook_id \
                AND e.page_uid = d.page_uid AND e.event_id < d.event_id \
                AND e.status IN ('pending', 'retrying')) \
-           ORDER BY d.next_attempt_at, d.id LIMIT $3{skip_locked}) \
+           ORDER BY d.next_attempt_at, d.id LIMIT {limit}{skip_locked}) \
          RETURNING id"
     );
+    // The limit (a small number of ours) is written into the statement, not bound: SQLite
+    // re-prepares a statement each time its LIMIT is bound, as the plan may depend on it.
     let ids: Vec<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
         .bind(&lease_until)
         .bind(stored(now))
-        .bind(limit)
         .fetch_all(&ctx.db.pool)
         .await?;
     let mut jobs = Vec::with_capacity(ids.len());

@@ -264,7 +264,7 @@ pub async fn fan_out_in_tx(
     kind: &str,
     payload: &str,
     now: &str,
-) -> Result<()> {
+) -> Result<bool> {
     let mut script = Script::new();
     push_event(&mut script, ws_id, page_uid, kind, payload, now);
     let event = script.run(tx).await?;
@@ -284,7 +284,8 @@ pub fn push_event(script: &mut Script, ws_id: i64, page_uid: &str, kind: &str, p
 }
 
 /// The second half: given the row [`push_event`] returned (none when no webhook wanted
-/// the event), a pending delivery for each webhook that wants it.
+/// the event), a pending delivery for each webhook that wants it. Answers whether there
+/// was one: only then has the delivery worker anything new to do.
 pub async fn deliver_event_in_tx(
     tx: &mut AnyConnection,
     ws_id: i64,
@@ -292,8 +293,8 @@ pub async fn deliver_event_in_tx(
     kind: &str,
     now: &str,
     event: Option<&AnyRow>,
-) -> Result<()> {
-    let Some(event) = event else { return Ok(()) };
+) -> Result<bool> {
+    let Some(event) = event else { return Ok(false) };
     let event_id: i64 = event.try_get(0)?;
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO deliveries (webhook_id, event_id, page_uid, status, attempts, next_attempt_at, created_at) \
@@ -306,7 +307,7 @@ pub async fn deliver_event_in_tx(
     .bind(now)
     .execute(&mut *tx)
     .await?;
-    Ok(())
+    Ok(true)
 }
 
 /// Deletes finished delivery records, and events no delivery needs, older than
