@@ -219,34 +219,28 @@ pub fn write_loose(objects: &Path, kind: ObjectType, body: &[u8]) -> anyhow::Res
     Ok(oid)
 }
 
-/// `<kind> <size>\0<body>` as a zlib stream, by a compressor kept per thread: a new one
+/// `<kind> <size>\0<body>` as a zlib stream, by an encoder kept per thread: a new one
 /// allocates and clears a few hundred KiB of state, which for the five small objects of
 /// a save was most of their compression's cost (BENCHMARKS.md, issue 12, seventh session).
 fn deflated(kind: ObjectType, body: &[u8]) -> anyhow::Result<Vec<u8>> {
-    use flate2::{Compress, Compression, FlushCompress, Status};
+    use flate2::{Compression, write::ZlibEncoder};
+    use std::io::Write;
     thread_local! {
-        static ZLIB: std::cell::RefCell<Compress> = std::cell::RefCell::new(Compress::new(Compression::fast(), true));
+        static ZLIB: std::cell::RefCell<ZlibEncoder<Vec<u8>>> =
+            std::cell::RefCell::new(ZlibEncoder::new(Vec::new(), Compression::fast()));
     }
-    let header = format!("{} {}\0", kind.str(), body.len());
     ZLIB.with_borrow_mut(|z| {
-        z.reset();
-        let mut out = Vec::with_capacity(header.len() + body.len() + body.len() / 8 + 64);
-        for (input, last) in [(header.as_bytes(), false), (body, true)] {
-            let start = z.total_in();
-            loop {
-                let consumed = usize::try_from(z.total_in() - start)?;
-                if out.capacity() - out.len() < 64 {
-                    out.reserve(out.capacity().max(256));
-                }
-                let flush = if last { FlushCompress::Finish } else { FlushCompress::None };
-                let status = z.compress_vec(&input[consumed..], &mut out, flush)?;
-                let all_in = usize::try_from(z.total_in() - start)? == input.len();
-                if (last && status == Status::StreamEnd) || (!last && all_in) {
-                    break;
-                }
+        *z.get_mut() = Vec::with_capacity(body.len() / 2 + 64);
+        let written = write!(z, "{} {}\0", kind.str(), body.len()).and_then(|()| z.write_all(body));
+        // `reset` finishes the stream, hands it back and readies the encoder for the next.
+        match written.and_then(|()| z.reset(Vec::new())) {
+            Ok(bytes) => Ok(bytes),
+            Err(e) => {
+                // Whatever state the failure left is not carried into the next object.
+                *z = ZlibEncoder::new(Vec::new(), Compression::fast());
+                Err(e.into())
             }
         }
-        Ok(out)
     })
 }
 
