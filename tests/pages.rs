@@ -612,6 +612,42 @@ async fn the_start_up_check_repairs_an_index_behind_its_repository() {
     srv.stop().await;
 }
 
+/// A batch's branch move is not flushed on its own: the database's record of the head is.
+/// After a power cut the branch file may still name the commit before, or be empty (its
+/// new name on disk, its content not). The start-up check, and `cairn reindex` before it
+/// rebuilds, move such a branch forward to the recorded head: no acknowledged save is lost.
+#[tokio::test]
+async fn a_branch_that_lost_its_last_move_is_moved_forward_to_the_recorded_head() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("lost@x.io").await;
+    build_a_wiki(&api).await;
+    let before = snapshot(&api, SLUGS).await;
+    srv.stop().await;
+    let repo = env.data_dir().join("workspaces/lost.git");
+    let head = git(&repo, &["rev-parse", "refs/heads/main"]);
+    let parent = git(&repo, &["rev-parse", "refs/heads/main~1"]);
+    let branch = repo.join("refs/heads/main");
+    for lost in [parent.clone(), String::new()] {
+        std::fs::write(&branch, &lost).unwrap();
+        let srv = env.start(&[]).await;
+        assert_eq!(git(&repo, &["rev-parse", "refs/heads/main"]), head, "the branch was {lost:?}");
+        let api = Api { base: srv.url.clone(), ..api.clone() };
+        assert_eq!(snapshot(&api, SLUGS).await, before);
+        srv.stop().await;
+    }
+    let srv = env.start(&[]).await;
+    std::fs::write(&branch, &parent).unwrap();
+    cairn::core::reindex::all(&srv.ctx).await.unwrap();
+    assert_eq!(git(&repo, &["rev-parse", "refs/heads/main"]), head);
+    let api = Api { base: srv.url.clone(), ..api };
+    assert_eq!(snapshot(&api, SLUGS).await, before);
+    srv.stop().await;
+    // A branch ahead of the recorded head (a crash before the database commit) is not
+    // moved back: its commits are indexed instead (the test above).
+    assert_fsck(&repo);
+}
+
 #[tokio::test]
 async fn export_is_a_zip_of_the_live_tree() {
     let env = Env::new().await;

@@ -5,7 +5,9 @@
 //! how, the branch head holds the current files. `cairn reindex` rebuilds all
 //! workspaces; at start-up [`repair`] compares each branch head with the head the index
 //! last recorded and rebuilds the workspaces where they differ (a crash between a commit
-//! and its database transaction).
+//! and its database transaction). A branch *behind* the recorded head lost its last move
+//! in a power cut (a batch does not flush the move on its own; `git::write_ref`): it is
+//! moved forward to the recorded head first, by both.
 
 use std::collections::HashMap;
 
@@ -113,6 +115,9 @@ pub async fn workspace(ctx: &Ctx, ws_id: i64, ws_slug: &str) -> Result<Report> {
 
 async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) -> Result<Report> {
     let repo = ctx.repo(ws_slug)?;
+    // A rebuild follows the branch: first make sure it has not lost its last move.
+    let recorded = rows::recorded_head(w.conn(), ws_id).await?;
+    catch_up(&repo, ws_slug, recorded.as_deref()).await?;
     let snap = repo.with(read_snapshot).await?;
     let mut report = Report { workspaces: 1, ..Default::default() };
     let mut tx = sqlx::Connection::begin(w.conn()).await?;
@@ -169,6 +174,17 @@ async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) ->
     Ok(report)
 }
 
+/// Moves a branch that lost its last move in a crash forward to the head the database
+/// recorded (`git::catch_up`: a batch's branch move is not flushed on its own, the
+/// database's record of it is).
+async fn catch_up(repo: &git::WorkspaceRepo, slug: &str, recorded: Option<&str>) -> Result<()> {
+    let Some(recorded) = recorded.and_then(|h| git2::Oid::from_str(h).ok()) else { return Ok(()) };
+    if repo.with(move |r| git::catch_up(r, recorded)).await? {
+        tracing::warn!(workspace = %slug, head = %recorded, "the branch had lost its last move; moved it to the recorded head");
+    }
+    Ok(())
+}
+
 /// Every workspace, as (id, slug), oldest first.
 pub(crate) async fn all_workspaces(ctx: &Ctx) -> Result<Vec<(i64, String)>> {
     Ok(sqlx::query_as("SELECT id, slug FROM workspaces ORDER BY id").fetch_all(&ctx.db.pool).await?)
@@ -200,8 +216,9 @@ pub async fn repair(ctx: &Ctx) -> Result<Vec<String>> {
             continue;
         }
         let repo = ctx.repo(&slug)?;
-        let head = repo.with(|r| Ok(git::head(r)?.map(|h| h.to_string()))).await?;
         let recorded = rows::recorded_head(&mut *ctx.db.pool.acquire().await?, id).await?;
+        catch_up(&repo, &slug, recorded.as_deref()).await?;
+        let head = repo.with(|r| Ok(git::head(r)?.map(|h| h.to_string()))).await?;
         if head != recorded || stale_search.contains(&id) {
             tracing::warn!(workspace = %slug, ?head, ?recorded, "index behind the repository; reindexing the workspace");
             workspace(ctx, id, &slug).await?;

@@ -9,8 +9,9 @@
 //! the batch holds another save, so a refused save leaves the others intact), and then:
 //!
 //! - when nobody else is waiting for the lock, flushes the batch at once — one
-//!   `sync_objects` barrier, one `write_ref` (durable), one database commit — which for a
-//!   lone save costs what it always did;
+//!   `sync_objects` barrier, one `write_ref` (visible; the database commit records the
+//!   same head, which is what makes the move survive a power cut: `git::catch_up`), one
+//!   database commit — which for a lone save costs what it always did;
 //! - otherwise lets the waiters in and queues for the lock again (tokio's mutex is fair),
 //!   so the saves that arrived meanwhile join the batch; whichever member gets the lock
 //!   back first flushes it for all, and the rest find it done.
@@ -221,8 +222,10 @@ pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
     done.send_replace(Some(outcome));
 }
 
-/// Objects durable, then the branch moved (durably), then the database commit; if that
-/// fails, the branch is put back, so the batch leaves nothing behind.
+/// Objects durable, then the branch moved, then the database commit (which records the
+/// new head: after a power cut the start-up check moves a branch that lost this move
+/// forward to it); if that commit fails, the branch is put back, durably, so the batch
+/// leaves nothing behind.
 async fn write(
     ctx: &Ctx,
     repo: &WorkspaceRepo,
