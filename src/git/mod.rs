@@ -304,9 +304,9 @@ pub fn write_ref(repo: &Repository, new: Oid, expected: Option<Oid>) -> anyhow::
     put_ref(repo, new)
 }
 
-/// [`write_ref`], then made durable: for moves no database record stands behind (a
-/// failed batch's branch put back, a branch caught up after a crash).
-pub fn write_ref_durably(repo: &Repository, new: Oid, expected: Option<Oid>) -> anyhow::Result<()> {
+/// [`write_ref`], then made durable: for a move no database record stands behind (a
+/// failed batch's branch put back).
+fn write_ref_durably(repo: &Repository, new: Oid, expected: Option<Oid>) -> anyhow::Result<()> {
     write_ref(repo, new, expected)?;
     sync_ref(repo)
 }
