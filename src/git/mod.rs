@@ -304,13 +304,6 @@ pub fn write_ref(repo: &Repository, new: Oid, expected: Option<Oid>) -> anyhow::
     put_ref(repo, new)
 }
 
-/// [`write_ref`], then made durable: for a move no database record stands behind (a
-/// failed batch's branch put back).
-fn write_ref_durably(repo: &Repository, new: Oid, expected: Option<Oid>) -> anyhow::Result<()> {
-    write_ref(repo, new, expected)?;
-    sync_ref(repo)
-}
-
 fn put_ref(repo: &Repository, new: Oid) -> anyhow::Result<()> {
     use std::io::Write;
     let path = repo.path().join(BRANCH);
@@ -325,13 +318,15 @@ fn put_ref(repo: &Repository, new: Oid) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Makes the branch file's content and name durable.
+/// Makes the branch file as it now is durable: its content and name, or its removal.
 fn sync_ref(repo: &Repository) -> anyhow::Result<()> {
     if cfg!(target_os = "linux") {
         return sync_filesystem(repo.path());
     }
     let path = repo.path().join(BRANCH);
-    std::fs::File::open(&path)?.sync_all()?;
+    if let Ok(file) = std::fs::File::open(&path) {
+        file.sync_all()?;
+    }
     std::fs::File::open(path.parent().context("ref has a directory")?)?.sync_all()?;
     Ok(())
 }
@@ -365,21 +360,10 @@ pub fn catch_up(repo: &Repository, recorded: Oid) -> anyhow::Result<bool> {
 /// nothing that would bring it back.
 pub fn reset_branch(repo: &Repository, to: Option<Oid>, from: Oid) -> anyhow::Result<()> {
     match to {
-        Some(oid) => write_ref_durably(repo, oid, Some(from)),
-        None => {
-            repo.find_reference(BRANCH)?.delete()?;
-            sync_ref_dir(repo)
-        }
+        Some(oid) => write_ref(repo, oid, Some(from))?,
+        None => repo.find_reference(BRANCH)?.delete()?,
     }
-}
-
-/// Makes the removal of the branch file durable.
-fn sync_ref_dir(repo: &Repository) -> anyhow::Result<()> {
-    if cfg!(target_os = "linux") {
-        return sync_filesystem(repo.path());
-    }
-    std::fs::File::open(repo.path().join("refs/heads"))?.sync_all()?;
-    Ok(())
+    sync_ref(repo)
 }
 
 /// The tree `base` with `blob` at `parts` (or nothing there, with None), written; None
