@@ -180,3 +180,59 @@ async fn a_failed_flush_refuses_the_whole_batch_and_leaves_nothing() {
     assert_eq!(git(&repo, &["rev-parse", "main^"]), head);
     srv.stop().await;
 }
+
+#[tokio::test]
+async fn a_save_whose_rows_fail_in_a_batch_is_refused_alone_and_leaves_no_row() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("rows@x.io").await;
+    api.page("doc", "# Doc\n\none\n").await;
+    let repo = env.data_dir().join("workspaces").join("rows.git");
+
+    // The second save's rows fail after its page row, search entry, tags and links
+    // were written, inside the batch the first one opened.
+    *srv.ctx.test_hooks.fail_rows_of.lock().unwrap() = Some("doc".to_owned());
+    let requests = vec![
+        (Method::POST, "/api/pages".to_owned(), json!({"slug": "a", "content": "# A\n"})),
+        (Method::PUT, "/api/pages/doc".to_owned(), json!({"content": "# Doc\n\ntwo zebra #striped [[a]]\n"})),
+        (Method::POST, "/api/pages".to_owned(), json!({"slug": "b", "content": "# B\n\nzebra #striped [[a]]\n"})),
+        (Method::PUT, "/api/pages/doc".to_owned(), json!({"content": "# Doc\n\nthree\n"})),
+    ];
+    let (flushes, _) = counters(&srv);
+    let replies = queued(&srv, &api, "rows", requests).await;
+    let statuses: Vec<u16> = replies.iter().map(|r| r.status.as_u16()).collect();
+    assert_eq!(statuses, [201, 500, 201, 200], "{:?}", replies.iter().map(|r| &r.text).collect::<Vec<_>>());
+    assert_problem(&replies[1], 500, "internal");
+    assert_eq!(counters(&srv).0, flushes + 1, "the other three shared one flush");
+
+    // Nothing of the refused save: not its row, search entry, tag, link or commit.
+    let (_, doc) = api.get("/api/pages/doc").await;
+    assert_eq!(doc["content"], "# Doc\n\nthree\n");
+    assert_eq!(doc["revision"], replies[3].json()["revision"]);
+    let (_, history) = api.get("/api/pages/doc/history").await;
+    assert_eq!(history["items"].as_array().map(Vec::len), Some(2), "{history}");
+    // (b, saved after it in the same batch, has the same words, tag and link.)
+    let (_, found) = api.get("/api/search?q=zebra").await;
+    let slugs: Vec<&str> = found["items"].as_array().unwrap().iter().map(|i| i["slug"].as_str().unwrap()).collect();
+    assert_eq!(slugs, ["b"], "{found}");
+    let (_, striped) = api.get("/api/notes?tag=striped").await;
+    assert_eq!((striped["total"].clone(), striped["items"][0]["slug"].clone()), (json!(1), json!("b")));
+    let (_, a) = api.get("/api/pages/a/view").await;
+    let backlinks: Vec<&str> = a["backlinks"].as_array().unwrap().iter().map(|b| b["slug"].as_str().unwrap()).collect();
+    assert_eq!(backlinks, ["b"], "{a}");
+    // Four page commits: doc's first, a, b and doc's third; the refused one's objects
+    // are written but named by nothing.
+    assert_eq!(git(&repo, &["rev-list", "--count", "main"]).trim(), "4");
+    assert_eq!(git(&repo, &["show", &format!("main:{}", cairn::git::live_path("doc"))]), "# Doc\n\nthree\n");
+    assert_fsck(&repo);
+
+    // A lone save whose rows fail is refused too, and the next one goes through.
+    *srv.ctx.test_hooks.fail_rows_of.lock().unwrap() = Some("doc".to_owned());
+    let (s, _) = api.put("/api/pages/doc", json!({"content": "# Doc\n\nfour\n"})).await;
+    assert_eq!(s, StatusCode::INTERNAL_SERVER_ERROR);
+    let (s, page) = api.put("/api/pages/doc", json!({"content": "# Doc\n\nfive\n"})).await;
+    assert_eq!(s, StatusCode::OK, "{page}");
+    assert_eq!(api.get("/api/pages/doc/history").await.1["items"].as_array().map(Vec::len), Some(3));
+    assert_eq!(git(&repo, &["rev-list", "--count", "main"]).trim(), "5");
+    srv.stop().await;
+}

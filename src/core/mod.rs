@@ -72,9 +72,23 @@ pub struct TestHooks {
     /// Makes the next group commit fail after moving the branch, before the database
     /// commit (the worst place): every save in it must be refused and leave nothing.
     pub fail_next_flush: std::sync::atomic::AtomicBool,
+    /// Makes the index rows of the next save of this page fail half-way, after its page
+    /// row was written (inside its savepoint when it shares a batch): only that save may
+    /// be refused.
+    pub fail_rows_of: std::sync::Mutex<Option<String>>,
 }
 
 impl TestHooks {
+    /// Whether the rows of a save of `slug` are to fail (once).
+    pub fn rows_fail(&self, slug: &str) -> bool {
+        let mut hook = self.fail_rows_of.lock().unwrap_or_else(|p| p.into_inner());
+        if hook.as_deref() == Some(slug) {
+            *hook = None;
+            return true;
+        }
+        false
+    }
+
     pub async fn after_write(&self) {
         let ms = self.pause_after_write_ms.load(std::sync::atomic::Ordering::Relaxed);
         if ms > 0 {

@@ -21,17 +21,16 @@
 //! Elsewhere each file and directory is fsynced.
 
 pub mod pack;
+pub mod tree;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
-use git2::{ErrorCode, ObjectType, Oid, Repository, Signature, Time, Tree};
+use git2::{ErrorCode, ObjectType, Oid, Repository, Signature, Time};
 
 pub const BRANCH: &str = "refs/heads/main";
-const FILE_MODE: i32 = 0o100644;
-const TREE_MODE: i32 = 0o040000;
 
 /// Where a live page's file lives.
 pub fn live_path(slug: &str) -> String {
@@ -159,9 +158,8 @@ pub fn write_commit(
     for change in changes {
         let blob = change.content.as_deref().map(|c| write_loose(&objects, ObjectType::Blob, c)).transpose()?;
         written.extend(blob);
-        let base = tree_id.map(|t| repo.find_tree(t)).transpose()?;
         let parts: Vec<&str> = change.path.split('/').collect();
-        tree_id = update_tree(repo, &objects, base.as_ref(), &parts, blob, written)?;
+        tree_id = update_tree(repo, &objects, tree_id, &parts, blob, written)?;
     }
     let tree_id = match tree_id {
         Some(t) => t,
@@ -191,7 +189,7 @@ pub fn write_loose(objects: &Path, kind: ObjectType, body: &[u8]) -> anyhow::Res
     use std::io::Write;
     use std::sync::atomic::{AtomicU64, Ordering};
     static TMP: AtomicU64 = AtomicU64::new(0);
-    let oid = Oid::hash_object(kind, body)?;
+    let oid = object_id(kind, body)?;
     let hex = oid.to_string();
     let dir = objects.join(&hex[..2]);
     let path = dir.join(&hex[2..]);
@@ -219,6 +217,22 @@ pub fn write_loose(objects: &Path, kind: ObjectType, body: &[u8]) -> anyhow::Res
     drop(file);
     std::fs::rename(&tmp, &path).with_context(|| format!("cannot move {} into place", tmp.display()))?;
     Ok(oid)
+}
+
+/// The id git gives an object. Blobs (what users wrote) through libgit2's SHA-1 with
+/// collision detection, as git does; trees and commits, which Cairn lays out itself from
+/// slugs, ids and trailers, through a plain SHA-1 (with the CPU's SHA instructions where
+/// it has them): a tree of a directory many pages share is hundreds of KiB, hashed at
+/// each save there, and collision detection made that several times slower.
+pub fn object_id(kind: ObjectType, body: &[u8]) -> anyhow::Result<Oid> {
+    use sha1::{Digest, Sha1};
+    if kind == ObjectType::Blob {
+        return Ok(Oid::hash_object(kind, body)?);
+    }
+    let mut hash = Sha1::new();
+    hash.update(format!("{} {}\0", kind.str(), body.len()).as_bytes());
+    hash.update(body);
+    Ok(Oid::from_bytes(&hash.finalize())?)
 }
 
 /// `<kind> <size>\0<body>` as a zlib stream, by an encoder kept per thread: a new one
@@ -371,47 +385,27 @@ pub fn reset_branch(repo: &Repository, to: Option<Oid>, from: Oid) -> anyhow::Re
 fn update_tree(
     repo: &Repository,
     objects: &Path,
-    base: Option<&Tree<'_>>,
+    base: Option<Oid>,
     parts: &[&str],
     blob: Option<Oid>,
     written: &mut Vec<Oid>,
 ) -> anyhow::Result<Option<Oid>> {
-    let name = parts[0];
+    let name = parts[0].as_bytes();
+    let body = base.map(|id| tree::body(repo, id)).transpose()?;
+    let body: &[u8] = body.as_ref().map_or(&[], |b| b.as_slice());
+    let entries = tree::entries(body)?;
     let child = if parts.len() == 1 {
-        blob.map(|b| (FILE_MODE, b))
+        blob.map(|b| (tree::FILE_MODE, b))
     } else {
-        let sub = match base.and_then(|t| t.get_name(name)) {
-            Some(entry) if entry.kind() == Some(ObjectType::Tree) => Some(repo.find_tree(entry.id())?),
-            _ => None,
-        };
-        update_tree(repo, objects, sub.as_ref(), &parts[1..], blob, written)?.map(|t| (TREE_MODE, t))
+        let sub = tree::find(&entries, name).filter(|e| e.is_tree()).map(|e| e.id());
+        update_tree(repo, objects, sub, &parts[1..], blob, written)?.map(|t| (tree::TREE_MODE, t))
     };
-    let mut entries: Vec<(Vec<u8>, i32, Oid)> =
-        base.map(|t| t.iter().map(|e| (e.name_bytes().to_vec(), e.filemode(), e.id())).collect()).unwrap_or_default();
-    entries.retain(|(n, _, _)| n != name.as_bytes());
-    if let Some((mode, oid)) = child {
-        entries.push((name.as_bytes().to_vec(), mode, oid));
-    }
-    if entries.is_empty() {
+    let new = tree::splice(body, &entries, name, child);
+    if new.is_empty() {
         return Ok(None);
     }
-    // Git's order: by name, a tree's name compared as if it ended in '/'.
-    let key = |(name, mode, _): &(Vec<u8>, i32, Oid)| {
-        let mut k = name.clone();
-        if *mode == TREE_MODE {
-            k.push(b'/');
-        }
-        k
-    };
-    entries.sort_by_cached_key(key);
-    let mut body = Vec::with_capacity(entries.len() * 48);
-    for (name, mode, oid) in &entries {
-        std::io::Write::write_fmt(&mut body, format_args!("{mode:o} "))?;
-        body.extend_from_slice(name);
-        body.push(0);
-        body.extend_from_slice(oid.as_bytes());
-    }
-    let oid = write_loose(objects, ObjectType::Tree, &body)?;
+    let oid = write_loose(objects, ObjectType::Tree, &new)?;
+    tree::keep(oid, std::sync::Arc::new(new));
     written.push(oid);
     Ok(Some(oid))
 }
@@ -498,6 +492,7 @@ pub fn repo_dir(data_dir: &Path, slug: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use git2::Tree;
 
     fn author() -> Author<'static> {
         Author { name: "Ada", email: "ada@example.com", time: 1_700_000_000 }
@@ -541,6 +536,13 @@ mod tests {
         }
         let tree = commit.tree().unwrap();
         assert_eq!(rebuilt(&repo, &tree), tree.id());
+        // Removing the only file of `a/b/` removes that tree, and `a/` keeps the rest.
+        let gone = FileChange { path: "a/b/y.md".into(), content: None };
+        let without = write_commit(&repo, head, &[gone], &author(), &author(), "Remove\n", &mut written).unwrap();
+        let without = repo.find_commit(without).unwrap().tree().unwrap();
+        assert_eq!(rebuilt(&repo, &without), without.id());
+        assert!(without.get_path(Path::new("a/b")).is_err());
+        assert!(without.get_path(Path::new("a/x.md")).is_ok());
         let names: Vec<String> = tree.iter().map(|e| e.name().unwrap().to_owned()).collect();
         assert_eq!(names, ["a-b.md", "a.md", "a", "a0.md", "b.md"]);
         assert_eq!(read_at(&repo, commit.id(), "a/b/y.md").unwrap().unwrap(), b"page 3\n");

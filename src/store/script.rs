@@ -91,6 +91,11 @@ impl Script {
         self.statements.push((sql.into(), values));
     }
 
+    /// Puts a statement without values before the others.
+    pub fn prepend(&mut self, sql: impl Into<String>) {
+        self.statements.insert(0, (sql.into(), vec![]));
+    }
+
     pub fn is_empty(&self) -> bool {
         self.statements.is_empty()
     }

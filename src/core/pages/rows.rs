@@ -540,6 +540,11 @@ pub async fn set_head_in_tx(tx: &mut AnyConnection, ws_id: i64, head: &str) -> R
     Ok(())
 }
 
+/// [`set_head_in_tx`] as a statement of a script.
+pub fn set_head(script: &mut Script, ws_id: i64, head: &str) {
+    script.push(SET_HEAD, vec![ws_id.into(), head.into()]);
+}
+
 /// Bumps workspace `$1`'s change counter (`index_seqs.seq`), creating it at 1.
 const BUMP_INDEX_SEQ: &str = "INSERT INTO index_seqs (workspace_id, seq, reset_at, vector_seq) VALUES ($1, 1, 0, 0) \
      ON CONFLICT (workspace_id) DO UPDATE SET seq = index_seqs.seq + 1";
@@ -791,7 +796,7 @@ pub async fn page_script(
         );
     }
     if let Some(head) = head {
-        script.push(SET_HEAD, vec![ws_id.into(), head.into()]);
+        set_head(&mut script, ws_id, head);
     }
     Ok(script)
 }

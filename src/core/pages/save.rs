@@ -11,7 +11,8 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use sqlx::{AnyConnection, Connection};
+use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
 use tokio::sync::{OwnedMutexGuard, watch};
 
 use super::batch::{self, Batch, Outcome, Slot, State};
@@ -25,6 +26,7 @@ use crate::core::workspaces::Access;
 use crate::error::{Error, Result};
 use crate::git::{self, FileChange, WorkspaceRepo};
 use crate::markdown::{self, Parsed};
+use crate::store::Script;
 
 /// What a commit did to its page (its `Cairn-Action` trailer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -357,31 +359,85 @@ impl Writer {
     async fn index(&mut self, user: &User, changes: &[Change], shas: &[String], now: &str) -> Result<Indexed> {
         let ws_id = self.access.workspace_id();
         let ws_slug = self.access.slug().to_owned();
-        let shared = self.batch().saves > 0 || self.batch().keep;
-        if shared {
-            let mut sp = self.conn().begin().await?;
-            match index_rows(&mut sp, ws_id, &ws_slug, user, changes, shas, now).await {
-                Ok(created) => sp.commit().await.map(|()| created).map_err(Error::from),
-                Err(e) => match sp.rollback().await {
-                    Ok(()) => Err(e),
-                    Err(undo) => {
-                        // The transaction's state is unknown: nothing in it can stand.
-                        tracing::error!(error = %undo, "rolling back to a savepoint failed");
-                        batch::abort(self.state_mut(), "a savepoint could not be rolled back").await;
-                        Err(e)
-                    }
-                },
-            }
-        } else {
-            let result = index_rows(self.conn(), ws_id, &ws_slug, user, changes, shas, now).await;
-            if result.is_err() {
+        let mut savepoint = Savepoint::Wanted(self.batch().saves > 0 || self.batch().keep);
+        let fail = changes.iter().any(|c| self.ctx.test_hooks.rows_fail(&c.state.slug));
+        let write = Frame { savepoint: &mut savepoint, fail };
+        let result = index_rows(self.conn(), ws_id, &ws_slug, user, changes, shas, now, write).await;
+        let Err(e) = result else { return result };
+        match savepoint {
+            Savepoint::Wanted(false) => {
                 batch::abort(self.state_mut(), "a lone save was refused").await;
                 // Keep the lock usable for the rest of this operation (it may read).
                 let (ctx, repo) = (self.ctx.clone(), self.repo.clone());
                 batch::open(&ctx, &repo, ws_id, self.state_mut()).await?;
             }
-            result
+            // Refused before it wrote anything.
+            Savepoint::Wanted(true) => {}
+            Savepoint::Open => {
+                if let Err(undo) = Savepoint::roll_back(self.conn()).await {
+                    // The transaction's state is unknown: nothing in it can stand.
+                    tracing::error!(error = %undo, "rolling back to a savepoint failed");
+                    batch::abort(self.state_mut(), "a savepoint could not be rolled back").await;
+                }
+            }
+            Savepoint::Released => {
+                batch::abort(self.state_mut(), "a save failed after its savepoint was released").await;
+            }
         }
+        Err(e)
+    }
+}
+
+/// How [`index_rows`] writes: in a savepoint or not, and whether the test hook asks it
+/// to fail.
+struct Frame<'a> {
+    savepoint: &'a mut Savepoint,
+    fail: bool,
+}
+
+/// The savepoint around one save's rows in a shared batch. It is opened by the first
+/// statement of the save's first script and released by the last one of its last, so
+/// it costs no hand-off to the database of its own (on SQLite a save is then one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Savepoint {
+    /// Not opened yet: whether the save needs one.
+    Wanted(bool),
+    /// May be open: a statement that opens it was sent.
+    Open,
+    Released,
+}
+
+impl Savepoint {
+    const OPEN: &str = "SAVEPOINT cairn_save";
+    const RELEASE: &str = "RELEASE SAVEPOINT cairn_save";
+
+    /// Puts the savepoint's opening first in `script` if it is wanted and not open yet,
+    /// and its release last if `last`.
+    fn frame(&mut self, script: &mut Script, last: bool) {
+        if *self == Savepoint::Wanted(true) {
+            script.prepend(Self::OPEN);
+            *self = Savepoint::Open;
+        }
+        if last && *self == Savepoint::Open {
+            script.push(Self::RELEASE, vec![]);
+        }
+    }
+
+    /// Runs a framed script; past its release, the savepoint is gone.
+    async fn run(&mut self, script: Script, last: bool, tx: &mut AnyConnection) -> Result<Vec<AnyRow>> {
+        let rows = script.run(tx).await?;
+        if last && *self == Savepoint::Open {
+            *self = Savepoint::Released;
+        }
+        Ok(rows)
+    }
+
+    async fn roll_back(tx: &mut AnyConnection) -> Result<()> {
+        let mut script = Script::new();
+        script.push("ROLLBACK TO SAVEPOINT cairn_save", vec![]);
+        script.push(Self::RELEASE, vec![]);
+        script.run(tx).await?;
+        Ok(())
     }
 }
 
@@ -402,6 +458,7 @@ async fn flush_on_own_task(
 }
 
 /// The rows of one save: page rows, revisions, outbox events.
+#[allow(clippy::too_many_arguments)] // the rows' parts, each distinct
 async fn index_rows(
     tx: &mut AnyConnection,
     ws_id: i64,
@@ -410,7 +467,9 @@ async fn index_rows(
     changes: &[Change],
     shas: &[String],
     now: &str,
+    frame: Frame<'_>,
 ) -> Result<Indexed> {
+    let Frame { savepoint, fail } = frame;
     let mut created = Vec::with_capacity(changes.len());
     let mut deliveries = false;
     let head = shas.last().expect("at least one commit");
@@ -431,11 +490,18 @@ async fn index_rows(
         }
         let payload = json!({"type": kind, "timestamp": now, "data": data}).to_string();
         if change.action == Action::Purge {
+            let mut open = Script::new();
+            savepoint.frame(&mut open, false);
+            savepoint.run(open, false, tx).await?;
             rows::purge_in_tx(tx, ws_id, &st.uid).await?;
+            let mut script = Script::new();
             if last {
-                rows::set_head_in_tx(tx, ws_id, head).await?;
+                rows::set_head(&mut script, ws_id, head);
             }
-            deliveries |= webhooks::fan_out_in_tx(tx, ws_id, &st.uid, kind, &payload, now).await?;
+            webhooks::push_event(&mut script, ws_id, &st.uid, kind, &payload, now);
+            savepoint.frame(&mut script, last);
+            // The event's row, returned only when some webhook wanted it.
+            deliveries |= !savepoint.run(script, last, tx).await?.is_empty();
             created.push(now.to_owned());
             continue;
         }
@@ -471,9 +537,14 @@ async fn index_rows(
         // event's id if a webhook wants it.
         let mut script = rows::page_script(tx, ws_id, &row, last.then_some(head.as_str()), Some(&revision)).await?;
         webhooks::push_event(&mut script, ws_id, &st.uid, kind, &payload, now);
-        let returned = script.run(tx).await?;
+        if fail && last {
+            script.push("SELECT * FROM cairn_test_hook_fails_here", vec![]);
+        }
+        savepoint.frame(&mut script, last);
+        let returned = savepoint.run(script, last, tx).await?;
         let (_, created_at) = rows::page_written(&returned)?;
-        deliveries |= webhooks::deliver_event_in_tx(tx, ws_id, &st.uid, kind, now, returned.get(1)).await?;
+        // The page's row, then the event's if some webhook wanted it.
+        deliveries |= returned.len() > 1;
         created.push(created_at);
     }
     Ok(Indexed { created, deliveries })

@@ -256,7 +256,8 @@ const WANTING: &str = "FROM webhooks WHERE workspace_id = $1 AND active = 1 AND 
 
 /// Writes a page event into the outbox, and a pending delivery for every webhook of the
 /// workspace that wants its kind — in the save's transaction. Without such a webhook,
-/// nothing (one statement: most workspaces have no webhooks, and every save comes here).
+/// nothing (two statements that find no webhook: most workspaces have none, and every
+/// save comes here). Answers whether a delivery was queued.
 pub async fn fan_out_in_tx(
     tx: &mut AnyConnection,
     ws_id: i64,
@@ -267,12 +268,15 @@ pub async fn fan_out_in_tx(
 ) -> Result<bool> {
     let mut script = Script::new();
     push_event(&mut script, ws_id, page_uid, kind, payload, now);
-    let event = script.run(tx).await?;
-    deliver_event_in_tx(tx, ws_id, page_uid, kind, now, event.first()).await
+    // The event's row, returned only when some webhook wanted it.
+    Ok(!script.run(tx).await?.is_empty())
 }
 
-/// The first half of [`fan_out_in_tx`], as the last statement of a save's script: the
-/// event, written only if some webhook wants it, returns its id as the script's last row.
+/// [`fan_out_in_tx`] as the last statements of a save's script (one hand-off to the
+/// database for the whole save): the event, written only if some webhook wants it, which
+/// returns its id as the script's last row; then a pending delivery for each webhook that
+/// wants it, naming that event — the newest of the page's events in the workspace, as
+/// writers of a workspace are serialised.
 pub fn push_event(script: &mut Script, ws_id: i64, page_uid: &str, kind: &str, payload: &str, now: &str) {
     script.push(
         format!(
@@ -281,33 +285,14 @@ pub fn push_event(script: &mut Script, ws_id: i64, page_uid: &str, kind: &str, p
         ),
         vec![ws_id.into(), wanted_by(kind).into(), kind.into(), payload.into(), now.into(), page_uid.into()],
     );
-}
-
-/// The second half: given the row [`push_event`] returned (none when no webhook wanted
-/// the event), a pending delivery for each webhook that wants it. Answers whether there
-/// was one: only then has the delivery worker anything new to do.
-pub async fn deliver_event_in_tx(
-    tx: &mut AnyConnection,
-    ws_id: i64,
-    page_uid: &str,
-    kind: &str,
-    now: &str,
-    event: Option<&AnyRow>,
-) -> Result<bool> {
-    let Some(event) = event else { return Ok(false) };
-    let event_id: i64 = event.try_get(0)?;
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO deliveries (webhook_id, event_id, page_uid, status, attempts, next_attempt_at, created_at) \
-         SELECT id, $3, $4, 'pending', 0, $5, $5 {WANTING}"
-    )))
-    .bind(ws_id)
-    .bind(wanted_by(kind))
-    .bind(event_id)
-    .bind(page_uid)
-    .bind(now)
-    .execute(&mut *tx)
-    .await?;
-    Ok(true)
+    script.push(
+        format!(
+            "INSERT INTO deliveries (webhook_id, event_id, page_uid, status, attempts, next_attempt_at, created_at) \
+             SELECT id, (SELECT max(id) FROM events WHERE workspace_id = $1 AND page_uid = $3), $3, 'pending', 0, $4, $4 \
+             {WANTING}"
+        ),
+        vec![ws_id.into(), wanted_by(kind).into(), page_uid.into(), now.into()],
+    );
 }
 
 /// Deletes finished delivery records, and events no delivery needs, older than
