@@ -462,7 +462,7 @@ pub fn read_blob(repo: &Repository, oid: Oid) -> anyhow::Result<Option<Vec<u8>>>
 
 /// The blob id git gives `content`, computed without a repository.
 pub fn blob_id(content: &[u8]) -> anyhow::Result<Oid> {
-    Ok(Oid::hash_object(ObjectType::Blob, content)?)
+    object_id(ObjectType::Blob, content)
 }
 
 /// The `Cairn-*` trailers of a commit message, keys without the prefix.
