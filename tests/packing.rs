@@ -1,5 +1,6 @@
 //! Packing workspace repositories (git/pack.rs, core/packing.rs, `cairn gc`): loose
-//! objects go into a durable pack, packs fold into one, nothing is ever lost — beside
+//! objects go into a durable pack, small packs fold into larger ones (all into one for
+//! `cairn gc`), nothing is ever lost — beside
 //! concurrent saves, and when `cairn gc` is killed with SIGKILL at any moment.
 
 mod common;
@@ -94,14 +95,30 @@ async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
     assert_eq!(done.iter().find(|(slug, _)| slug == "packer").unwrap().1, Default::default());
     assert!(loose(&repo) > 0);
 
-    // Past the threshold again: a second pack of exactly the new loose objects (the
-    // walk that names them stops at the packed commits, so nothing packed is copied).
+    // Past the threshold again, with at least half as many objects as the pack holds:
+    // the run folds that pack in (git's geometric roll-up), one pack holding each object
+    // once.
     let more = [more, save_many(&api, "more2", 4, 70).await].concat();
     let (in_pack, new_loose) = (in_packs(&repo), loose(&repo));
-    assert!(new_loose >= pack::LOOSE_THRESHOLD, "{new_loose} loose objects");
+    assert!(new_loose >= pack::LOOSE_THRESHOLD && new_loose * 2 >= in_pack, "{new_loose} loose, {in_pack} packed");
     let done = cairn::core::packing::pack_due(&srv.ctx, &Default::default()).await.unwrap();
-    assert_eq!(done.iter().find(|(slug, _)| slug == "packer").unwrap().1.loose_packed, new_loose);
+    let report = &done.iter().find(|(slug, _)| slug == "packer").unwrap().1;
+    assert_eq!((report.loose_packed, report.packs_folded), (new_loose, 1));
+    assert_eq!((loose(&repo), packs(&repo), in_packs(&repo)), (0, 1, in_pack + new_loose));
+    assert_fsck(&repo);
+
+    // Fewer than half as many: a second pack of exactly the new loose objects (the walk
+    // that names them stops at the packed commits, so nothing packed is copied), and the
+    // large pack is left as it is — a run rewrites only what is small.
+    let large = pack::packs(&repo).unwrap();
+    let more = [more, save_many(&api, "more3", 4, 60).await].concat();
+    let (in_pack, new_loose) = (in_packs(&repo), loose(&repo));
+    assert!(new_loose >= pack::LOOSE_THRESHOLD && new_loose * 2 < in_pack, "{new_loose} loose, {in_pack} packed");
+    let done = cairn::core::packing::pack_due(&srv.ctx, &Default::default()).await.unwrap();
+    let report = &done.iter().find(|(slug, _)| slug == "packer").unwrap().1;
+    assert_eq!((report.loose_packed, report.packs_folded), (new_loose, 0));
     assert_eq!((loose(&repo), packs(&repo), in_packs(&repo)), (0, 2, in_pack + new_loose));
+    assert!(large[0].exists());
     assert_fsck(&repo);
 
     // `cairn gc`'s pass: everything into one pack, the old ones folded in.

@@ -89,6 +89,12 @@ pub struct Args {
     /// the filesystem to be quiet again (see `Server::settle`). 0 times saves at once.
     #[arg(long, default_value_t = 180)]
     settle_secs: u64,
+    /// Slugs of the pages the create scenario adds: `prefixed` (`bench-<run>-<k>`, all in
+    /// one directory of the repository, `b/be/`, as pages sharing a prefix are) or
+    /// `titled` (from each page's title and `k`, spread over the repository as the
+    /// corpus's own pages are).
+    #[arg(long, default_value = "prefixed", value_parser = ["prefixed", "titled"])]
+    create_slugs: String,
     /// Print statistics of the corpus of the largest size and one sample page, then exit.
     #[arg(long)]
     corpus_stats: bool,
@@ -413,7 +419,10 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                             } else {
                                 None
                             };
-                            let slug = format!("bench-{label}-{mode}-{k}");
+                            let slug = match args.create_slugs.as_str() {
+                                "titled" => format!("{}-{label}-{mode}-{k}", corpus::slugify(&title)),
+                                _ => format!("bench-{label}-{mode}-{k}"),
+                            };
                             Req::post(
                                 "/api/pages",
                                 json!({"slug": slug, "title": title, "content": content, "parent": parent}),

@@ -141,8 +141,8 @@ pub struct Author<'a> {
 /// for each new object libgit2 first tries to freshen an existing copy, then re-lists
 /// `objects/pack/`, and reads back the objects a tree or commit names — about 80 file
 /// system calls a save under the write lock, where these files need five creations and
-/// five renames (BENCHMARKS.md, issue 12, fifth session). libgit2 still reads them, and
-/// lays out the commit ([`Repository::commit_create_buffer`]).
+/// five renames (BENCHMARKS.md, issue 12, fifth session). libgit2 still reads them; the
+/// commit is laid out by [`commit_body`] as libgit2 would.
 pub fn write_commit(
     repo: &Repository,
     parent: Option<Oid>,
@@ -153,8 +153,7 @@ pub fn write_commit(
     written: &mut Vec<Oid>,
 ) -> anyhow::Result<Oid> {
     let objects = repo.path().join("objects");
-    let parent = parent.map(|p| repo.find_commit(p)).transpose()?;
-    let mut tree_id = parent.as_ref().map(|c| c.tree_id());
+    let mut tree_id = parent.map(|p| tree_of(repo, p)).transpose()?;
     for change in changes {
         let blob = change.content.as_deref().map(|c| write_loose(&objects, ObjectType::Blob, c)).transpose()?;
         written.extend(blob);
@@ -169,14 +168,63 @@ pub fn write_commit(
             empty
         }
     };
-    let tree = repo.find_tree(tree_id)?;
-    let author = Signature::new(author.name, author.email, &Time::new(author.time, 0))?;
-    let committer = Signature::new(committer.name, committer.email, &Time::new(committer.time, 0))?;
-    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    let body = repo.commit_create_buffer(&author, &committer, message, &tree, &parents)?;
+    let body = commit_body(tree_id, parent, author, committer, message)?;
     let oid = write_loose(&objects, ObjectType::Commit, &body)?;
     written.push(oid);
+    remember_tree(oid, tree_id);
     Ok(oid)
+}
+
+/// A commit's body as git lays it out (and libgit2's `commit_create_buffer`, which the
+/// tests compare it with): written here rather than by libgit2, which would first read
+/// the new tree back from its file — the whole directory's tree, for a page in a
+/// directory many pages share. Names and emails go through libgit2's `Signature`, which
+/// trims them and refuses the ones git cannot store.
+fn commit_body(
+    tree: Oid,
+    parent: Option<Oid>,
+    author: &Author<'_>,
+    committer: &Author<'_>,
+    message: &str,
+) -> anyhow::Result<Vec<u8>> {
+    use std::io::Write;
+    let mut body = Vec::with_capacity(300 + message.len());
+    writeln!(body, "tree {tree}")?;
+    if let Some(parent) = parent {
+        writeln!(body, "parent {parent}")?;
+    }
+    for (key, who) in [("author", author), ("committer", committer)] {
+        let sig = Signature::new(who.name, who.email, &Time::new(who.time, 0))?;
+        write!(body, "{key} ")?;
+        body.extend_from_slice(sig.name_bytes());
+        body.extend_from_slice(b" <");
+        body.extend_from_slice(sig.email_bytes());
+        writeln!(body, "> {} +0000", who.time)?;
+    }
+    body.push(b'\n');
+    body.extend_from_slice(message.as_bytes());
+    Ok(body)
+}
+
+/// The trees of the commits written last, so the next save on top of one of them need
+/// not read it back.
+static COMMIT_TREES: Mutex<Vec<(Oid, Oid)>> = Mutex::new(Vec::new());
+
+fn remember_tree(commit: Oid, tree: Oid) {
+    let mut kept = COMMIT_TREES.lock().unwrap_or_else(|p| p.into_inner());
+    if kept.len() >= 64 {
+        kept.remove(0);
+    }
+    kept.push((commit, tree));
+}
+
+/// The tree of commit `id`.
+fn tree_of(repo: &Repository, id: Oid) -> anyhow::Result<Oid> {
+    let kept = COMMIT_TREES.lock().unwrap_or_else(|p| p.into_inner()).iter().rev().find(|(c, _)| *c == id).map(|k| k.1);
+    match kept {
+        Some(tree) => Ok(tree),
+        None => Ok(repo.find_commit(id)?.tree_id()),
+    }
 }
 
 /// Writes one loose object as git does: `<kind> <size>\0<body>`, zlib-deflated, at
@@ -546,7 +594,17 @@ mod tests {
         let names: Vec<String> = tree.iter().map(|e| e.name().unwrap().to_owned()).collect();
         assert_eq!(names, ["a-b.md", "a.md", "a", "a0.md", "b.md"]);
         assert_eq!(read_at(&repo, commit.id(), "a/b/y.md").unwrap().unwrap(), b"page 3\n");
-        // The commit as libgit2 lays it out, with its parent.
+        // The commit as libgit2 lays it out, with its parent (and without one).
+        let sig = |a: &Author<'_>| Signature::new(a.name, a.email, &Time::new(a.time, 0)).unwrap();
+        let parent = commit.parent(0).unwrap();
+        let by_libgit2 =
+            repo.commit_create_buffer(&sig(&author()), &sig(&author()), "Save a0.md\n", &tree, &[&parent]).unwrap();
+        let ours = commit_body(tree.id(), Some(parent.id()), &author(), &author(), "Save a0.md\n").unwrap();
+        assert_eq!(&ours[..], &by_libgit2[..]);
+        let padded = Author { name: " Ada Lovelace ", email: "ada@example.com ", time: 1_700_000_000 };
+        let by_libgit2 = repo.commit_create_buffer(&sig(&padded), &sig(&author()), "First\n", &tree, &[]).unwrap();
+        let ours = commit_body(tree.id(), None, &padded, &author(), "First\n").unwrap();
+        assert_eq!(&ours[..], &by_libgit2[..]);
         assert_eq!(commit.message().ok(), Some("Save a0.md\n"));
         assert_eq!(commit.parent_count(), 1);
         assert_eq!(commit.author().name().ok(), Some("Ada"));

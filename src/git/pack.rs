@@ -1,10 +1,14 @@
 //! Packing: a save writes its objects loose (a blob, a few trees, a commit — ≈ 30 KiB of
 //! files and inodes per save), so a busy workspace grows without bound until its objects
 //! are packed. [`pack`] moves the loose objects into a pack with libgit2's pack builder
-//! (delta-compressed), and folds many packs into one, without ever taking the write
-//! lock:
+//! (delta-compressed), together with the small packs of earlier runs, chosen as git's
+//! `repack --geometric=2` chooses them ([`rollup`]): the packs left behind each hold at
+//! least twice the objects of the next smaller one, so a repository of n objects has at
+//! most log₂ n packs, and a run rewrites only the small recent ones — an object is
+//! repacked O(log n) times over the wiki's life, never the whole history every few runs.
+//! `cairn gc` folds everything into one pack. Neither ever takes the write lock:
 //!
-//! 1. it lists the loose objects (and, when folding, the packs) **before** building, and
+//! 1. it lists the loose objects and the packs it folds **before** building, and
 //!    adds commits through a revision walk, so libgit2 knows each tree and blob by path and
 //!    compares versions of the same page when it looks for deltas (by id alone, a blob
 //!    is compared with whatever sorts beside it: 2.46 KiB a save after `cairn gc`
@@ -30,8 +34,9 @@ use git2::{Oid, Repository};
 
 /// Loose objects that make packing worth it on its own (about 60 saves' worth).
 pub const LOOSE_THRESHOLD: usize = 256;
-/// Packs beyond which they are folded into one (every lookup searches each pack's index).
-pub const PACK_THRESHOLD: usize = 8;
+/// Each pack a run leaves must hold at least this many times the objects of the next
+/// smaller one (git's `repack --geometric` factor).
+const GEOMETRIC_FACTOR: u64 = 2;
 
 /// What one packing run did.
 #[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
@@ -45,11 +50,11 @@ pub struct PackReport {
 }
 
 /// Whether a repository is due for packing: [`LOOSE_THRESHOLD`] loose objects; or any,
-/// the newest of them older than `idle` (nobody is saving there now); or more than
-/// [`PACK_THRESHOLD`] packs.
+/// the newest of them older than `idle` (nobody is saving there now); or packs out of
+/// geometric progression (written by another process, or an operator's git).
 pub fn due(dir: &Path, idle: std::time::Duration) -> anyhow::Result<bool> {
     let loose = loose_objects(dir)?;
-    if loose.len() >= LOOSE_THRESHOLD || packs(dir)?.len() > PACK_THRESHOLD {
+    if loose.len() >= LOOSE_THRESHOLD || !rollup(&packs(dir)?, 0).is_empty() {
         return Ok(true);
     }
     let newest = loose.iter().filter_map(|(_, path)| std::fs::metadata(path).and_then(|m| m.modified()).ok()).max();
@@ -62,8 +67,8 @@ pub fn due(dir: &Path, idle: std::time::Duration) -> anyhow::Result<bool> {
 #[error("packing stopped before its pack was written")]
 pub struct Stopped;
 
-/// Packs the repository at `dir`: every loose object into a new pack, and all packs into
-/// it as well when there are more than [`PACK_THRESHOLD`] (or `fold` is set). See the
+/// Packs the repository at `dir`: every loose object into a new pack, with the small
+/// packs [`rollup`] picks — or with every pack when `fold` is set (`cairn gc`). See the
 /// module's comment for why this is safe beside readers, writers and other processes.
 ///
 /// `stopped` is asked while objects are added and, through libgit2's progress callback,
@@ -76,9 +81,9 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
     let loose = loose_objects(dir)?;
     let old_packs = packs(dir)?;
     // Folding one pack with nothing loose would only rewrite it.
-    let fold = (fold && (old_packs.len() > 1 || (old_packs.len() == 1 && !loose.is_empty())))
-        || old_packs.len() > PACK_THRESHOLD;
-    if loose.is_empty() && !fold {
+    let fold = fold && (old_packs.len() > 1 || (old_packs.len() == 1 && !loose.is_empty()));
+    let folded = if fold { old_packs } else { rollup(&old_packs, loose.len()) };
+    if loose.is_empty() && folded.is_empty() {
         return Ok(PackReport::default());
     }
     let mut builder = repo.packbuilder()?;
@@ -105,9 +110,13 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
             insert(&mut builder, oid, None, stopped)?;
         }
     } else {
-        // The loose commits, through a walk that stops at their packed parents, and of
-        // what they reach only the loose objects, under their paths.
-        let ids: HashSet<Oid> = loose.iter().map(|(oid, _)| *oid).collect();
+        // The loose commits and those of the folded packs, through a walk that stops at
+        // their parents in the packs left alone, and of what they reach only the loose
+        // and folded objects, under their paths.
+        let mut ids: HashSet<Oid> = loose.iter().map(|(oid, _)| *oid).collect();
+        for pack in &folded {
+            ids.extend(pack_ids(pack)?);
+        }
         let mut walk = repo.revwalk()?;
         for oid in &ids {
             let Ok(commit) = repo.find_commit(*oid) else { continue };
@@ -118,7 +127,7 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
         }
         let added = insert_history(&repo, &mut builder, walk, &|oid| ids.contains(&oid), stopped)?;
         // Then the rest (unreachable ones, an operator's).
-        for (oid, _) in loose.iter().filter(|(oid, _)| !added.contains(oid)) {
+        for oid in ids.iter().filter(|oid| !added.contains(oid)) {
             insert(&mut builder, *oid, None, stopped)?;
         }
     }
@@ -136,15 +145,74 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
         remove_if_present(path)?;
     }
     let mut packs_folded = 0;
-    if fold {
-        for pack in old_packs.iter().filter(|p| !p.ends_with(format!("pack-{name}.pack"))) {
-            for ext in ["idx", "rev", "pack"] {
-                remove_if_present(&pack.with_extension(ext))?;
-            }
-            packs_folded += 1;
+    // (The new pack has the name of an old one when it holds exactly its objects.)
+    for pack in folded.iter().filter(|p| !p.ends_with(format!("pack-{name}.pack"))) {
+        for ext in ["idx", "rev", "bitmap", "pack"] {
+            remove_if_present(&pack.with_extension(ext))?;
         }
+        packs_folded += 1;
     }
     Ok(PackReport { loose_packed: loose.len(), packs_folded, objects })
+}
+
+/// The packs a worker's run folds into its new pack with `loose` loose objects, as git's
+/// `repack --geometric=2` picks them: packs by object count, smallest first; from the
+/// largest down, the first that is not at least twice the next smaller one is folded
+/// with every pack below it; then the next larger ones too while the folded objects
+/// together are at least half of them. What is left is a progression, so a repository
+/// keeps O(log n) packs and a run rewrites only the small, recent ones. A pack whose
+/// index cannot be read (another writer still naming it) is left alone.
+pub fn rollup(packs: &[PathBuf], loose: usize) -> Vec<PathBuf> {
+    let mut sized: Vec<(u64, &PathBuf)> = packs.iter().filter_map(|p| Some((objects_in(p).ok()?, p))).collect();
+    sized.sort();
+    let sizes: Vec<u64> = sized.iter().map(|(n, _)| *n).collect();
+    let split = geometric_split(&sizes, loose as u64);
+    sized.into_iter().take(split).map(|(_, p)| p.clone()).collect()
+}
+
+/// How many of the packs of `sizes` (ascending) to fold with `loose` loose objects.
+fn geometric_split(sizes: &[u64], loose: u64) -> usize {
+    let mut split = (1..sizes.len()).rev().find(|&i| GEOMETRIC_FACTOR * sizes[i - 1] > sizes[i]).map_or(0, |i| i + 1);
+    let mut total = loose + sizes[..split].iter().sum::<u64>();
+    while split < sizes.len() && GEOMETRIC_FACTOR * total >= sizes[split] {
+        total += sizes[split];
+        split += 1;
+    }
+    // One pack and nothing loose: folding would only rewrite it.
+    if split == 1 && loose == 0 { 0 } else { split }
+}
+
+/// The index of a pack: its fan-out table (256 big-endian counts, the last one the
+/// number of objects) after a version-2 header, or at the start of an old version-1 index.
+fn index_of(pack: &Path) -> anyhow::Result<(Vec<u8>, usize, u32)> {
+    let idx = pack.with_extension("idx");
+    let bytes = std::fs::read(&idx).with_context(|| format!("cannot read {}", idx.display()))?;
+    let fanout = if bytes.starts_with(b"\xfftOc") { 8 } else { 0 };
+    let count = bytes
+        .get(fanout + 255 * 4..fanout + 256 * 4)
+        .map(|b| u32::from_be_bytes(b.try_into().expect("four bytes")))
+        .with_context(|| format!("{} is cut short", idx.display()))?;
+    Ok((bytes, fanout, count))
+}
+
+/// How many objects a pack holds.
+fn objects_in(pack: &Path) -> anyhow::Result<u64> {
+    Ok(u64::from(index_of(pack)?.2))
+}
+
+/// The ids of the objects a pack holds.
+fn pack_ids(pack: &Path) -> anyhow::Result<Vec<Oid>> {
+    let (bytes, fanout, count) = index_of(pack)?;
+    let table = fanout + 256 * 4;
+    // Version 2 lists the ids together; version 1 gives each a 4-byte offset first.
+    let (first, stride) = if fanout == 8 { (table, 20) } else { (table + 4, 24) };
+    (0..count as usize)
+        .map(|n| {
+            let at = first + n * stride;
+            let id = bytes.get(at..at + 20).context("a pack index cut short")?;
+            Ok(Oid::from_bytes(id)?)
+        })
+        .collect()
 }
 
 /// Adds the commits of `walk` and the trees and blobs they reach that are `wanted`, each
@@ -269,5 +337,31 @@ fn remove_if_present(path: &Path) -> anyhow::Result<()> {
             Err(e).with_context(|| format!("cannot remove {}", path.display()))
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::geometric_split;
+
+    #[test]
+    fn small_packs_are_folded_until_the_rest_is_a_geometric_progression() {
+        // Nothing to do: one pack; a progression with nothing loose.
+        assert_eq!(geometric_split(&[], 0), 0);
+        assert_eq!(geometric_split(&[5_000], 0), 0);
+        assert_eq!(geometric_split(&[300, 900, 10_000], 0), 0);
+        // Loose objects alone, when the smallest pack is more than twice their number.
+        assert_eq!(geometric_split(&[10_000], 300), 0);
+        // ...and with the small packs they are at least half of.
+        assert_eq!(geometric_split(&[300, 10_000], 300), 1);
+        assert_eq!(geometric_split(&[300, 900, 10_000], 300), 2);
+        // Two packs of similar size break the progression: both folded, and the next
+        // larger one too when the two together are at least half of it.
+        assert_eq!(geometric_split(&[400, 500, 10_000], 0), 2);
+        assert_eq!(geometric_split(&[400, 500, 1_500, 10_000], 0), 3);
+        // A break high up folds everything below it.
+        assert_eq!(geometric_split(&[10, 100, 6_000, 7_000], 0), 4);
+        // Everything folds when the loose objects outnumber the packs.
+        assert_eq!(geometric_split(&[100, 1_000], 5_000), 2);
     }
 }
