@@ -182,11 +182,22 @@ fn geometric_split(sizes: &[u64], loose: u64) -> usize {
     if split == 1 && loose == 0 { 0 } else { split }
 }
 
-/// The index of a pack: its fan-out table (256 big-endian counts, the last one the
-/// number of objects) after a version-2 header, or at the start of an old version-1 index.
-fn index_of(pack: &Path) -> anyhow::Result<(Vec<u8>, usize, u32)> {
+/// The size of an index's header and fan-out table (version 2; version 1 has no header).
+const INDEX_HEAD: usize = 8 + 256 * 4;
+
+/// Reads a pack's index — only its head unless `whole` — and answers it with where its
+/// fan-out table starts (256 big-endian counts, the last one the number of objects:
+/// after a version-2 header, or at the start of an old version-1 index) and that count.
+fn index_of(pack: &Path, whole: bool) -> anyhow::Result<(Vec<u8>, usize, u32)> {
+    use std::io::Read;
     let idx = pack.with_extension("idx");
-    let bytes = std::fs::read(&idx).with_context(|| format!("cannot read {}", idx.display()))?;
+    let mut file = std::fs::File::open(&idx).with_context(|| format!("cannot read {}", idx.display()))?;
+    let mut bytes = Vec::new();
+    if whole {
+        file.read_to_end(&mut bytes)?;
+    } else {
+        file.take(INDEX_HEAD as u64).read_to_end(&mut bytes)?;
+    }
     let fanout = if bytes.starts_with(b"\xfftOc") { 8 } else { 0 };
     let count = bytes
         .get(fanout + 255 * 4..fanout + 256 * 4)
@@ -195,14 +206,14 @@ fn index_of(pack: &Path) -> anyhow::Result<(Vec<u8>, usize, u32)> {
     Ok((bytes, fanout, count))
 }
 
-/// How many objects a pack holds.
+/// How many objects a pack holds (from its index's head: the worker asks every minute).
 fn objects_in(pack: &Path) -> anyhow::Result<u64> {
-    Ok(u64::from(index_of(pack)?.2))
+    Ok(u64::from(index_of(pack, false)?.2))
 }
 
 /// The ids of the objects a pack holds.
 fn pack_ids(pack: &Path) -> anyhow::Result<Vec<Oid>> {
-    let (bytes, fanout, count) = index_of(pack)?;
+    let (bytes, fanout, count) = index_of(pack, true)?;
     let table = fanout + 256 * 4;
     // Version 2 lists the ids together; version 1 gives each a 4-byte offset first.
     let (first, stride) = if fanout == 8 { (table, 20) } else { (table + 4, 24) };
