@@ -132,6 +132,27 @@ pub struct Author<'a> {
     pub time: i64,
 }
 
+/// A commit and its tree: where the next commit on top of it starts, without reading
+/// the commit back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tip {
+    pub commit: Oid,
+    pub tree: Oid,
+}
+
+/// The branch's head and its tree.
+pub fn tip(repo: &Repository) -> anyhow::Result<Option<Tip>> {
+    let Some(commit) = head(repo)? else { return Ok(None) };
+    Ok(Some(Tip { commit, tree: repo.find_commit(commit)?.tree_id() }))
+}
+
+/// What [`write_commit`] wrote: the new tip, and the id of each change's content (None
+/// for a removal), in the order of the changes.
+pub struct Written {
+    pub tip: Tip,
+    pub blobs: Vec<Option<Oid>>,
+}
+
 /// Writes the objects of one commit of `changes` on top of `parent`: blobs, the trees on
 /// the changed paths, the commit. Nothing is made durable and no ref moves; the caller
 /// passes the ids pushed onto `written` to [`sync_objects`] before [`write_ref`] names
@@ -142,25 +163,28 @@ pub struct Author<'a> {
 /// `objects/pack/`, and reads back the objects a tree or commit names — about 80 file
 /// system calls a save under the write lock, where these files need five creations and
 /// five renames (BENCHMARKS.md, issue 12, fifth session). libgit2 still reads them; the
-/// commit is laid out by [`commit_body`] as libgit2 would.
+/// commit is laid out by [`commit_body`] as libgit2 would, from the parent's tree the
+/// caller carries in its [`Tip`].
 pub fn write_commit(
     repo: &Repository,
-    parent: Option<Oid>,
+    parent: Option<Tip>,
     changes: &[FileChange],
     author: &Author<'_>,
     committer: &Author<'_>,
     message: &str,
     written: &mut Vec<Oid>,
-) -> anyhow::Result<Oid> {
+) -> anyhow::Result<Written> {
     let objects = repo.path().join("objects");
-    let mut tree_id = parent.map(|p| tree_of(repo, p)).transpose()?;
+    let mut tree_id = parent.map(|p| p.tree);
+    let mut blobs = Vec::with_capacity(changes.len());
     for change in changes {
         let blob = change.content.as_deref().map(|c| write_loose(&objects, ObjectType::Blob, c)).transpose()?;
         written.extend(blob);
+        blobs.push(blob);
         let parts: Vec<&str> = change.path.split('/').collect();
         tree_id = update_tree(repo, &objects, tree_id, &parts, blob, written)?;
     }
-    let tree_id = match tree_id {
+    let tree = match tree_id {
         Some(t) => t,
         None => {
             let empty = write_loose(&objects, ObjectType::Tree, b"")?;
@@ -168,11 +192,10 @@ pub fn write_commit(
             empty
         }
     };
-    let body = commit_body(tree_id, parent, author, committer, message)?;
-    let oid = write_loose(&objects, ObjectType::Commit, &body)?;
-    written.push(oid);
-    remember_tree(oid, tree_id);
-    Ok(oid)
+    let body = commit_body(tree, parent.map(|p| p.commit), author, committer, message)?;
+    let commit = write_loose(&objects, ObjectType::Commit, &body)?;
+    written.push(commit);
+    Ok(Written { tip: Tip { commit, tree }, blobs })
 }
 
 /// A commit's body as git lays it out (and libgit2's `commit_create_buffer`, which the
@@ -204,27 +227,6 @@ fn commit_body(
     body.push(b'\n');
     body.extend_from_slice(message.as_bytes());
     Ok(body)
-}
-
-/// The trees of the commits written last, so the next save on top of one of them need
-/// not read it back.
-static COMMIT_TREES: Mutex<Vec<(Oid, Oid)>> = Mutex::new(Vec::new());
-
-fn remember_tree(commit: Oid, tree: Oid) {
-    let mut kept = COMMIT_TREES.lock().unwrap_or_else(|p| p.into_inner());
-    if kept.len() >= 64 {
-        kept.remove(0);
-    }
-    kept.push((commit, tree));
-}
-
-/// The tree of commit `id`.
-fn tree_of(repo: &Repository, id: Oid) -> anyhow::Result<Oid> {
-    let kept = COMMIT_TREES.lock().unwrap_or_else(|p| p.into_inner()).iter().rev().find(|(c, _)| *c == id).map(|k| k.1);
-    match kept {
-        Some(tree) => Ok(tree),
-        None => Ok(repo.find_commit(id)?.tree_id()),
-    }
 }
 
 /// Writes one loose object as git does: `<kind> <size>\0<body>`, zlib-deflated, at
@@ -508,11 +510,6 @@ pub fn read_blob(repo: &Repository, oid: Oid) -> anyhow::Result<Option<Vec<u8>>>
     }
 }
 
-/// The blob id git gives `content`, computed without a repository.
-pub fn blob_id(content: &[u8]) -> anyhow::Result<Oid> {
-    object_id(ObjectType::Blob, content)
-}
-
 /// The `Cairn-*` trailers of a commit message, keys without the prefix.
 pub fn trailers(message: &str) -> HashMap<String, String> {
     message
@@ -567,9 +564,14 @@ mod tests {
         for (n, path) in files.iter().enumerate() {
             let change = FileChange { path: path.to_string(), content: Some(format!("page {n}\n").into_bytes()) };
             let message = format!("Save {path}\n");
-            head = Some(write_commit(&repo, head, &[change], &author(), &author(), &message, &mut written).unwrap());
+            let saved = write_commit(&repo, head, &[change], &author(), &author(), &message, &mut written).unwrap();
+            // The content's id, as git gives it.
+            let content = format!("page {n}\n");
+            assert_eq!(saved.blobs, [Some(Oid::hash_object(ObjectType::Blob, content.as_bytes()).unwrap())]);
+            head = Some(saved.tip);
         }
-        let commit = repo.find_commit(head.unwrap()).unwrap();
+        let commit = repo.find_commit(head.unwrap().commit).unwrap();
+        assert_eq!(commit.tree_id(), head.unwrap().tree);
         // The same tree, built by libgit2's tree builder from the same entries.
         fn rebuilt(repo: &Repository, tree: &Tree<'_>) -> Oid {
             let mut builder = repo.treebuilder(None).unwrap();
@@ -587,7 +589,8 @@ mod tests {
         // Removing the only file of `a/b/` removes that tree, and `a/` keeps the rest.
         let gone = FileChange { path: "a/b/y.md".into(), content: None };
         let without = write_commit(&repo, head, &[gone], &author(), &author(), "Remove\n", &mut written).unwrap();
-        let without = repo.find_commit(without).unwrap().tree().unwrap();
+        assert_eq!(without.blobs, [None]);
+        let without = repo.find_commit(without.tip.commit).unwrap().tree().unwrap();
         assert_eq!(rebuilt(&repo, &without), without.id());
         assert!(without.get_path(Path::new("a/b")).is_err());
         assert!(without.get_path(Path::new("a/x.md")).is_ok());
@@ -611,7 +614,7 @@ mod tests {
         // Removing the last file of a directory removes the directory.
         let gone = FileChange { path: "a/b/y.md".into(), content: None };
         let next = write_commit(&repo, head, &[gone], &author(), &author(), "Remove\n", &mut written).unwrap();
-        let tree = repo.find_commit(next).unwrap().tree().unwrap();
+        let tree = repo.find_commit(next.tip.commit).unwrap().tree().unwrap();
         let a = repo.find_tree(tree.get_name("a").unwrap().id()).unwrap();
         assert!(a.get_name("b").is_none());
         assert_eq!(rebuilt(&repo, &tree), tree.id());

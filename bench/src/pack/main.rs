@@ -57,7 +57,7 @@ fn main() -> Result<()> {
         .collect();
     let mut head = None;
     let mut time = 1_700_000_000;
-    let mut save = |rng: &mut ChaCha8Rng, n: usize, head: &mut Option<git2::Oid>| -> Result<()> {
+    let mut save = |rng: &mut ChaCha8Rng, n: usize, head: &mut Option<git::Tip>| -> Result<()> {
         let p = if n < args.pages { n } else { rng.random_range(0..args.pages) };
         if n >= args.pages {
             // An edit: one word of a random line changed and a sentence appended.
@@ -73,8 +73,8 @@ fn main() -> Result<()> {
         let slug = format!("{}{}-page-{p}", char::from(b'a' + (p % 26) as u8), char::from(b'a' + (p / 26 % 26) as u8));
         let change = FileChange { path: git::live_path(&slug), content: Some(texts[p].clone().into_bytes()) };
         let mut written = Vec::new();
-        let new = git::write_commit(&repo, *head, &[change], &who, &who, &format!("Save {n}\n"), &mut written)?;
-        git::write_ref(&repo, new, *head)?;
+        let new = git::write_commit(&repo, *head, &[change], &who, &who, &format!("Save {n}\n"), &mut written)?.tip;
+        git::write_ref(&repo, new.commit, head.map(|h| h.commit))?;
         *head = Some(new);
         Ok(())
     };

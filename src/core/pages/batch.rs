@@ -33,7 +33,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard, watch};
 
 use crate::core::Ctx;
 use crate::error::{Error, Result};
-use crate::git::{self, WorkspaceRepo};
+use crate::git::{self, Tip, WorkspaceRepo};
 use crate::store::Backend;
 
 /// How a batch ended, for each save in it.
@@ -71,8 +71,9 @@ pub struct Batch {
     pub tx: Transaction<'static, Any>,
     /// The branch head on disk when the batch began.
     pub start: Option<Oid>,
-    /// The batch's newest commit: written, but neither durable nor named by the branch.
-    pub head: Option<Oid>,
+    /// The batch's newest commit and its tree: written, but neither durable nor named by
+    /// the branch (the branch's head and its tree until the batch's first save).
+    pub head: Option<Tip>,
     /// Every object the batch wrote (made durable one by one off Linux).
     pub written: Vec<Oid>,
     /// Saves whose commits and rows are in the batch.
@@ -173,14 +174,14 @@ pub async fn open(ctx: &Ctx, repo: &WorkspaceRepo, workspace_id: i64, state: &mu
         }
     };
     // Read after the lock: another process may have moved the branch until then.
-    let start = repo.with(git::head).await?;
+    let tip = repo.with(git::tip).await?;
     state.next_id += 1;
     let (done, _) = watch::channel(None);
     state.batch = Some(Batch {
         id: state.next_id,
         tx,
-        start,
-        head: start,
+        start: tip.map(|t| t.commit),
+        head: tip,
         written: Vec::new(),
         saves: 0,
         keep: false,
@@ -201,7 +202,7 @@ pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
         done.send_replace(Some(Outcome::Durable));
         return;
     }
-    let outcome = match write(ctx, repo, tx, start, head, written).await {
+    let outcome = match write(ctx, repo, tx, start, head.map(|t| t.commit), written).await {
         Ok(()) => {
             ctx.writers.flushes.fetch_add(1, Ordering::Relaxed);
             ctx.writers.flushed_saves.fetch_add(saves as u64, Ordering::Relaxed);

@@ -296,7 +296,7 @@ impl Writer {
             .collect();
         let (name, email) = (user.name.clone(), user.email.clone());
         let parent = self.batch().head;
-        let (shas, written) = self
+        let (commits, written) = self
             .repo
             .with(move |repo| {
                 let committer = git::Author { name: &name, email: &email, time: committed_at.timestamp() };
@@ -305,20 +305,23 @@ impl Writer {
                     None => git::Author { time: clock_now.timestamp(), ..committer },
                 };
                 let mut parent = parent;
-                let mut shas = Vec::with_capacity(plan.len());
+                let mut commits = Vec::with_capacity(plan.len());
                 let mut written = Vec::new();
                 for (files, message) in &plan {
-                    let sha = git::write_commit(repo, parent, files, &author, &committer, message, &mut written)?;
-                    shas.push(sha);
-                    parent = Some(sha);
+                    let commit = git::write_commit(repo, parent, files, &author, &committer, message, &mut written)?;
+                    parent = Some(commit.tip);
+                    commits.push(commit);
                 }
-                Ok((shas, written))
+                Ok((commits, written))
             })
             .await?;
-        let sha_strings: Vec<String> = shas.iter().map(|s| s.to_string()).collect();
-        let Indexed { created, deliveries } = self.index(user, &changes, &sha_strings, &now).await?;
+        let sha_strings: Vec<String> = commits.iter().map(|c| c.tip.commit.to_string()).collect();
+        // Each change's content, by the id its commit gave it (a purge's commit has none).
+        let blobs: Vec<Option<String>> =
+            commits.iter().map(|c| c.blobs.iter().flatten().last().map(|b| b.to_string())).collect();
+        let Indexed { created, deliveries } = self.index(user, &changes, &sha_strings, &blobs, &now).await?;
         let b = self.batch_mut();
-        b.head = shas.last().copied();
+        b.head = commits.last().map(|c| c.tip);
         b.deliveries |= deliveries;
         b.written.extend(written);
         b.saves += 1;
@@ -356,13 +359,21 @@ impl Writer {
     /// creation time (kept from its row, or now for a new page). Once the batch holds
     /// another save, under a savepoint: a refused save takes back only its own rows. A
     /// lone save that fails takes the batch down with it, which holds nothing else.
-    async fn index(&mut self, user: &User, changes: &[Change], shas: &[String], now: &str) -> Result<Indexed> {
+    async fn index(
+        &mut self,
+        user: &User,
+        changes: &[Change],
+        shas: &[String],
+        blobs: &[Option<String>],
+        now: &str,
+    ) -> Result<Indexed> {
         let ws_id = self.access.workspace_id();
         let ws_slug = self.access.slug().to_owned();
         let mut savepoint = Savepoint::Wanted(self.batch().saves > 0 || self.batch().keep);
         let fail = changes.iter().any(|c| self.ctx.test_hooks.rows_fail(&c.state.slug));
         let write = Frame { savepoint: &mut savepoint, fail };
-        let result = index_rows(self.conn(), ws_id, &ws_slug, user, changes, shas, now, write).await;
+        let commits = Commits { shas, blobs };
+        let result = index_rows(self.conn(), ws_id, &ws_slug, user, changes, commits, now, write).await;
         let Err(e) = result else { return result };
         match savepoint {
             Savepoint::Wanted(false) => {
@@ -386,6 +397,13 @@ impl Writer {
         }
         Err(e)
     }
+}
+
+/// The commits of a save's changes, one per change: ids, and the id of each one's
+/// content.
+struct Commits<'a> {
+    shas: &'a [String],
+    blobs: &'a [Option<String>],
 }
 
 /// How [`index_rows`] writes: in a savepoint or not, and whether the test hook asks it
@@ -465,15 +483,16 @@ async fn index_rows(
     ws_slug: &str,
     user: &User,
     changes: &[Change],
-    shas: &[String],
+    commits: Commits<'_>,
     now: &str,
     frame: Frame<'_>,
 ) -> Result<Indexed> {
     let Frame { savepoint, fail } = frame;
+    let Commits { shas, blobs } = commits;
     let mut created = Vec::with_capacity(changes.len());
     let mut deliveries = false;
     let head = shas.last().expect("at least one commit");
-    for (n, (change, sha)) in changes.iter().zip(shas).enumerate() {
+    for (n, ((change, sha), blob)) in changes.iter().zip(shas).zip(blobs).enumerate() {
         let st = &change.state;
         // The workspace's head goes with the last change's rows.
         let last = n + 1 == changes.len();
@@ -525,7 +544,7 @@ async fn index_rows(
         let revision = RevisionRow {
             sha: sha.clone(),
             path: st.path(),
-            blob: Some(git::blob_id(st.content.as_bytes())?.to_string()),
+            blob: blob.clone(),
             action: change.action.as_str().to_owned(),
             title: st.title.clone(),
             message: one_line(&change.summary),
