@@ -319,7 +319,8 @@ impl Writer {
         // Each change's content, by the id its commit gave it (a purge's commit has none).
         let blobs: Vec<Option<String>> =
             commits.iter().map(|c| c.blobs.iter().flatten().last().map(|b| b.to_string())).collect();
-        let Indexed { created, deliveries } = self.index(user, &changes, &sha_strings, &blobs, &now).await?;
+        let ids = Commits { shas: &sha_strings, blobs: &blobs };
+        let Indexed { created, deliveries } = self.index(user, &changes, ids, &now).await?;
         let b = self.batch_mut();
         b.head = commits.last().map(|c| c.tip);
         b.deliveries |= deliveries;
@@ -359,20 +360,12 @@ impl Writer {
     /// creation time (kept from its row, or now for a new page). Once the batch holds
     /// another save, under a savepoint: a refused save takes back only its own rows. A
     /// lone save that fails takes the batch down with it, which holds nothing else.
-    async fn index(
-        &mut self,
-        user: &User,
-        changes: &[Change],
-        shas: &[String],
-        blobs: &[Option<String>],
-        now: &str,
-    ) -> Result<Indexed> {
+    async fn index(&mut self, user: &User, changes: &[Change], commits: Commits<'_>, now: &str) -> Result<Indexed> {
         let ws_id = self.access.workspace_id();
         let ws_slug = self.access.slug().to_owned();
         let mut savepoint = Savepoint::Wanted(self.batch().saves > 0 || self.batch().keep);
         let fail = changes.iter().any(|c| self.ctx.test_hooks.rows_fail(&c.state.slug));
         let write = Frame { savepoint: &mut savepoint, fail };
-        let commits = Commits { shas, blobs };
         let result = index_rows(self.conn(), ws_id, &ws_slug, user, changes, commits, now, write).await;
         let Err(e) = result else { return result };
         match savepoint {
