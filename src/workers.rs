@@ -6,12 +6,14 @@
 //! [`run_pending_jobs`] directly — deterministic, no sleeping for a worker.
 //!
 //! The workers: maintenance deletes expired sessions, failed-login counts whose window
-//! has passed and webhook records past their retention (and, on PostgreSQL without
+//! has passed, webhook records past their retention and SQLite's search entries of page
+//! rows that are gone (and, on PostgreSQL without
 //! autovacuum, refreshes the planner's statistics, as the statistics worker does every
 //! 30 s for the tables that changed much); packing packs workspace
 //! repositories that are due (core/packing.rs); embedding refresh drains `embed_queue`
 //! when `SEMANTIC_SEARCH=1`; OCR reads uploaded images when `OCR_UPLOADS=1`; webhook
-//! delivery drains `deliveries`; with PostgreSQL, the credential cache's listener
+//! delivery drains `deliveries`; on SQLite, indexing writes the search file's entries of
+//! the pages each group commit saved (core/pages/fulltext.rs); with PostgreSQL, the credential cache's listener
 //! forgets checked tokens when another process changes credentials.
 
 use std::time::Duration;
@@ -21,6 +23,7 @@ use tokio::task::JoinHandle;
 
 use crate::core::Ctx;
 use crate::core::accounts;
+use crate::core::pages::fulltext;
 use crate::core::semantic::embed;
 use crate::core::uploads::ocr::ocr_pending;
 use crate::core::webhooks::{self, deliver};
@@ -49,6 +52,8 @@ pub struct JobReport {
     pub login_failures_pruned: u64,
     pub pages_embedded: u64,
     pub webhook_rows_pruned: u64,
+    /// SQLite: search entries of page rows that are gone (pages purged one by one).
+    pub search_entries_removed: u64,
     /// PostgreSQL without autovacuum: the planner's statistics were refreshed and the
     /// full-text index's pending list merged.
     pub statistics_refreshed: bool,
@@ -69,6 +74,7 @@ async fn prune(ctx: &Ctx) -> Result<JobReport> {
         login_failures_pruned: accounts::limiter::prune(ctx).await?,
         pages_embedded: 0,
         webhook_rows_pruned: webhooks::prune(ctx).await?,
+        search_entries_removed: fulltext::sweep(ctx).await? as u64,
         statistics_refreshed: ctx.db.refresh_statistics_if_unattended().await?,
     })
 }
@@ -91,6 +97,9 @@ pub fn start(ctx: &Ctx) -> Workers {
     }
     if ctx.ocr.usable() {
         tasks.push(tokio::spawn(ocr(ctx.clone(), stopped.clone())));
+    }
+    if ctx.db.search.is_some() {
+        tasks.push(tokio::spawn(indexing(ctx.clone(), stopped.clone())));
     }
     if ctx.db.backend == crate::store::Backend::Postgres {
         tasks.push(tokio::spawn(statistics(ctx.clone(), stopped.clone())));
@@ -127,6 +136,33 @@ async fn maintenance(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
         tokio::select! {
             _ = stopped.wait_for(|s| *s) => return,
             _ = tokio::time::sleep(MAINTENANCE_EVERY) => {}
+        }
+    }
+}
+
+/// SQLite: writes the search file's entries of what each group commit saved, off the
+/// save's path (a search catches its workspace up itself if it comes first), and at
+/// start every workspace's (all of them after an upgrade or a lost file). Other
+/// processes' saves wake nobody here: their own worker, or the next search, writes them.
+async fn indexing(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
+    let Some(file) = ctx.db.search.clone() else { return };
+    let started = tokio::select! {
+        r = fulltext::catch_up_all(&ctx) => r,
+        _ = stopped.wait_for(|s| *s) => return,
+    };
+    if let Err(e) = started {
+        tracing::warn!(error = %e, "search index catch-up failed");
+    }
+    loop {
+        tokio::select! {
+            _ = stopped.wait_for(|s| *s) => return,
+            _ = file.wake.notified() => {}
+        }
+        for ws_id in file.take_changed() {
+            if let Err(e) = fulltext::catch_up(&ctx, ws_id).await {
+                // The next search of the workspace tries again.
+                tracing::warn!(error = %e, workspace_id = ws_id, "search index catch-up failed");
+            }
         }
     }
 }

@@ -197,10 +197,7 @@ async fn a_search_rebuild_is_logged() {
     assert_eq!(p.terminate(), 0);
     {
         let srv = env.start(&[]).await;
-        sqlx::query("UPDATE schema_meta SET value = 'older' WHERE key LIKE 'search_fingerprint:%'")
-            .execute(&srv.ctx.db.pool)
-            .await
-            .unwrap();
+        env.age_search_definition(&srv).await;
         srv.stop().await;
     }
     let before = read_logs(&env.dir.path().join("logs")).matches("rebuilt search index").count();

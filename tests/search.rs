@@ -292,10 +292,13 @@ async fn the_start_up_check_rebuilds_old_search_text() {
     let srv = env.start(&[]).await;
     let api = srv.user("old@x.io").await;
     api.page("tenki", "# 天気\n\n東京の天気は晴れです。\n").await;
+    assert_eq!(slugs(&search(&api, &format!("q={}", enc("天気 "))).await), ["tenki"]);
     // What such a row looks like: marked, and not in the index.
-    let unindex =
-        if backend() == "postgres" { "UPDATE pages SET search_vector = NULL" } else { "DELETE FROM pages_fts" };
-    sqlx::query(unindex).execute(&srv.ctx.db.pool).await.unwrap();
+    if backend() == "postgres" {
+        sqlx::query("UPDATE pages SET search_vector = NULL").execute(&srv.ctx.db.pool).await.unwrap();
+    } else {
+        sqlx::query("DELETE FROM pages_fts").execute(&mut env.search_file_conn().await).await.unwrap();
+    }
     sqlx::query("UPDATE pages SET search_title = ''").execute(&srv.ctx.db.pool).await.unwrap();
     assert!(slugs(&search(&api, &format!("q={}", enc("天気 "))).await).is_empty());
     srv.stop().await;
@@ -316,7 +319,7 @@ async fn the_search_text_is_not_stored_beside_the_markdown() {
     assert_eq!(bodies, [""]);
     if backend() == "sqlite" {
         let content_tables: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM sqlite_master WHERE name = 'pages_fts_content'")
+            sqlx::query_scalar("SELECT COUNT(*) FROM search.sqlite_master WHERE name = 'pages_fts_content'")
                 .fetch_one(&srv.ctx.db.pool)
                 .await
                 .unwrap();
@@ -434,4 +437,126 @@ async fn an_index_follows_saves_made_by_another_process_and_a_reindex() {
     assert_eq!(found(&other, "hybrid", "delta").await, ["one"]);
     reader.stop().await;
     writer.stop().await;
+}
+
+/// PostgreSQL keeps its index in the page rows: no search file. Answers whether the test
+/// goes on (SQLite).
+fn has_search_file(env: &Env, srv: &Server) -> bool {
+    if backend() == "postgres" {
+        assert!(srv.ctx.db.search.is_none() && !env.search_file().exists());
+        return false;
+    }
+    true
+}
+
+/// The ids of the pages the search file holds entries for.
+async fn indexed_ids(srv: &Server) -> Vec<i64> {
+    sqlx::query_scalar("SELECT rowid FROM search.pages_fts ORDER BY rowid").fetch_all(&srv.ctx.db.pool).await.unwrap()
+}
+
+/// SQLite: a save commits its page row only; the search file's entries are written after
+/// the commit, under the file's own lock. A save goes through while something else holds
+/// that lock, and the next search still finds it.
+#[tokio::test]
+async fn a_save_does_not_wait_for_the_search_file() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    if !has_search_file(&env, &srv) {
+        return srv.stop().await;
+    }
+    let api = srv.user("lock@x.io").await;
+    api.page("first", "# First\n\nOrchid notes.\n").await;
+    assert_eq!(slugs(&search(&api, "q=orchid").await), ["first"]);
+
+    let mut holder = env.search_file_conn().await;
+    sqlx::query("BEGIN IMMEDIATE").execute(&mut holder).await.unwrap();
+    // The file's lock is held far longer than this save may take.
+    let save = api.post("/api/pages", json!({"slug": "second", "content": "# Second\n\nOrchid care.\n"}));
+    let (status, body) = tokio::time::timeout(std::time::Duration::from_secs(5), save).await.expect("the save waited");
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(api.get("/api/pages/second").await.0, StatusCode::OK);
+    sqlx::query("COMMIT").execute(&mut holder).await.unwrap();
+
+    let mut found = slugs(&search(&api, "q=orchid").await);
+    found.sort();
+    assert_eq!(found, ["first", "second"]);
+    srv.stop().await;
+}
+
+/// SQLite: the search file is derived, so one that is missing, not a database, or made
+/// for another database is made again at start and filled from the page rows.
+#[tokio::test]
+async fn a_lost_broken_or_foreign_search_file_is_made_again() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    if !has_search_file(&env, &srv) {
+        return srv.stop().await;
+    }
+    assert_eq!(srv.report.created_search, ["search.sqlite3"]);
+    let api = srv.user("lost@x.io").await;
+    api.page("fern", "# Fern\n\nSpores and fronds.\n").await;
+    assert_eq!(slugs(&search(&api, "q=fronds").await), ["fern"]);
+    srv.stop().await;
+    let srv = env.start(&[]).await;
+    assert!(srv.report.is_empty(), "{:?}", srv.report);
+    srv.stop().await;
+
+    let remove = |env: &Env| {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", env.search_file().display()));
+        }
+    };
+    remove(&env);
+    let srv = env.start(&[]).await;
+    assert_eq!(srv.report.created_search, ["search.sqlite3"], "{:?}", srv.report);
+    assert_eq!(slugs(&search(&api_for(&srv, &api), "q=fronds").await), ["fern"]);
+    srv.stop().await;
+
+    remove(&env);
+    std::fs::write(env.search_file(), b"this is not a database, and never was one".repeat(200)).unwrap();
+    let srv = env.start(&[]).await;
+    assert_eq!(srv.report.rebuilt_search, ["search.sqlite3"], "{:?}", srv.report);
+    assert_eq!(slugs(&search(&api_for(&srv, &api), "q=fronds").await), ["fern"]);
+    // Another database's file (its pages' ids and counters mean nothing here).
+    sqlx::query("UPDATE schema_meta SET value = 'another' WHERE key = 'search_generation'")
+        .execute(&srv.ctx.db.pool)
+        .await
+        .unwrap();
+    srv.stop().await;
+    let srv = env.start(&[]).await;
+    assert_eq!(srv.report.rebuilt_search, ["search.sqlite3"], "{:?}", srv.report);
+    assert_eq!(slugs(&search(&api_for(&srv, &api), "q=spores").await), ["fern"]);
+    srv.stop().await;
+}
+
+/// SQLite: entries of page rows that are gone — purged from the trash, or replaced by a
+/// rebuild of the workspace — are removed (the maintenance pass; the next catch-up).
+#[tokio::test]
+async fn entries_of_gone_pages_are_removed() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    if !has_search_file(&env, &srv) {
+        return srv.stop().await;
+    }
+    let api = srv.user("gone@x.io").await;
+    api.page("kept", "# Kept\n\nBasalt columns.\n").await;
+    api.page("purged", "# Purged\n\nBasalt sand.\n").await;
+    assert_eq!(search(&api, "q=basalt").await["total"], 2);
+    assert_eq!(indexed_ids(&srv).await.len(), 2);
+
+    api.delete("/api/pages/purged").await;
+    api.post("/api/trash/purged/purge", json!({})).await;
+    let report = cairn::workers::run_pending_jobs(&srv.ctx).await.unwrap();
+    assert_eq!(report.search_entries_removed, 1);
+    let live: Vec<i64> = sqlx::query_scalar("SELECT id FROM pages").fetch_all(&srv.ctx.db.pool).await.unwrap();
+    assert_eq!(indexed_ids(&srv).await, live);
+
+    let ws: (i64, String) =
+        sqlx::query_as("SELECT id, slug FROM workspaces").fetch_one(&srv.ctx.db.pool).await.unwrap();
+    cairn::core::reindex::workspace(&srv.ctx, ws.0, &ws.1).await.unwrap();
+    assert_eq!(slugs(&search(&api, "q=basalt").await), ["kept"]);
+    let live: Vec<i64> = sqlx::query_scalar("SELECT id FROM pages").fetch_all(&srv.ctx.db.pool).await.unwrap();
+    assert_eq!(live.len(), 1);
+    assert_eq!(indexed_ids(&srv).await, live, "the rebuilt rows' entries, and no others");
+    srv.stop().await;
 }

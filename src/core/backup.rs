@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use sqlx::{AnyConnection, Column, Connection, Row};
 
 use crate::core::Ctx;
-use crate::store::{Backend, schema};
+use crate::store::{Backend, schema, search_file};
 
 const DUMP: &str = "database.jsonl";
 const FILES: &str = "files";
@@ -107,7 +107,8 @@ pub async fn backup(ctx: &Ctx, dir: &Path) -> anyhow::Result<Summary> {
 }
 
 /// Mirrors every workspace repository and copies the rest of `DATA_DIR` (but not an
-/// embedded SQLite database, which the dump holds).
+/// embedded SQLite database, which the dump holds, nor its search file, which is derived
+/// and made again from the rows).
 fn copy_files(data: &Path, to: &Path, db_file: Option<&Path>) -> anyhow::Result<usize> {
     std::fs::create_dir_all(to)?;
     let mut repos = 0;
@@ -119,7 +120,7 @@ fn copy_files(data: &Path, to: &Path, db_file: Option<&Path>) -> anyhow::Result<
             let db_name = db.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             name == db_name || name == format!("{db_name}-wal") || name == format!("{db_name}-shm")
         });
-        if is_db || name.starts_with(".cairn-write-probe") {
+        if is_db || search_file::is_search_file(&name) || name.starts_with(".cairn-write-probe") {
             continue;
         }
         if name == "workspaces" {

@@ -8,7 +8,9 @@
 
 pub mod schema;
 pub mod script;
+pub mod search_file;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -19,6 +21,7 @@ pub use crate::config::Backend;
 use crate::config::Config;
 pub use schema::ConvergeReport;
 pub use script::{Script, Value};
+pub use search_file::SearchFile;
 
 /// A `FROM` item yielding the strings of a JSON array bound at `param` as rows `j` with
 /// columns `value` and `key` (its 0-based position): a list of any length written with
@@ -37,6 +40,8 @@ pub fn json_strings(backend: Backend, param: &str) -> String {
 pub struct Db {
     pub pool: AnyPool,
     pub backend: Backend,
+    /// SQLite: the full-text index's own file (attached to every pooled connection).
+    pub search: Option<Arc<SearchFile>>,
 }
 
 impl Db {
@@ -49,7 +54,7 @@ impl Db {
         let options: AnyConnectOptions = url.parse().context("invalid DATABASE_URL")?;
         let options = options.disable_statement_logging();
 
-        let report = {
+        let (report, generation) = {
             let mut conn = options.connect().await.context("cannot connect to the database")?;
             if backend == Backend::Sqlite {
                 // WAL is a property of the file: set once, kept by every later connection.
@@ -67,9 +72,26 @@ impl Db {
                     );
                 }
             }
+            let generation =
+                if backend == Backend::Sqlite { Some(schema::search_generation(&mut conn).await?) } else { None };
             conn.close().await.ok();
-            report
+            (report, generation)
         };
+        let mut report = report;
+        let search = match generation {
+            Some(generation) => {
+                let (file, made) = SearchFile::open(&config.data_dir, &generation).await?;
+                match made {
+                    Some(search_file::Made::Created) => report.created_search.push(search_file::FILE_NAME.into()),
+                    Some(search_file::Made::Rebuilt) => report.rebuilt_search.push(search_file::FILE_NAME.into()),
+                    None => {}
+                }
+                Some(Arc::new(file))
+            }
+            None => None,
+        };
+        report.log();
+        let attach = search.as_ref().map(|s| s.attach_statement());
 
         let pool = AnyPoolOptions::new()
             .max_connections(config.db_max_connections)
@@ -77,11 +99,20 @@ impl Db {
             .acquire_timeout(Duration::from_secs(3))
             // A PostgreSQL connection may die with the server; SQLite's cannot.
             .test_before_acquire(backend == Backend::Postgres)
-            .after_connect(move |conn, _meta| Box::pin(async move { configure_connection(conn, backend).await }))
+            .after_connect(move |conn, _meta| {
+                let attach = attach.clone();
+                Box::pin(async move {
+                    configure_connection(conn, backend).await?;
+                    if let Some(attach) = attach {
+                        sqlx::query(sqlx::AssertSqlSafe(attach)).execute(&mut *conn).await?;
+                    }
+                    Ok(())
+                })
+            })
             .connect_with(options)
             .await
             .context("cannot open the database pool")?;
-        Ok((Db { pool, backend }, report))
+        Ok((Db { pool, backend, search }, report))
     }
 
     /// A read-only transaction whose statements all see one snapshot, so that a page of

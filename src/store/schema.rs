@@ -5,11 +5,13 @@
 //! starts over a newer schema and simply ignores what it does not know. Columns added
 //! after a table's first release must be nullable or carry a default.
 //!
-//! The one exception is derived search state (PostgreSQL's `tsvector` column, SQLite's
-//! FTS5 table and its trigger). Each has a fingerprint — the SHA-256 of its DDL
-//! — kept in `schema_meta`; it is rebuilt only when the fingerprint differs from what
-//! this release would create: created empty, with every page marked for the start-up
-//! check to index again from its file.
+//! The one exception is derived search state. PostgreSQL's `tsvector` column has a
+//! fingerprint — the SHA-256 of its DDL — kept in `schema_meta`; it is rebuilt only when
+//! the fingerprint differs from what this release would create: created empty, with
+//! every page marked for the start-up check to index again from its file. SQLite's lives
+//! in a file of its own with its own fingerprint (`search_file.rs`); the FTS5 table and
+//! trigger that older releases kept in the database are dropped (an older release
+//! started again makes them again, and indexes every page).
 
 use anyhow::Context;
 use sha2::{Digest, Sha256};
@@ -27,6 +29,19 @@ pub struct ConvergeReport {
 }
 
 impl ConvergeReport {
+    /// Says what changed, once the search state is known too (`Db::connect`).
+    pub fn log(&self) {
+        for t in &self.created_tables {
+            tracing::info!(table = %t, "schema: created table");
+        }
+        for c in &self.added_columns {
+            tracing::info!(column = %c, "schema: added column");
+        }
+        for s in &self.rebuilt_search {
+            tracing::warn!(search = %s, "schema: search expression changed; rebuilt search index");
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.created_tables.is_empty()
             && self.added_columns.is_empty()
@@ -366,27 +381,29 @@ const PG_SEARCH: Search = Search {
 };
 const PG_SEARCH_DROP: &[&str] = &["ALTER TABLE pages DROP COLUMN IF EXISTS search_vector"];
 
-/// SQLite: a contentless FTS5 table (it keeps the index, not a copy of the text: the
-/// search text would otherwise be stored twice beside the markdown it is derived from),
-/// written with each page row; the Porter stemmer over `unicode61` (words of every
-/// script, diacritics folded). `contentless_delete` lets a row be replaced or deleted
-/// without its old text; deleting a page row deletes its entry. Creating it marks every
-/// page's search text stale, as on PostgreSQL.
-const SQLITE_SEARCH: Search = Search {
-    name: "pages_fts",
-    create: &[
-        "CREATE VIRTUAL TABLE pages_fts USING fts5(search_title, body, content='', contentless_delete=1, \
-         tokenize='porter unicode61 remove_diacritics 2')",
-        "CREATE TRIGGER pages_fts_ad AFTER DELETE ON pages BEGIN DELETE FROM pages_fts WHERE rowid = old.id; END",
-        "UPDATE pages SET search_title = ''",
-    ],
-};
+/// SQLite: the full-text index lives in a file of its own (`search_file.rs`); releases
+/// before it kept a contentless FTS5 table here, written with each page row, and a
+/// trigger deleting an entry with its row. Dropped, with their fingerprint.
 const SQLITE_SEARCH_DROP: &[&str] = &[
     "DROP TRIGGER IF EXISTS pages_fts_ai",
     "DROP TRIGGER IF EXISTS pages_fts_ad",
     "DROP TRIGGER IF EXISTS pages_fts_au",
     "DROP TABLE IF EXISTS pages_fts",
+    "DELETE FROM schema_meta WHERE key = 'search_fingerprint:pages_fts'",
 ];
+
+/// SQLite: the database's identity for its search file, made once (a search file made
+/// for another database — one restored, or made anew beside an old `DATA_DIR` — is
+/// made again from this one's rows).
+pub async fn search_generation(conn: &mut AnyConnection) -> anyhow::Result<String> {
+    sqlx::query("INSERT INTO schema_meta (key, value) VALUES ('search_generation', $1) ON CONFLICT (key) DO NOTHING")
+        .bind(uuid::Uuid::new_v4().to_string())
+        .execute(&mut *conn)
+        .await?;
+    Ok(sqlx::query_scalar("SELECT value FROM schema_meta WHERE key = 'search_generation'")
+        .fetch_one(&mut *conn)
+        .await?)
+}
 
 fn ddl(template: &str, backend: Backend) -> String {
     let (id, blob) = match backend {
@@ -449,17 +466,7 @@ pub async fn converge(conn: &mut AnyConnection, backend: Backend) -> anyhow::Res
     if backend == Backend::Postgres {
         sqlx::query("SELECT pg_advisory_unlock(7245210391)").execute(&mut *conn).await.ok();
     }
-    let report = result?;
-    for t in &report.created_tables {
-        tracing::info!(table = %t, "schema: created table");
-    }
-    for c in &report.added_columns {
-        tracing::info!(column = %c, "schema: added column");
-    }
-    for s in &report.rebuilt_search {
-        tracing::warn!(search = %s, "schema: search expression changed; rebuilt search index");
-    }
-    Ok(report)
+    result
 }
 
 async fn converge_locked(conn: &mut AnyConnection, backend: Backend) -> anyhow::Result<ConvergeReport> {
@@ -502,20 +509,22 @@ async fn converge_search(
     backend: Backend,
     report: &mut ConvergeReport,
 ) -> anyhow::Result<()> {
-    let (search, drop) = match backend {
-        Backend::Sqlite => (&SQLITE_SEARCH, SQLITE_SEARCH_DROP),
-        Backend::Postgres => (&PG_SEARCH, PG_SEARCH_DROP),
-    };
+    if backend == Backend::Sqlite {
+        let mut tx = conn.begin().await?;
+        for stmt in SQLITE_SEARCH_DROP {
+            exec(&mut tx, stmt.to_string()).await?;
+        }
+        tx.commit().await?;
+        return Ok(());
+    }
+    let (search, drop) = (&PG_SEARCH, PG_SEARCH_DROP);
     let key = format!("search_fingerprint:{}", search.name);
     let want = fingerprint(search);
     let stored: Option<String> = sqlx::query_scalar("SELECT value FROM schema_meta WHERE key = $1")
         .bind(&key)
         .fetch_optional(&mut *conn)
         .await?;
-    let exists = match backend {
-        Backend::Sqlite => table_exists(conn, backend, "pages_fts").await?,
-        Backend::Postgres => columns_of(conn, backend, "pages").await?.iter().any(|c| c == "search_vector"),
-    };
+    let exists = columns_of(conn, backend, "pages").await?.iter().any(|c| c == "search_vector");
     if exists && stored.as_deref() == Some(want.as_str()) {
         return Ok(());
     }

@@ -98,6 +98,32 @@ impl Env {
     pub async fn start(&self, extra: &[&str]) -> Server {
         Server::start(self, extra).await
     }
+
+    /// SQLite: where the full-text index lives (`DATA_DIR/search.sqlite3`).
+    pub fn search_file(&self) -> PathBuf {
+        self.data_dir().join("search.sqlite3")
+    }
+
+    /// SQLite: a connection of the test's own to the search file (servers attach it
+    /// read-only), as a second writer would hold it.
+    pub async fn search_file_conn(&self) -> sqlx::SqliteConnection {
+        use sqlx::Connection;
+        sqlx::SqliteConnection::connect(&format!("sqlite://{}", self.search_file().display())).await.unwrap()
+    }
+
+    /// Makes the full-text index's recorded definition look like an older release's, as
+    /// the start-up check would find it after an upgrade that changed it.
+    pub async fn age_search_definition(&self, srv: &Server) {
+        if backend() == "postgres" {
+            sqlx::query("UPDATE schema_meta SET value = 'older' WHERE key LIKE 'search_fingerprint:%'")
+                .execute(&srv.ctx.db.pool)
+                .await
+                .unwrap();
+        } else {
+            let mut conn = self.search_file_conn().await;
+            sqlx::query("UPDATE meta SET value = 'older' WHERE key = 'fingerprint'").execute(&mut conn).await.unwrap();
+        }
+    }
 }
 
 pub struct Server {

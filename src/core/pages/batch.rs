@@ -68,6 +68,7 @@ impl Outcome {
 /// Saves written but not yet durable.
 pub struct Batch {
     pub id: u64,
+    pub workspace_id: i64,
     pub tx: Transaction<'static, Any>,
     /// The branch head on disk when the batch began.
     pub start: Option<Oid>,
@@ -179,6 +180,7 @@ pub async fn open(ctx: &Ctx, repo: &WorkspaceRepo, workspace_id: i64, state: &mu
     let (done, _) = watch::channel(None);
     state.batch = Some(Batch {
         id: state.next_id,
+        workspace_id,
         tx,
         start: tip.map(|t| t.commit),
         head: tip,
@@ -196,7 +198,7 @@ pub async fn open(ctx: &Ctx, repo: &WorkspaceRepo, workspace_id: i64, state: &mu
 pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
     let Some(batch) = state.batch.take() else { return };
     let writes = batch.has_writes();
-    let Batch { tx, start, head, written, saves, deliveries, done, .. } = batch;
+    let Batch { workspace_id, tx, start, head, written, saves, deliveries, done, .. } = batch;
     if !writes {
         let _ = tx.rollback().await;
         done.send_replace(Some(Outcome::Durable));
@@ -206,10 +208,14 @@ pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
         Ok(()) => {
             ctx.writers.flushes.fetch_add(1, Ordering::Relaxed);
             ctx.writers.flushed_saves.fetch_add(saves as u64, Ordering::Relaxed);
-            // The batch queued pages for embedding, and maybe deliveries; nudge the
-            // workers. The delivery worker only when it has something new: its claim is a
-            // write statement, which would queue behind (and hold up) the next batch.
+            // The batch queued pages for embedding, left SQLite's search file behind, and
+            // maybe queued deliveries; nudge the workers. The delivery worker only when it
+            // has something new: its claim is a write statement, which would queue behind
+            // (and hold up) the next batch.
             ctx.models.wake();
+            if let Some(search) = &ctx.db.search {
+                search.changed(workspace_id);
+            }
             if deliveries {
                 ctx.webhook_wake.notify_one();
             }

@@ -626,9 +626,10 @@ async fn image_text_in_tx(tx: &mut AnyConnection, ws_id: i64, content: &str) -> 
     Ok(out)
 }
 
-/// After an image's text was read: the image text (and search index entry) of every
-/// page that embeds it, again. A page saved meanwhile is left alone (its save read the
-/// text already). Answers how many pages changed.
+/// After an image's text was read: the image text (and PostgreSQL's search vector; for
+/// SQLite's search file, a new change counter) of every page that embeds it, again. A
+/// page saved meanwhile is left alone (its save read the text already). Answers how many
+/// pages changed.
 pub async fn refresh_search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, upload: &str) -> Result<usize> {
     let pages: Vec<(i64, String, String, i64)> = sqlx::query_as(
         "SELECT id, content, search_title, index_seq FROM pages WHERE workspace_id = $1 AND content LIKE $2",
@@ -641,7 +642,6 @@ pub async fn refresh_search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, uploa
     let mut changed = 0;
     for (id, content, search_title, seen_seq) in pages {
         let image_text = image_text_in_tx(tx, ws_id, &content).await?;
-        let body = search_body(&content, &image_text);
         let seq = next_index_seq_in_tx(tx, ws_id).await?;
         let vector = match backend {
             Backend::Postgres => format!(", search_vector = {}", fulltext::pg_vector("$5", "$6")),
@@ -650,13 +650,9 @@ pub async fn refresh_search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, uploa
         let sql = format!("UPDATE pages SET image_text = $1, index_seq = $2{vector} WHERE id = $3 AND index_seq = $4");
         let mut update = sqlx::query(AssertSqlSafe(sql)).bind(&image_text).bind(seq).bind(id).bind(seen_seq);
         if backend == Backend::Postgres {
-            update = update.bind(&search_title).bind(&body);
+            update = update.bind(&search_title).bind(search_body(&content, &image_text));
         }
-        let n = update.execute(&mut *tx).await?.rows_affected() as usize;
-        if n > 0 && backend == Backend::Sqlite {
-            fulltext::fts_entry_in_tx(tx, id, &search_title, &body).await?;
-        }
-        changed += n;
+        changed += update.execute(&mut *tx).await?.rows_affected() as usize;
     }
     Ok(changed)
 }
@@ -665,10 +661,10 @@ pub async fn refresh_search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, uploa
 /// `$2` the page's uid (the statements after the row's own do not know the id yet).
 const PAGE_ID: &str = "(SELECT id FROM pages WHERE workspace_id = $1 AND uid = $2)";
 
-/// Writes (inserts or updates) a page's row, its search index entry, embedding-queue
-/// entry, tags and links — and, when given, the workspace's head and the page's new
-/// revision — as one [`Script`] (one hand-off on SQLite); answers its row id and creation
-/// time.
+/// Writes (inserts or updates) a page's row (with PostgreSQL's search vector),
+/// embedding-queue entry, tags and links — and, when given, the workspace's head and the
+/// page's new revision — as one [`Script`] (one hand-off on SQLite); answers its row id
+/// and creation time.
 pub async fn upsert_page_in_tx(
     tx: &mut AnyConnection,
     ws_id: i64,
@@ -698,14 +694,14 @@ pub async fn page_script(
         None => (None, None),
     };
     let image_text = image_text_in_tx(tx, ws_id, &p.content).await?;
-    let body = search_body_of(&parsed.text, &image_text);
     let search_title = text::index_form(&p.title);
     let backend = Backend::of(tx);
     let mut script = Script::new();
     // The workspace's change counter, which the row then takes (see `next_index_seq_in_tx`).
     script.push(BUMP_INDEX_SEQ, vec![ws_id.into()]);
     // PostgreSQL's search vector is a column of the row (computed from two extra
-    // parameters); SQLite's index entry is written after the row.
+    // parameters); SQLite's search file is written after the commit, from the row
+    // (`fulltext::catch_up`).
     let (vector_column, vector_value, vector_set) = match backend {
         Backend::Postgres => (
             ", search_vector",
@@ -736,7 +732,7 @@ pub async fn page_script(
         (&search_title).into(),
     ];
     if backend == Backend::Postgres {
-        values.push((&body).into());
+        values.push(search_body_of(&parsed.text, &image_text).into());
     }
     script.push(
         format!(
@@ -756,9 +752,6 @@ pub async fn page_script(
     );
     let page = || -> Vec<Value> { vec![ws_id.into(), (&p.uid).into()] };
     let with_page = |more: Vec<Value>| -> Vec<Value> { page().into_iter().chain(more).collect() };
-    if backend == Backend::Sqlite {
-        script.push(fulltext::fts_entry(PAGE_ID, "$3", "$4"), with_page(vec![(&search_title).into(), body.into()]));
-    }
     // Embedding happens off the request path: the worker picks this row up. One row per
     // page at most, so the queue stays bounded while semantic search is off.
     script.push(

@@ -1,7 +1,7 @@
-//! Keyword search: the database's full-text index finds the pages (FTS5 `MATCH`;
-//! `tsvector @@ tsquery`; what each index holds of a page is written with its row:
-//! `pages/fulltext.rs`), and BM25 ranks them, title matches weighing more than body
-//! matches.
+//! Keyword search: the database's full-text index finds the pages (FTS5 `MATCH` in the
+//! search file attached as `search`; `tsvector @@ tsquery`; what each index holds of a
+//! page, and when it is written: `pages/fulltext.rs`), and BM25 ranks them, title matches
+//! weighing more than body matches.
 //!
 //! Where the ranking runs: a query of single words (and a typed prefix) is ranked in the
 //! process, from the workspace's term statistics (`semantic::tfidf`), over the ids the
@@ -16,6 +16,7 @@ use sqlx::{AnyConnection, AssertSqlSafe};
 
 use super::query::Query;
 use crate::core::Ctx;
+use crate::core::pages::fulltext;
 use crate::core::paging::Paging;
 use crate::core::semantic;
 use crate::error::Result;
@@ -27,7 +28,7 @@ const FILTER: &str = "p.workspace_id = $2 AND p.deleted_at IS NULL \
 
 /// SQLite's matches: CROSS JOIN pins the full-text index as the outer loop, and the
 /// covering index answers the filter without reading page rows.
-const SQLITE_MATCHES: &str = "FROM pages_fts CROSS JOIN pages p INDEXED BY pages_search_filter_idx \
+const SQLITE_MATCHES: &str = "FROM search.pages_fts CROSS JOIN pages p INDEXED BY pages_search_filter_idx \
      ON p.id = pages_fts.rowid WHERE pages_fts MATCH $1";
 
 /// One window of keyword hits (page ids, best first, with their scores); `total` counts
@@ -42,6 +43,8 @@ pub(super) struct Found {
 /// — "what is known about the effect of X on Y" — find what they are about instead of
 /// nothing.
 pub(super) async fn search(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>, paging: Paging) -> Result<Found> {
+    // SQLite's entries are written after the saves commit: every acknowledged save first.
+    fulltext::catch_up(ctx, ws_id).await?;
     let found = run(ctx, ws_id, q, tag, paging).await?;
     if found.total > 0 || q.positive() < 2 {
         return Ok(found);
@@ -96,7 +99,7 @@ async fn matches(
     let ids = match (backend, tag) {
         (Backend::Postgres, _) => return pg_matches(conn, q, ws_id, tag).await,
         (Backend::Sqlite, None) => {
-            sqlx::query_scalar("SELECT group_concat(rowid) FROM pages_fts WHERE pages_fts MATCH $1")
+            sqlx::query_scalar("SELECT group_concat(rowid) FROM search.pages_fts WHERE pages_fts MATCH $1")
                 .bind(q.fts5())
                 .fetch_one(&mut *conn)
                 .await?

@@ -131,6 +131,9 @@ pub async fn ocr_pending(ctx: &Ctx, limit: i64) -> Result<usize> {
             let mut tx = ctx.db.pool.begin().await?;
             let pages = rows::refresh_search_body_in_tx(&mut tx, *ws_id, name).await?;
             tx.commit().await?;
+            if let (Some(search), true) = (&ctx.db.search, pages > 0) {
+                search.changed(*ws_id);
+            }
             tracing::info!(workspace = %slug, %name, chars = text.len(), pages, "image text read");
         }
     }
