@@ -251,6 +251,9 @@ async fn backup_and_restore_commands() {
     let (code, out, err) = run_to_end(&as_refs(&v), &["backup", backup.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("backed up"), "{out}");
+    // SQLite's search file is derived: not copied, made again after the restore.
+    assert_eq!(env.search_file().exists(), backend() == "sqlite");
+    assert!(!backup.join("files").join("search.sqlite3").exists());
     let fresh = Env::new().await;
     let v = vars(&fresh);
     let (code, out, err) = run_to_end(&as_refs(&v), &["restore", backup.to_str().unwrap()]);
@@ -262,6 +265,7 @@ async fn backup_and_restore_commands() {
     let api = Api { base: p.url(), ..api };
     assert_eq!(api.post("/api/auth/login", json!({"email": "cli@x.io", "password": PASSWORD})).await.0, 200);
     assert_eq!(api.get("/api/pages/kept").await.1["content"], "# Kept\n");
+    assert_eq!(api.get("/api/search?q=kept").await.1["total"], 1);
     let image = api.client.get(format!("{}{image_url}", api.base)).send().await.unwrap();
     assert_eq!(image.status(), 200);
     assert_eq!(image.bytes().await.unwrap(), common::PNG);

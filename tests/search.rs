@@ -560,3 +560,37 @@ async fn entries_of_gone_pages_are_removed() {
     assert_eq!(indexed_ids(&srv).await, live, "the rebuilt rows' entries, and no others");
     srv.stop().await;
 }
+
+/// SQLite: releases before the search file kept the FTS5 table (and a trigger deleting
+/// from it) in the database; starting this one over such a database drops them.
+#[tokio::test]
+async fn an_older_releases_index_in_the_database_is_dropped() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    if !has_search_file(&env, &srv) {
+        return srv.stop().await;
+    }
+    let api = srv.user("old-fts@x.io").await;
+    api.page("moss", "# Moss\n\nDamp stones.\n").await;
+    for stmt in [
+        "CREATE VIRTUAL TABLE main.pages_fts USING fts5(search_title, body, content='', contentless_delete=1)",
+        "CREATE TRIGGER pages_fts_ad AFTER DELETE ON pages BEGIN DELETE FROM pages_fts WHERE rowid = old.id; END",
+        "INSERT INTO schema_meta (key, value) VALUES ('search_fingerprint:pages_fts', 'an older release')",
+    ] {
+        sqlx::query(stmt).execute(&srv.ctx.db.pool).await.unwrap();
+    }
+    srv.stop().await;
+
+    let srv = env.start(&[]).await;
+    let left: i64 = sqlx::query_scalar(
+        "SELECT (SELECT COUNT(*) FROM main.sqlite_master WHERE name LIKE 'pages_fts%') \
+         + (SELECT COUNT(*) FROM schema_meta WHERE key LIKE 'search_fingerprint:%')",
+    )
+    .fetch_one(&srv.ctx.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(left, 0);
+    let api = api_for(&srv, &api);
+    assert_eq!(slugs(&search(&api, "q=damp").await), ["moss"]);
+    srv.stop().await;
+}

@@ -54,7 +54,7 @@ impl Db {
         let options: AnyConnectOptions = url.parse().context("invalid DATABASE_URL")?;
         let options = options.disable_statement_logging();
 
-        let (report, generation) = {
+        let (mut report, generation) = {
             let mut conn = options.connect().await.context("cannot connect to the database")?;
             if backend == Backend::Sqlite {
                 // WAL is a property of the file: set once, kept by every later connection.
@@ -77,17 +77,8 @@ impl Db {
             conn.close().await.ok();
             (report, generation)
         };
-        let mut report = report;
         let search = match generation {
-            Some(generation) => {
-                let (file, made) = SearchFile::open(&config.data_dir, &generation).await?;
-                match made {
-                    Some(search_file::Made::Created) => report.created_search.push(search_file::FILE_NAME.into()),
-                    Some(search_file::Made::Rebuilt) => report.rebuilt_search.push(search_file::FILE_NAME.into()),
-                    None => {}
-                }
-                Some(Arc::new(file))
-            }
+            Some(generation) => Some(Arc::new(open_search_file(config, &generation, &mut report).await?)),
             None => None,
         };
         report.log();
@@ -192,6 +183,22 @@ impl Db {
         let probe = sqlx::query("SELECT 1").execute(&self.pool);
         matches!(tokio::time::timeout(Duration::from_secs(2), probe).await, Ok(Ok(_)))
     }
+}
+
+/// SQLite's search file, with what opening it made in the report.
+async fn open_search_file(
+    config: &Config,
+    generation: &str,
+    report: &mut ConvergeReport,
+) -> anyhow::Result<SearchFile> {
+    let (file, made) = SearchFile::open(&config.data_dir, generation).await?;
+    let name = search_file::FILE_NAME.to_owned();
+    match made {
+        Some(search_file::Made::Created) => report.created_search.push(name),
+        Some(search_file::Made::Rebuilt) => report.rebuilt_search.push(name),
+        None => {}
+    }
+    Ok(file)
 }
 
 /// The URL as sqlx wants it: SQLite files are created when missing.
