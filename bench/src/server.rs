@@ -231,8 +231,8 @@ impl Server {
         let data = self.dir.join("data");
         loop {
             let sync_ms = syncfs_ms(&data)?;
-            // Where libgit2 creates each new object's file, so in the block group whose
-            // inodes packing freed (ext4 puts a file's inode near its directory's).
+            // Where libgit2 creates each new object's directory and file, so in the block
+            // group whose inodes packing freed.
             let mut create_ms: f64 = 0.0;
             for repo in std::fs::read_dir(data.join("workspaces"))? {
                 let objects = repo?.path().join("objects");
@@ -402,9 +402,9 @@ pub fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// A file's creation, and a `syncfs`, in ms, below which the filesystem counts as
-/// settled.
-const SETTLED_CREATE_MS: f64 = 0.1;
+/// A directory and a file's creation (`create_cost_ms`), and a `syncfs`, in ms, below
+/// which the filesystem counts as settled.
+const SETTLED_CREATE_MS: f64 = 0.05;
 const SETTLED_SYNC_MS: f64 = 2.0;
 
 /// The time of one `syncfs(2)` of the filesystem holding `dir` (what a save's barriers
@@ -420,16 +420,25 @@ fn syncfs_ms(dir: &Path) -> Result<f64> {
     Ok(t.elapsed().as_secs_f64() * 1000.0)
 }
 
-/// The median cost of creating a small file in `dir` (each removed again), in ms.
-fn create_cost_ms(dir: &Path) -> Result<f64> {
-    let mut times = Vec::with_capacity(20);
-    for n in 0..20 {
-        let path = dir.join(format!(".settle-probe-{n}"));
+/// The median cost, in ms, of what a save does first in `objects/` after packing: making
+/// a directory (libgit2's `objects/xx/`, which packing removed) and a small file in it —
+/// 64 times, each removed again. ext4 places a new directory's inode, and its files',
+/// near its parent's, where packing just freed thousands: until the kernel stops counting
+/// them as recently deleted (about half a minute after they were written back), each new
+/// inode scans past them (`recently_deleted` in a `perf` profile). A file made in
+/// `objects/` itself, as this probe did before, did not see it.
+fn create_cost_ms(objects: &Path) -> Result<f64> {
+    let mut times = Vec::with_capacity(64);
+    for n in 0..64 {
+        let dir = objects.join(format!(".settle-probe-{n}"));
+        let file = dir.join("probe");
         let t = Instant::now();
-        let file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path);
+        std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let made = std::fs::OpenOptions::new().write(true).create_new(true).open(&file);
         times.push(t.elapsed().as_secs_f64() * 1000.0);
-        drop(file.with_context(|| format!("cannot create {}", path.display()))?);
-        std::fs::remove_file(&path)?;
+        drop(made.with_context(|| format!("cannot create {}", file.display()))?);
+        std::fs::remove_file(&file)?;
+        std::fs::remove_dir(&dir)?;
     }
     times.sort_by(f64::total_cmp);
     Ok(times[times.len() / 2])
