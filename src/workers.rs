@@ -7,14 +7,14 @@
 //!
 //! The workers: maintenance deletes expired sessions, failed-login counts whose window
 //! has passed, webhook records past their retention and SQLite's search entries of page
-//! rows that are gone (and, on PostgreSQL without
-//! autovacuum, refreshes the planner's statistics, as the statistics worker does every
-//! 30 s for the tables that changed much); packing packs workspace
-//! repositories that are due (core/packing.rs); embedding refresh drains `embed_queue`
-//! when `SEMANTIC_SEARCH=1`; OCR reads uploaded images when `OCR_UPLOADS=1`; webhook
-//! delivery drains `deliveries`; on SQLite, indexing writes the search file's entries of
-//! the pages each group commit saved (core/pages/fulltext.rs); with PostgreSQL, the credential cache's listener
-//! forgets checked tokens when another process changes credentials.
+//! rows that are gone (and, on PostgreSQL without autovacuum, refreshes the planner's
+//! statistics, as the statistics worker does every 30 s for the tables that changed
+//! much); packing packs workspace repositories that are due (core/packing.rs); embedding
+//! refresh drains `embed_queue` when `SEMANTIC_SEARCH=1`; OCR reads uploaded images when
+//! `OCR_UPLOADS=1`; webhook delivery drains `deliveries`; on SQLite, indexing writes the
+//! search file's entries of the pages each group commit saved (core/pages/fulltext.rs);
+//! with PostgreSQL, the credential cache's listener forgets checked tokens when another
+//! process changes credentials.
 
 use std::time::Duration;
 

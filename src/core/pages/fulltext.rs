@@ -141,26 +141,41 @@ async fn write_entries(ctx: &Ctx, writer: &mut AnyConnection, ws_id: i64) -> Res
 /// Removes the entries of page rows that no longer exist (a workspace rebuilt or
 /// deleted, a page purged from the trash). Their ids are never used again, so until then
 /// they only take space: every match is joined with, or ranked among, live rows.
-async fn remove_gone(ctx: &Ctx, writer: &mut AnyConnection) -> Result<usize> {
-    let gone: Option<String> = sqlx::query_scalar(
-        "SELECT group_concat(f.rowid) FROM search.pages_fts f WHERE NOT EXISTS (SELECT 1 FROM pages p WHERE p.id = f.rowid)",
+async fn remove_gone(ctx: &Ctx, writer: &mut AnyConnection) -> Result<()> {
+    remove_entries(writer, &gone_entries(ctx).await?).await
+}
+
+/// The ids of the entries whose page rows no longer exist. A page id is never used
+/// again, so an id found gone stays gone: reading this outside the file's write lock is
+/// safe.
+async fn gone_entries(ctx: &Ctx) -> Result<Vec<i64>> {
+    Ok(sqlx::query_scalar(
+        "SELECT f.rowid FROM search.pages_fts f WHERE NOT EXISTS (SELECT 1 FROM pages p WHERE p.id = f.rowid)",
     )
-    .fetch_one(&ctx.db.pool)
-    .await?;
-    let gone: Vec<i64> = gone.as_deref().unwrap_or("").split(',').filter_map(|id| id.parse().ok()).collect();
-    for id in &gone {
+    .fetch_all(&ctx.db.pool)
+    .await?)
+}
+
+async fn remove_entries(writer: &mut AnyConnection, ids: &[i64]) -> Result<()> {
+    for id in ids {
         sqlx::query("DELETE FROM pages_fts WHERE rowid = $1").bind(id).execute(&mut *writer).await?;
     }
-    Ok(gone.len())
+    Ok(())
 }
 
 /// SQLite: removes the entries of page rows that are gone (the maintenance pass, for
-/// pages purged one by one). Answers how many.
+/// pages purged one by one). Answers how many. Takes the file's write lock only when
+/// there is something to remove.
 pub async fn sweep(ctx: &Ctx) -> Result<usize> {
     if ctx.db.search.is_none() {
         return Ok(0);
     }
-    with_writer(ctx, |ctx, writer| Box::pin(async move { remove_gone(&ctx, writer).await })).await
+    let gone = gone_entries(ctx).await?;
+    if gone.is_empty() {
+        return Ok(0);
+    }
+    with_writer(ctx, move |_, writer| Box::pin(async move { remove_entries(writer, &gone).await.map(|()| gone.len()) }))
+        .await
 }
 
 /// SQLite: catches up every workspace (at start, after an upgrade or a lost file).
