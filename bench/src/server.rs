@@ -43,6 +43,9 @@ pub struct Server {
     database_url: String,
     keep: bool,
     pg: Option<(String, String)>,
+    /// The binary has a `gc` command (releases before issue 12 have none: nothing packed
+    /// their repositories, and the bench leaves them loose).
+    has_gc: bool,
 }
 
 pub struct Options<'a> {
@@ -71,7 +74,11 @@ impl Server {
             database_url: String::new(),
             keep: o.keep,
             pg: None,
+            has_gc: has_command(o.bin, "gc"),
         };
+        if !server.has_gc {
+            eprintln!("  {} has no `gc` command: its repositories stay loose", o.bin.display());
+        }
         server.database_url = match o.backend {
             Backend::Sqlite => format!("sqlite://{}", dir.join("cairn.db").display()),
             Backend::Postgres => {
@@ -205,6 +212,9 @@ impl Server {
     /// the setup's loose objects — tens of seconds of one core at 10,000 pages — does
     /// not land inside them.
     pub fn pack_now(&self) -> Result<()> {
+        if !self.has_gc {
+            return Ok(());
+        }
         let status = Command::new(&self.bin)
             .arg("gc")
             .env("DATA_DIR", self.dir.join("data"))
@@ -325,6 +335,16 @@ fn psql(base_url: &str, sql: &str) -> Result<()> {
         bail!("psql {sql:?} failed: {}", String::from_utf8_lossy(&out.stderr).trim());
     }
     Ok(())
+}
+
+/// Whether `bin` knows the subcommand `name` (its `--help` succeeds).
+fn has_command(bin: &Path, name: &str) -> bool {
+    Command::new(bin)
+        .args([name, "--help"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// utime + stime of a process, in seconds (/proc/PID/stat, 100 ticks per second).
