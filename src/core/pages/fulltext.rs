@@ -9,12 +9,12 @@
 //! (`workers.rs`) does it after every group commit, so a search rarely finds work left.
 
 use futures_util::future::BoxFuture;
-use sqlx::{AnyConnection, Row};
+use sqlx::{AnyConnection, AssertSqlSafe, Row};
 
 use super::rows;
 use crate::core::Ctx;
 use crate::error::Result;
-use crate::store::search_file;
+use crate::store::{self, Backend, search_file};
 use crate::text;
 
 /// PostgreSQL's `search_vector` of a page, as an expression over two bound parameters:
@@ -156,10 +156,16 @@ async fn gone_entries(ctx: &Ctx) -> Result<Vec<i64>> {
     .await?)
 }
 
+/// One statement for any number of entries (a rebuilt workspace removes all of its own).
 async fn remove_entries(writer: &mut AnyConnection, ids: &[i64]) -> Result<()> {
-    for id in ids {
-        sqlx::query("DELETE FROM pages_fts WHERE rowid = $1").bind(id).execute(&mut *writer).await?;
+    if ids.is_empty() {
+        return Ok(());
     }
+    let list = store::json_strings(Backend::Sqlite, "$1");
+    sqlx::query(AssertSqlSafe(format!("DELETE FROM pages_fts WHERE rowid IN (SELECT j.value FROM {list})")))
+        .bind(serde_json::to_string(ids).map_err(anyhow::Error::from)?)
+        .execute(&mut *writer)
+        .await?;
     Ok(())
 }
 
