@@ -12,10 +12,11 @@
 //! - [`error`]: the one error type and its catalogue of codes, rendered as problem+json.
 //! - [`time`]: the clock; [`workers`]: background work beside the server.
 //! - [`text`]: text as the full-text index sees it (CJK characters stand alone).
+//! - [`zlib`]: zlib streams by a coder kept per thread (git's objects, pages' rows).
 //! - [`cli`]: the `cairn` command and its sub-commands.
 //!
 //! Arrows point down only: doors (`http`, `mcp`, `cli`) → `core` → `auth`, `git`, `markdown`,
-//! `store` → `ids`, `error`, `config`, `time`. `docs/architecture.md` says where each
+//! `store` → `ids`, `error`, `config`, `time`, `zlib`. `docs/architecture.md` says where each
 //! rule lives; `tests/architecture.rs` keeps the graph free of circles.
 
 pub mod app;
@@ -36,6 +37,7 @@ pub mod store;
 pub mod text;
 pub mod time;
 pub mod workers;
+pub mod zlib;
 
 pub use core::Ctx;
 pub use error::{Error, Result};

@@ -285,29 +285,10 @@ pub fn object_id(kind: ObjectType, body: &[u8]) -> anyhow::Result<Oid> {
     Ok(Oid::from_bytes(&hash.finalize())?)
 }
 
-/// `<kind> <size>\0<body>` as a zlib stream, by an encoder kept per thread: a new one
-/// allocates and clears a few hundred KiB of state, which for the five small objects of
-/// a save was most of their compression's cost (BENCHMARKS.md, issue 12, seventh session).
+/// `<kind> <size>\0<body>` as a zlib stream (by the thread's kept encoder).
 fn deflated(kind: ObjectType, body: &[u8]) -> anyhow::Result<Vec<u8>> {
-    use flate2::{Compression, write::ZlibEncoder};
-    use std::io::Write;
-    thread_local! {
-        static ZLIB: std::cell::RefCell<ZlibEncoder<Vec<u8>>> =
-            std::cell::RefCell::new(ZlibEncoder::new(Vec::new(), Compression::fast()));
-    }
-    ZLIB.with_borrow_mut(|z| {
-        *z.get_mut() = Vec::with_capacity(body.len() / 2 + 64);
-        let written = write!(z, "{} {}\0", kind.str(), body.len()).and_then(|()| z.write_all(body));
-        // `reset` finishes the stream, hands it back and readies the encoder for the next.
-        match written.and_then(|()| z.reset(Vec::new())) {
-            Ok(bytes) => Ok(bytes),
-            Err(e) => {
-                // Whatever state the failure left is not carried into the next object.
-                *z = ZlibEncoder::new(Vec::new(), Compression::fast());
-                Err(e.into())
-            }
-        }
-    })
+    let header = format!("{} {}\0", kind.str(), body.len());
+    Ok(crate::zlib::compress(crate::zlib::Level::Fast, &[header.as_bytes(), body])?)
 }
 
 /// Makes the given loose objects durable, with the directories that name them.

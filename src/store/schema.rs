@@ -165,6 +165,9 @@ const TABLES: &[Table] = &[
             // The text read from the images the page embeds (OCR), in index form; '' when
             // none. Searched with the page's text.
             ("image_text", "TEXT NOT NULL DEFAULT ''"),
+            // On SQLite the markdown, zlib-compressed (`content` is then ''); NULL on
+            // PostgreSQL and in rows of older releases (`core::pages::stored`).
+            ("content_z", "{blob}"),
         ],
         constraints: &["CONSTRAINT pages_workspace_id_slug_key UNIQUE (workspace_id, slug)"],
     },
@@ -360,6 +363,14 @@ const INDEXES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS pages_search_filter_idx ON pages (id, workspace_id, deleted_at, slug)",
 ];
 
+/// SQLite only. A row someone writes plain markdown or a search title into loses its
+/// compressed copy: only older releases do so there, and this release must then read
+/// what they wrote (`core::pages::stored`).
+const SQLITE_TRIGGERS: &[&str] =
+    &["CREATE TRIGGER IF NOT EXISTS pages_content_written_plain AFTER UPDATE OF content, search_title ON pages \
+     WHEN new.content_z IS NOT NULL AND (new.content <> '' OR new.search_title <> '') \
+     BEGIN UPDATE pages SET content_z = NULL WHERE id = new.id; END"];
+
 /// Derived full-text state: its name, and the statements that create it from nothing.
 struct Search {
     name: &'static str,
@@ -490,6 +501,11 @@ async fn converge_locked(conn: &mut AnyConnection, backend: Backend) -> anyhow::
     }
     for index in INDEXES {
         exec(conn, index.to_string()).await?;
+    }
+    if backend == Backend::Sqlite {
+        for trigger in SQLITE_TRIGGERS {
+            exec(conn, trigger.to_string()).await?;
+        }
     }
     converge_search(conn, backend, &mut report).await?;
     Ok(report)

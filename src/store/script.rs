@@ -31,6 +31,7 @@ pub enum Value {
     OptInt(Option<i64>),
     Text(String),
     OptText(Option<String>),
+    OptBytes(Option<Vec<u8>>),
 }
 
 impl From<i64> for Value {
@@ -139,6 +140,7 @@ fn bound(sql: &str, values: Vec<Value>) -> sqlx::query::Query<'_, sqlx::Any, sql
             Value::OptInt(v) => q.bind(v),
             Value::Text(v) => q.bind(v),
             Value::OptText(v) => q.bind(v),
+            Value::OptBytes(v) => q.bind(v),
         };
     }
     q

@@ -11,7 +11,7 @@
 use futures_util::future::BoxFuture;
 use sqlx::{AnyConnection, AssertSqlSafe, Row};
 
-use super::rows;
+use super::{rows, stored};
 use crate::core::Ctx;
 use crate::error::Result;
 use crate::store::{self, Backend, search_file};
@@ -86,7 +86,7 @@ async fn write_entries(ctx: &Ctx, writer: &mut AnyConnection, ws_id: i64) -> Res
     let mut after = (seen_seq, 0_i64);
     loop {
         let rows = sqlx::query(
-            "SELECT id, index_seq, title, content, image_text FROM pages \
+            "SELECT id, index_seq, title, content, content_z, image_text FROM pages \
              WHERE workspace_id = $1 AND index_seq <= $2 AND (index_seq > $3 OR (index_seq = $3 AND id > $4)) \
              ORDER BY index_seq, id LIMIT $5",
         )
@@ -99,21 +99,31 @@ async fn write_entries(ctx: &Ctx, writer: &mut AnyConnection, ws_id: i64) -> Res
         .await?;
         let Some(last) = rows.last() else { break };
         after = (last.try_get("index_seq")?, last.try_get("id")?);
-        let pages: Vec<(i64, String, String, String)> = rows
+        type Fetched = (i64, String, String, stored::Packed, String);
+        let pages: Vec<Fetched> = rows
             .iter()
-            .map(|r| Ok((r.try_get("id")?, r.try_get("title")?, r.try_get("content")?, r.try_get("image_text")?)))
+            .map(|r| {
+                Ok((
+                    r.try_get("id")?,
+                    r.try_get("title")?,
+                    r.try_get("content")?,
+                    r.try_get("content_z")?,
+                    r.try_get("image_text")?,
+                ))
+            })
             .collect::<std::result::Result<_, sqlx::Error>>()?;
-        // Parsing the markdown again is CPU work: off the async threads.
+        // Inflating and parsing the markdown again is CPU work: off the async threads.
         let entries = tokio::task::spawn_blocking(move || {
             pages
                 .into_iter()
-                .map(|(id, title, content, image_text)| {
-                    (id, text::index_form(&title), rows::search_body(&content, &image_text))
+                .map(|(id, title, content, packed, image_text)| {
+                    let content = stored::read(content, packed)?;
+                    Ok((id, text::index_form(&title), rows::search_body(&content, &image_text)))
                 })
-                .collect::<Vec<_>>()
+                .collect::<Result<Vec<_>>>()
         })
         .await
-        .map_err(anyhow::Error::from)?;
+        .map_err(anyhow::Error::from)??;
         for (id, title, body) in entries {
             sqlx::query("INSERT OR REPLACE INTO pages_fts (rowid, search_title, body) VALUES ($1, $2, $3)")
                 .bind(id)

@@ -13,6 +13,7 @@ pub mod origin;
 pub mod read;
 pub mod rows;
 pub mod save;
+pub mod stored;
 
 use serde::Serialize;
 use utoipa::ToSchema;

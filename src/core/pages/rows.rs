@@ -13,8 +13,8 @@ use serde_json::json;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AssertSqlSafe, Row as _};
 
-use super::fulltext;
 use super::{Actor, Page, PageRef, PageSummary, TrashEntry};
+use super::{fulltext, stored};
 use crate::core::paging::Paging;
 use crate::error::{Error, Result};
 use crate::markdown::{self, Parsed};
@@ -46,7 +46,7 @@ pub struct Row {
     pub deleted_at: Option<String>,
 }
 
-const ROW_COLUMNS: &str = "SELECT p.id, p.uid, p.slug, p.title, p.content, p.parent_id, pp.slug AS parent_slug, \
+const ROW_COLUMNS: &str = "SELECT p.id, p.uid, p.slug, p.title, p.content, p.content_z, p.parent_id, pp.slug AS parent_slug, \
      pp.uid AS parent_uid, p.revision, p.created_at, p.updated_at, p.updated_by, \
      COALESCE(u.name, '') AS updated_by_name, p.deleted_at";
 const ROW_FROM: &str =
@@ -61,7 +61,7 @@ fn row_from(r: &AnyRow) -> Result<Row> {
         uid: r.try_get::<Option<String>, _>("uid")?.unwrap_or_default(),
         slug: r.try_get("slug")?,
         title: r.try_get("title")?,
-        content: r.try_get("content")?,
+        content: stored::content_of(r)?,
         parent_id: r.try_get("parent_id")?,
         parent_slug: r.try_get("parent_slug")?,
         parent_uid: r.try_get("parent_uid")?,
@@ -517,11 +517,15 @@ pub struct RevisionRow {
 
 /// Workspaces with page rows marked as missing from the full-text index (written by an
 /// older release, restored from a backup, or left when the index was rebuilt empty):
-/// the start-up check reindexes them.
+/// the start-up check reindexes them. On SQLite a row with compressed markdown has no
+/// search title by design (`stored`: the mark is for older releases); this release's
+/// SQLite search file keeps its own count of what it has seen.
 pub async fn workspaces_with_stale_search_text(conn: &mut AnyConnection) -> Result<Vec<i64>> {
-    Ok(sqlx::query_scalar("SELECT DISTINCT workspace_id FROM pages WHERE search_title = ''")
-        .fetch_all(&mut *conn)
-        .await?)
+    let sql = match Backend::of(conn) {
+        Backend::Sqlite => "SELECT DISTINCT workspace_id FROM pages WHERE search_title = '' AND content_z IS NULL",
+        Backend::Postgres => "SELECT DISTINCT workspace_id FROM pages WHERE search_title = ''",
+    };
+    Ok(sqlx::query_scalar(sql).fetch_all(&mut *conn).await?)
 }
 
 /// The branch head the index has caught up with (compared at start-up).
@@ -626,21 +630,46 @@ async fn image_text_in_tx(tx: &mut AnyConnection, ws_id: i64, content: &str) -> 
     Ok(out)
 }
 
-/// After an image's text was read: the image text (and PostgreSQL's search vector; for
-/// SQLite's search file, a new change counter) of every page that embeds it, again. A
-/// page saved meanwhile is left alone (its save read the text already). Answers how many
-/// pages changed.
-pub async fn refresh_search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, upload: &str) -> Result<usize> {
-    let pages: Vec<(i64, String, String, i64)> = sqlx::query_as(
-        "SELECT id, content, search_title, index_seq FROM pages WHERE workspace_id = $1 AND content LIKE $2",
+/// A page that embeds an upload, as [`pages_embedding`] read it.
+pub struct Embedding {
+    id: i64,
+    content: String,
+    search_title: String,
+    index_seq: i64,
+}
+
+/// The pages of a workspace that embed `upload`, for [`refresh_search_body_in_tx`]. Read
+/// outside its transaction: compressed markdown (`stored`) cannot be matched in SQL, so
+/// on SQLite every row of the workspace is read and matched here, which must not hold
+/// the database's write lock.
+pub async fn pages_embedding(conn: &mut AnyConnection, ws_id: i64, upload: &str) -> Result<Vec<Embedding>> {
+    let needle = format!("/uploads/{upload}");
+    let rows: Vec<(i64, String, stored::Packed, String, i64)> = sqlx::query_as(
+        "SELECT id, content, content_z, search_title, index_seq FROM pages \
+         WHERE workspace_id = $1 AND (content LIKE $2 OR content_z IS NOT NULL)",
     )
     .bind(ws_id)
-    .bind(format!("%/uploads/{upload}%"))
-    .fetch_all(&mut *tx)
+    .bind(format!("%{needle}%"))
+    .fetch_all(&mut *conn)
     .await?;
+    let mut found = Vec::new();
+    for (id, content, packed, search_title, index_seq) in rows {
+        let content = stored::read(content, packed)?;
+        if content.contains(&needle) {
+            found.push(Embedding { id, content, search_title, index_seq });
+        }
+    }
+    Ok(found)
+}
+
+/// After an image's text was read: the image text (and PostgreSQL's search vector; for
+/// SQLite's search file, a new change counter) of every page that embeds it
+/// ([`pages_embedding`]), again. A page saved since it was read is left alone (its save
+/// read the text already). Answers how many pages changed.
+pub async fn refresh_search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, pages: Vec<Embedding>) -> Result<usize> {
     let backend = Backend::of(tx);
     let mut changed = 0;
-    for (id, content, search_title, seen_seq) in pages {
+    for Embedding { id, content, search_title, index_seq: seen_seq } in pages {
         let image_text = image_text_in_tx(tx, ws_id, &content).await?;
         let seq = next_index_seq_in_tx(tx, ws_id).await?;
         let vector = match backend {
@@ -694,8 +723,8 @@ pub async fn page_script(
         None => (None, None),
     };
     let image_text = image_text_in_tx(tx, ws_id, &p.content).await?;
-    let search_title = text::index_form(&p.title);
     let backend = Backend::of(tx);
+    let [content, content_z, search_title] = stored::columns_for(backend, &p.content, text::index_form(&p.title))?;
     let mut script = Script::new();
     // The workspace's change counter, which the row then takes (see `next_index_seq_in_tx`).
     script.push(BUMP_INDEX_SEQ, vec![ws_id.into()]);
@@ -705,7 +734,7 @@ pub async fn page_script(
     let (vector_column, vector_value, vector_set) = match backend {
         Backend::Postgres => (
             ", search_vector",
-            format!(", {}", fulltext::pg_vector("$16", "$17")),
+            format!(", {}", fulltext::pg_vector("$16", "$18")),
             ", search_vector = excluded.search_vector",
         ),
         Backend::Sqlite => ("", String::new(), ""),
@@ -718,7 +747,7 @@ pub async fn page_script(
         (&p.uid).into(),
         (&p.slug).into(),
         (&p.title).into(),
-        (&p.content).into(),
+        content,
         (&image_text).into(),
         p.parent_uid.as_ref().into(),
         (&p.path).into(),
@@ -729,7 +758,8 @@ pub async fn page_script(
         p.updated_by.into(),
         deleted_at.into(),
         deleted_by.into(),
-        (&search_title).into(),
+        search_title,
+        content_z,
     ];
     if backend == Backend::Postgres {
         values.push(search_body_of(&parsed.text, &image_text).into());
@@ -737,12 +767,12 @@ pub async fn page_script(
     script.push(
         format!(
             "INSERT INTO pages (workspace_id, uid, slug, title, content, image_text, parent_id, path, revision, \
-             created_at, created_by, updated_at, updated_by, deleted_at, deleted_by, search_title, index_seq{vector_column}) \
+             created_at, created_by, updated_at, updated_by, deleted_at, deleted_by, search_title, content_z, index_seq{vector_column}) \
              VALUES ($1, $2, $3, $4, $5, $6, (SELECT id FROM pages WHERE workspace_id = $1 AND uid = $7), \
-                     $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+                     $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
                      (SELECT seq FROM index_seqs WHERE workspace_id = $1){vector_value}) \
              ON CONFLICT (workspace_id, uid) DO UPDATE SET slug = excluded.slug, title = excluded.title, \
-               content = excluded.content, image_text = excluded.image_text, body = '', \
+               content = excluded.content, content_z = excluded.content_z, image_text = excluded.image_text, body = '', \
                search_title = excluded.search_title, parent_id = excluded.parent_id, path = excluded.path, \
                revision = excluded.revision, updated_at = excluded.updated_at, updated_by = excluded.updated_by, \
                deleted_at = excluded.deleted_at, deleted_by = excluded.deleted_by, index_seq = excluded.index_seq{vector_set} \

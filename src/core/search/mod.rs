@@ -174,15 +174,15 @@ async fn hits_of(ctx: &Ctx, ws_id: i64, ranked: &[(i64, f64)], paging: Paging, q
     // Ids are integers of our own: listing them in the statement is safe.
     let ids = window.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",");
     let sql = format!(
-        "SELECT id, slug, title, content, image_text FROM pages \
+        "SELECT id, slug, title, content, content_z, image_text FROM pages \
          WHERE workspace_id = $1 AND deleted_at IS NULL AND id IN ({ids})"
     );
-    let rows: Vec<(i64, String, String, String, String)> =
+    let rows: Vec<(i64, String, String, String, super::pages::stored::Packed, String)> =
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(ws_id).fetch_all(&ctx.db.pool).await?;
-    let mut by_id: std::collections::HashMap<i64, (String, String, String, String)> = rows
-        .into_iter()
-        .map(|(id, slug, title, content, image_text)| (id, (slug, title, content, image_text)))
-        .collect();
+    let mut by_id: std::collections::HashMap<i64, (String, String, String, String)> = Default::default();
+    for (id, slug, title, content, packed, image_text) in rows {
+        by_id.insert(id, (slug, title, super::pages::stored::read(content, packed)?, image_text));
+    }
     let marks = passage::Marks::of(q);
     Ok(window
         .into_iter()

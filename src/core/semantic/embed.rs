@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::passages::passages;
 use super::vectors::to_bytes;
-use crate::core::Ctx;
+use crate::core::{Ctx, pages};
 use crate::error::Result;
 use crate::markdown;
 use crate::store::Backend;
@@ -105,13 +105,17 @@ pub async fn embed_pending(ctx: &Ctx, max_pages: i64) -> Result<usize> {
         .await?;
         return Ok(0);
     };
-    let rows: Vec<(i64, i64, Option<String>, String, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT id, index_seq, deleted_at, title, content FROM pages WHERE id IN ({ids})"
-    )))
-    .fetch_all(&ctx.db.pool)
-    .await?;
-    let mut by_id: HashMap<i64, (i64, Option<String>, String, String)> =
-        rows.into_iter().map(|(id, seq, del, title, content)| (id, (seq, del, title, content))).collect();
+    let rows: Vec<(i64, i64, Option<String>, String, String, pages::stored::Packed)> =
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT id, index_seq, deleted_at, title, {} FROM pages WHERE id IN ({ids})",
+            pages::stored::COLUMNS
+        )))
+        .fetch_all(&ctx.db.pool)
+        .await?;
+    let mut by_id: HashMap<i64, (i64, Option<String>, String, String)> = HashMap::new();
+    for (id, seq, del, title, content, packed) in rows {
+        by_id.insert(id, (seq, del, title, pages::stored::read(content, packed)?));
+    }
     let jobs: Vec<Queued> = queued
         .iter()
         .filter_map(|&(page_id, ws_id)| {

@@ -19,6 +19,7 @@ pub mod vectors;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use sqlx::Row as _;
 use tokio::sync::RwLock;
 
 use super::Ctx;
@@ -125,8 +126,8 @@ async fn catch_up(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>> 
     }
     let rebuild = !ix.built || reset_at > ix.seen;
     let since = if rebuild { -1 } else { ix.seen };
-    let rows: Vec<(i64, i64, Option<String>, String, String, String)> = sqlx::query_as(
-        "SELECT id, index_seq, deleted_at, title, content, image_text FROM pages \
+    let rows = sqlx::query(
+        "SELECT id, index_seq, deleted_at, title, content, content_z, image_text FROM pages \
          WHERE workspace_id = $1 AND index_seq > $2",
     )
     .bind(ws_id)
@@ -140,13 +141,16 @@ async fn catch_up(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>> 
         ix.vectors_seen = 0;
     }
     let mut seen = seq;
-    for (id, row_seq, deleted_at, title, content, image_text) in rows {
-        seen = seen.max(row_seq);
-        if deleted_at.is_some() {
+    for row in rows {
+        let id: i64 = row.try_get("id")?;
+        seen = seen.max(row.try_get("index_seq")?);
+        if row.try_get::<Option<String>, _>("deleted_at")?.is_some() {
             ix.tfidf.remove(id);
             ix.vectors.remove(id);
             ix.words.remove(&id);
         } else {
+            let content = crate::core::pages::stored::content_of(&row)?;
+            let (title, image_text): (String, String) = (row.try_get("title")?, row.try_get("image_text")?);
             let body = crate::core::pages::rows::search_body(&content, &image_text);
             ix.words.insert(id, crate::text::words(&body).len());
             ix.tfidf.upsert(id, &crate::text::term_pairs(&title), &crate::text::term_pairs(&body));

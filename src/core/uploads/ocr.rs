@@ -128,8 +128,9 @@ pub async fn ocr_pending(ctx: &Ctx, limit: i64) -> Result<usize> {
             .execute(&ctx.db.pool)
             .await?;
         if !text.is_empty() {
+            let embedding = rows::pages_embedding(&mut *ctx.db.pool.acquire().await?, *ws_id, name).await?;
             let mut tx = ctx.db.pool.begin().await?;
-            let pages = rows::refresh_search_body_in_tx(&mut tx, *ws_id, name).await?;
+            let pages = rows::refresh_search_body_in_tx(&mut tx, *ws_id, embedding).await?;
             tx.commit().await?;
             if let (Some(search), true) = (&ctx.db.search, pages > 0) {
                 search.changed(*ws_id);
