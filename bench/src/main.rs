@@ -114,6 +114,8 @@ pub struct ScenarioResult {
     pub cpu_ms_per_op: CpuPerOp,
     /// Which attempt was kept (1 = the first).
     pub attempt: usize,
+    /// Packing passes the server finished during the timed run.
+    pub packing_passes: usize,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -435,7 +437,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
             // the CPU in the middle of a timed run. When it took more than
             // --max-other-cpu, wait for a quiet moment and measure again (at most
             // --retries more times); keep the least disturbed attempt.
-            let mut best: Option<(Stats, f64, CpuPerOp, usize)> = None;
+            let mut best: Option<(Stats, f64, CpuPerOp, usize, usize)> = None;
             for attempt in 0..=args.retries {
                 if attempt > 0 {
                     let quiet = wait_for_quiet(&server, args.max_other_cpu, args.quiet_wait_secs).await;
@@ -461,6 +463,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                     print_errors(&w);
                 }
                 let cpu0 = server.cpu_snapshot();
+                let packs0 = server.packing_passes();
                 let st = load::run(
                     &clients,
                     &base,
@@ -469,11 +472,15 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                 )
                 .await;
                 let cpu1 = server.cpu_snapshot();
+                // A pass's line is written as it ends: one ending just after the run is
+                // still counted once the logger's queue has drained.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let packs = server.packing_passes() - packs0;
                 let other = cpu1.other_since(&cpu0) / (st.wall_secs * ncpu());
                 let cpu = CpuPerOp::between(&cpu0, &cpu1, st.count);
                 eprintln!(
                     "  {op:<8} {clients_n:>2} clients: {} ops, {} errors, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {:.0} ops/s, \
-                     CPU per op: server {:.2} ms, PostgreSQL {:.2} ms; other CPU {:.0}%",
+                     CPU per op: server {:.2} ms, PostgreSQL {:.2} ms; other CPU {:.0}%; packing passes {}",
                     st.count,
                     st.errors,
                     st.pct(50.0),
@@ -482,18 +489,19 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                     st.ops_per_sec(),
                     cpu.server,
                     cpu.postgres,
-                    other * 100.0
+                    other * 100.0,
+                    packs
                 );
                 print_errors(&st);
                 let done = other <= args.max_other_cpu;
-                if best.as_ref().is_none_or(|(_, o, _, _)| other < *o) {
-                    best = Some((st, other, cpu, attempt + 1));
+                if best.as_ref().is_none_or(|(_, o, ..)| other < *o) {
+                    best = Some((st, other, cpu, attempt + 1, packs));
                 }
                 if done {
                     break;
                 }
             }
-            let (st, other_cpu_share, cpu_ms_per_op, attempt) = best.expect("at least one attempt");
+            let (st, other_cpu_share, cpu_ms_per_op, attempt, packing_passes) = best.expect("at least one attempt");
             scenarios.push(ScenarioResult {
                 op: op.to_string(),
                 clients: clients_n,
@@ -501,6 +509,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                 other_cpu_share,
                 cpu_ms_per_op,
                 attempt,
+                packing_passes,
             });
         }
     }

@@ -57,14 +57,14 @@ pub fn run_markdown(r: &RunResult) -> String {
     let _ = writeln!(
         s,
         "| operation | clients | count | errors | p50 ms | p95 ms | p99 ms | mean ms | max ms | ops/s | \
-         server CPU ms/op | PostgreSQL CPU ms/op | other CPU |"
+         server CPU ms/op | PostgreSQL CPU ms/op | other CPU | packing passes |"
     );
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for sc in &r.scenarios {
         let st = &sc.stats;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.0}%{} |",
+            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.0}%{} | {} |",
             sc.op,
             sc.clients,
             st.count,
@@ -73,14 +73,16 @@ pub fn run_markdown(r: &RunResult) -> String {
             sc.cpu_ms_per_op.server,
             sc.cpu_ms_per_op.postgres,
             sc.other_cpu_share * 100.0,
-            if sc.attempt > 1 { format!(" (try {})", sc.attempt) } else { String::new() }
+            if sc.attempt > 1 { format!(" (try {})", sc.attempt) } else { String::new() },
+            sc.packing_passes
         );
     }
     let _ = writeln!(
         s,
         "\n(other CPU: share of both cores used, during the timed run, by processes other than the bench client, \
          the server and PostgreSQL; CPU ms/op: CPU time the server and PostgreSQL used during the timed run, per \
-         operation; \"try N\": the run kept is the Nth, earlier ones were disturbed by other processes.)"
+         operation; \"try N\": the run kept is the Nth, earlier ones were disturbed by other processes; packing \
+         passes: passes of the server's packing worker that ended during the timed run.)"
     );
     if r.server_log_problems > 0 {
         let _ = writeln!(s, "\nThe server logged {} warning/error lines during this run.", r.server_log_problems);
@@ -226,6 +228,7 @@ pub fn json(config: &Value, results: &[RunResult]) -> Value {
                     v["server_cpu_ms_per_op"] = round2(s.cpu_ms_per_op.server);
                     v["postgres_cpu_ms_per_op"] = round2(s.cpu_ms_per_op.postgres);
                     v["attempt"] = json!(s.attempt);
+                    v["packing_passes"] = json!(s.packing_passes);
                     v
                 }).collect::<Vec<_>>(),
                 "server_log_problems": r.server_log_problems,

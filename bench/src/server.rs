@@ -114,7 +114,8 @@ impl Server {
             .env("LOG_DIR", self.dir.join("logs"))
             .env("PORT", port.to_string())
             .env("HOST", "127.0.0.1")
-            .env("LOG_LEVEL", "warn")
+            // Warnings, and the packing worker's passes (`packing_passes`).
+            .env("LOG_LEVEL", "warn,cairn::core::packing=info")
             .env("DATABASE_URL", &self.database_url)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
@@ -166,6 +167,16 @@ impl Server {
             .iter()
             .filter_map(|f| fs::read_to_string(self.dir.join(f)).ok())
             .map(|t| t.lines().filter(|l| l.contains("WARN") || l.contains("ERROR")).count())
+            .sum()
+    }
+
+    /// Packing passes the server logged so far (its `packed` lines): a pass inside a
+    /// timed scenario competes with the requests for the disk and the CPU.
+    pub fn packing_passes(&self) -> usize {
+        ["server.out", "server.err"]
+            .iter()
+            .filter_map(|f| fs::read_to_string(self.dir.join(f)).ok())
+            .map(|t| t.lines().filter(|l| l.contains("packed") && l.contains("loose")).count())
             .sum()
     }
 
