@@ -59,11 +59,16 @@ pub struct Env {
 
 impl Env {
     pub async fn new() -> Env {
+        Env::on(backend()).await
+    }
+
+    /// A place on the given engine, whichever the suite runs on (`"sqlite"` or
+    /// `"postgres"`; PostgreSQL needs `CAIRN_TEST_PG_URL`, which scripts/test sets for both).
+    pub async fn on(engine: &str) -> Env {
         let dir = tempfile::tempdir().unwrap();
-        let db_url = if backend() == "postgres" {
-            fresh_pg_schema().await
-        } else {
-            format!("sqlite://{}", dir.path().join("cairn.db").display())
+        let db_url = match engine {
+            "postgres" => fresh_pg_schema().await,
+            _ => format!("sqlite://{}", dir.path().join("cairn.db").display()),
         };
         Env { dir, db_url }
     }
