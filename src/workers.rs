@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 
 use crate::core::Ctx;
 use crate::core::accounts;
-use crate::core::pages::fulltext;
+use crate::core::pages::{fulltext, rows};
 use crate::core::semantic::embed;
 use crate::core::uploads::ocr::ocr_pending;
 use crate::core::webhooks::{self, deliver};
@@ -61,6 +61,8 @@ pub struct JobReport {
     pub webhook_rows_pruned: u64,
     /// SQLite: search entries of page rows that are gone (pages purged one by one).
     pub search_entries_removed: u64,
+    /// SQLite: rows whose plain markdown (an older release's) was compressed.
+    pub rows_compressed: u64,
     /// PostgreSQL without autovacuum: the planner's statistics were refreshed and the
     /// full-text index's pending list merged.
     pub statistics_refreshed: bool,
@@ -82,6 +84,7 @@ async fn prune(ctx: &Ctx) -> Result<JobReport> {
         pages_embedded: 0,
         webhook_rows_pruned: webhooks::prune(ctx).await?,
         search_entries_removed: fulltext::sweep(ctx).await? as u64,
+        rows_compressed: rows::compress_plain_rows(&ctx.db.pool).await? as u64,
         statistics_refreshed: ctx.db.refresh_statistics_if_unattended().await?,
     })
 }

@@ -261,6 +261,7 @@ async fn credentials_expire_and_maintenance_prunes_them() {
             pages_embedded: 0,
             webhook_rows_pruned: 0,
             search_entries_removed: 0,
+            rows_compressed: 0,
             // Depends on the PostgreSQL server's autovacuum (tests/postgres_only.rs).
             statistics_refreshed: pruned.statistics_refreshed,
         }

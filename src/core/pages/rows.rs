@@ -528,6 +528,47 @@ pub async fn workspaces_with_stale_search_text(conn: &mut AnyConnection) -> Resu
     Ok(sqlx::query_scalar(sql).fetch_all(&mut *conn).await?)
 }
 
+/// How many plain rows one maintenance pass compresses at most (one short transaction).
+pub const COMPRESS_BATCH: i64 = 200;
+
+/// SQLite: compresses the markdown of up to [`COMPRESS_BATCH`] rows that hold it plain
+/// (written by an older release, or before this one compressed rows), as a save of this
+/// release would keep it (`stored`). A row saved since it was read is left alone (its
+/// save compressed it). Answers how many rows changed; 0 on PostgreSQL.
+pub async fn compress_plain_rows(pool: &sqlx::AnyPool) -> Result<usize> {
+    let mut conn = pool.acquire().await?;
+    if Backend::of(&conn) != Backend::Sqlite {
+        return Ok(0);
+    }
+    let plain: Vec<(i64, String, i64)> =
+        sqlx::query_as("SELECT id, content, index_seq FROM pages WHERE content <> '' AND content_z IS NULL LIMIT $1")
+            .bind(COMPRESS_BATCH)
+            .fetch_all(&mut *conn)
+            .await?;
+    if plain.is_empty() {
+        return Ok(0);
+    }
+    // Compressed before the transaction: it holds SQLite's write lock.
+    let packed: Vec<(i64, Vec<u8>, i64)> =
+        plain.iter().map(|(id, content, seq)| Ok((*id, stored::pack(content)?, *seq))).collect::<Result<_>>()?;
+    let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+    let mut changed = 0;
+    for (id, packed, seq) in packed {
+        changed += sqlx::query(
+            "UPDATE pages SET content = '', content_z = $1, search_title = '' \
+             WHERE id = $2 AND index_seq = $3 AND content_z IS NULL",
+        )
+        .bind(packed)
+        .bind(id)
+        .bind(seq)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected() as usize;
+    }
+    tx.commit().await?;
+    Ok(changed)
+}
+
 /// The branch head the index has caught up with (compared at start-up).
 pub async fn recorded_head(conn: &mut AnyConnection, ws_id: i64) -> Result<Option<String>> {
     Ok(sqlx::query_scalar("SELECT head FROM workspace_heads WHERE workspace_id = $1")

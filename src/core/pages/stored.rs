@@ -7,7 +7,8 @@
 //! (BENCHMARKS.md, issue 12, fourteenth session). PostgreSQL compresses values over
 //! 2 KB by itself (TOAST), so there `content` holds the markdown and `content_z` is
 //! NULL. Reads take `content_z` when it is there, else `content`: rows of older
-//! releases, and of PostgreSQL, read as they are.
+//! releases, and of PostgreSQL, read as they are (and the maintenance pass compresses
+//! the former, `rows::compress_plain_rows`).
 //!
 //! Older releases read `content` only. What keeps them right over rows written here
 //! (SPEC "Versioning": an older release over a newer schema is safe):
@@ -37,12 +38,16 @@ pub const COLUMNS: &str = "content, content_z";
 pub fn columns_for(backend: Backend, markdown: &str, search_title: String) -> Result<[Value; 3]> {
     Ok(match backend {
         Backend::Sqlite => {
-            let packed =
-                crate::zlib::compress(crate::zlib::Level::Small, &[markdown.as_bytes()]).map_err(Error::internal)?;
-            [Value::Text(String::new()), Value::OptBytes(Some(packed)), Value::Text(String::new())]
+            [Value::Text(String::new()), Value::OptBytes(Some(pack(markdown)?)), Value::Text(String::new())]
         }
         Backend::Postgres => [Value::Text(markdown.to_owned()), Value::OptBytes(None), Value::Text(search_title)],
     })
+}
+
+/// `markdown` as SQLite's rows keep it in `content_z` (their `content` and
+/// `search_title` are then '').
+pub fn pack(markdown: &str) -> Result<Vec<u8>> {
+    crate::zlib::compress(crate::zlib::Level::Small, &[markdown.as_bytes()]).map_err(Error::internal)
 }
 
 /// The markdown of a row selected with [`COLUMNS`].
