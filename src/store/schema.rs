@@ -363,13 +363,19 @@ const INDEXES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS pages_search_filter_idx ON pages (id, workspace_id, deleted_at, slug)",
 ];
 
-/// SQLite only. A row someone writes plain markdown or a search title into loses its
-/// compressed copy: only older releases do so there, and this release must then read
-/// what they wrote (`core::pages::stored`).
-const SQLITE_TRIGGERS: &[&str] =
-    &["CREATE TRIGGER IF NOT EXISTS pages_content_written_plain AFTER UPDATE OF content, search_title ON pages \
+/// SQLite only, for the markdown its rows keep compressed (`core::pages::stored`):
+const SQLITE_ONLY: &[&str] = &[
+    // A row someone writes plain markdown or a search title into loses its compressed
+    // copy: only older releases do so there, and this release must then read what they
+    // wrote.
+    "CREATE TRIGGER IF NOT EXISTS pages_content_written_plain AFTER UPDATE OF content, search_title ON pages \
      WHEN new.content_z IS NOT NULL AND (new.content <> '' OR new.search_title <> '') \
-     BEGIN UPDATE pages SET content_z = NULL WHERE id = new.id; END"];
+     BEGIN UPDATE pages SET content_z = NULL WHERE id = new.id; END",
+    // The rows still plain, for the maintenance pass that compresses them
+    // (`rows::compress_plain_rows`): without it, each pass would read the whole table to
+    // find that none are left. Compressed rows are not in it.
+    "CREATE INDEX IF NOT EXISTS pages_plain_markdown_idx ON pages (id) WHERE content <> '' AND content_z IS NULL",
+];
 
 /// Derived full-text state: its name, and the statements that create it from nothing.
 struct Search {
@@ -503,8 +509,8 @@ async fn converge_locked(conn: &mut AnyConnection, backend: Backend) -> anyhow::
         exec(conn, index.to_string()).await?;
     }
     if backend == Backend::Sqlite {
-        for trigger in SQLITE_TRIGGERS {
-            exec(conn, trigger.to_string()).await?;
+        for statement in SQLITE_ONLY {
+            exec(conn, statement.to_string()).await?;
         }
     }
     converge_search(conn, backend, &mut report).await?;

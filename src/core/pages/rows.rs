@@ -534,7 +534,9 @@ pub const COMPRESS_BATCH: i64 = 200;
 /// SQLite: compresses the markdown of up to [`COMPRESS_BATCH`] rows that hold it plain
 /// (written by an older release, or before this one compressed rows), as a save of this
 /// release would keep it (`stored`). A row saved since it was read is left alone (its
-/// save compressed it). Answers how many rows changed; 0 on PostgreSQL.
+/// save compressed it). Answers how many rows changed; 0 on PostgreSQL. The rows are
+/// found through a partial index of the plain ones (`pages_plain_markdown_idx`), so a
+/// pass that finds none reads nothing of the table.
 pub async fn compress_plain_rows(pool: &sqlx::AnyPool) -> Result<usize> {
     let mut conn = pool.acquire().await?;
     if Backend::of(&conn) != Backend::Sqlite {
@@ -765,7 +767,7 @@ pub async fn page_script(
     };
     let image_text = image_text_in_tx(tx, ws_id, &p.content).await?;
     let backend = Backend::of(tx);
-    let [content, content_z, search_title] = stored::columns_for(backend, &p.content, text::index_form(&p.title))?;
+    let [content, content_z, search_title] = stored::columns_for(backend, &p.content, &p.title)?;
     let mut script = Script::new();
     // The workspace's change counter, which the row then takes (see `next_index_seq_in_tx`).
     script.push(BUMP_INDEX_SEQ, vec![ws_id.into()]);

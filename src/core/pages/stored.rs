@@ -30,17 +30,16 @@ use crate::store::script::Value;
 /// A row's `content_z`: the compressed markdown, or NULL.
 pub type Packed = Option<Vec<u8>>;
 
-/// The columns to select for [`content_of`], as `p.`-less names.
-pub const COLUMNS: &str = "content, content_z";
-
-/// What a page row stores for `markdown`: its `content`, `content_z` and `search_title`
-/// (`search_title` is the title's index form, or '' for a compressed row).
-pub fn columns_for(backend: Backend, markdown: &str, search_title: String) -> Result<[Value; 3]> {
+/// What a page row stores for `markdown` and `title`: its `content`, `content_z` and
+/// `search_title` (the title's index form, or '' for a compressed row).
+pub fn columns_for(backend: Backend, markdown: &str, title: &str) -> Result<[Value; 3]> {
     Ok(match backend {
         Backend::Sqlite => {
             [Value::Text(String::new()), Value::OptBytes(Some(pack(markdown)?)), Value::Text(String::new())]
         }
-        Backend::Postgres => [Value::Text(markdown.to_owned()), Value::OptBytes(None), Value::Text(search_title)],
+        Backend::Postgres => {
+            [Value::Text(markdown.to_owned()), Value::OptBytes(None), Value::Text(crate::text::index_form(title))]
+        }
     })
 }
 
@@ -50,7 +49,7 @@ pub fn pack(markdown: &str) -> Result<Vec<u8>> {
     crate::zlib::compress(crate::zlib::Level::Small, &[markdown.as_bytes()]).map_err(Error::internal)
 }
 
-/// The markdown of a row selected with [`COLUMNS`].
+/// The markdown of a row that selected `content` and `content_z`.
 pub fn content_of(row: &AnyRow) -> Result<String> {
     read(row.try_get("content")?, row.try_get("content_z")?)
 }
@@ -70,7 +69,7 @@ mod tests {
     #[test]
     fn sqlite_rows_keep_the_markdown_compressed_and_postgres_rows_as_it_is() {
         let md = "# Runbook\n\nRestart with `systemctl restart app`. #ops\n".repeat(40);
-        let [content, packed, title] = columns_for(Backend::Sqlite, &md, "runbook".into()).unwrap();
+        let [content, packed, title] = columns_for(Backend::Sqlite, &md, "runbook").unwrap();
         let (Value::Text(content), Value::OptBytes(Some(packed)), Value::Text(title)) = (content, packed, title) else {
             panic!("sqlite columns")
         };
@@ -78,7 +77,7 @@ mod tests {
         assert!(packed.len() * 5 < md.len(), "{} bytes for {}", packed.len(), md.len());
         assert_eq!(read(content, Some(packed)).unwrap(), md);
 
-        let [content, packed, title] = columns_for(Backend::Postgres, &md, "runbook".into()).unwrap();
+        let [content, packed, title] = columns_for(Backend::Postgres, &md, "runbook").unwrap();
         let (Value::Text(content), Value::OptBytes(None), Value::Text(title)) = (content, packed, title) else {
             panic!("postgres columns")
         };

@@ -107,8 +107,7 @@ pub async fn embed_pending(ctx: &Ctx, max_pages: i64) -> Result<usize> {
     };
     let rows: Vec<(i64, i64, Option<String>, String, String, pages::stored::Packed)> =
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT id, index_seq, deleted_at, title, {} FROM pages WHERE id IN ({ids})",
-            pages::stored::COLUMNS
+            "SELECT id, index_seq, deleted_at, title, content, content_z FROM pages WHERE id IN ({ids})"
         )))
         .fetch_all(&ctx.db.pool)
         .await?;
