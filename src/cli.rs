@@ -8,6 +8,7 @@ use clap::Parser;
 use crate::config::{Cli, Command, Config};
 use crate::core::Ctx;
 use crate::store::Db;
+use crate::store::compact::DataDirLock;
 
 pub fn main() -> ExitCode {
     crate::memory::configure();
@@ -64,6 +65,12 @@ fn report_clap_error(e: clap::Error) -> ExitCode {
 
 async fn run(config: Config, command: Command) -> anyhow::Result<()> {
     tracing::info!(version = crate::core::VERSION, ?config, "starting cairn");
+    // A server holds the data directory's lock for its life, so that `cairn gc` compacts
+    // the database only while none runs (store::compact).
+    let _server = match command {
+        Command::Serve => Some(DataDirLock::for_server(&config.data_dir).await?),
+        _ => None,
+    };
     let (db, _report) = Db::connect(&config).await?;
     let ctx = Ctx::new(config.clone(), db)?;
     match command {
@@ -108,7 +115,7 @@ async fn run(config: Config, command: Command) -> anyhow::Result<()> {
             let loose: usize = done.iter().map(|(_, r)| r.loose_packed).sum();
             let folded: usize = done.iter().map(|(_, r)| r.packs_folded).sum();
             println!("packed {} workspaces: {loose} loose objects packed, {folded} packs folded", done.len());
-            Ok(())
+            compact(&ctx).await
         }
         Command::Import { workspace, as_email, report, dry_run, no_history, path } => {
             let opts = crate::core::import::Options { path, workspace, as_email, dry_run, history: !no_history };
@@ -127,6 +134,28 @@ async fn run(config: Config, command: Command) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// `cairn gc`'s second half: the database files compacted, when no server runs.
+async fn compact(ctx: &Ctx) -> anyhow::Result<()> {
+    if ctx.db.backend != crate::store::Backend::Sqlite {
+        return Ok(());
+    }
+    let Some(lock) = DataDirLock::for_compaction(&ctx.config.data_dir)? else {
+        println!("a server is running on DATA_DIR: the database was not compacted (stop it and run `cairn gc` again)");
+        return Ok(());
+    };
+    if let Some(done) = crate::store::compact::compact(&ctx.db, &lock).await? {
+        let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+        println!(
+            "compacted the database from {:.1} to {:.1} MiB and its search index from {:.1} to {:.1} MiB",
+            mib(done.database.before),
+            mib(done.database.after),
+            mib(done.search.before),
+            mib(done.search.after)
+        );
+    }
+    Ok(())
 }
 
 /// Progress on standard error: an `indicatif` bar (rate, time left) on a terminal, else a

@@ -36,7 +36,8 @@ pub enum Command {
         dir: PathBuf,
     },
     /// Pack every workspace repository now: loose objects into a pack, packs into one.
-    /// (The server does this by itself in the background; see docs/operations.md.)
+    /// (The server does this by itself in the background; see docs/operations.md.) With
+    /// SQLite and no server running, also compact the database and its search index.
     Gc,
     /// Import a folder or zip of markdown files (e.g. an Obsidian vault), or a git
     /// repository with its history, into a workspace. See docs/import.md.

@@ -65,6 +65,28 @@ fn in_packs(repo: &Path) -> usize {
     out.lines().find_map(|l| l.strip_prefix("in-pack:")).unwrap().trim().parse().unwrap()
 }
 
+/// Deltas in the repository's packs, by how they name their base: (by offset, by id).
+/// Read as git reads them: each object's offset from its index (`git show-index`), its
+/// type from the three bits after the first byte's high bit.
+fn deltas(repo: &Path) -> (usize, usize) {
+    let (mut by_offset, mut by_id) = (0, 0);
+    for pack in pack::packs(repo).unwrap() {
+        let bytes = std::fs::read(&pack).unwrap();
+        let index = std::fs::File::open(pack.with_extension("idx")).unwrap();
+        let out = std::process::Command::new("git").arg("show-index").stdin(index).output().unwrap();
+        assert!(out.status.success());
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            let offset: usize = line.split(' ').next().unwrap().parse().unwrap();
+            match (bytes[offset] >> 4) & 7 {
+                6 => by_offset += 1,
+                7 => by_id += 1,
+                _ => {}
+            }
+        }
+    }
+    (by_offset, by_id)
+}
+
 #[tokio::test]
 async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
     let env = Env::new().await;
@@ -84,6 +106,9 @@ async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
     assert_eq!(packs(&repo), 1);
     assert_eq!(in_packs(&repo), before);
     assert_fsck(&repo);
+    // Every delta names its base by offset (ofs_delta.rs), none by id as libgit2 writes.
+    let (by_offset, by_id) = deltas(&repo);
+    assert!(by_offset > 100 && by_id == 0, "{by_offset} deltas by offset, {by_id} by id");
     // (What stays is mostly the emptied fan-out directories, 4 KiB each, at most 256: a
     // writer may be about to create a file in one, so they are left in place.)
     assert!(dir_size(&repo) * 2 < size_before, "{} → {} bytes", size_before, dir_size(&repo));
@@ -129,6 +154,8 @@ async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
     assert_eq!(in_packs(&repo), all);
     assert_eq!((loose(&repo), packs(&repo)), (0, 1));
     assert_fsck(&repo);
+    let (by_offset, by_id) = deltas(&repo);
+    assert!(by_offset > 100 && by_id == 0, "{by_offset} deltas by offset, {by_id} by id");
     assert_all_readable(&api, &pages).await;
     assert_all_readable(&api, &more).await;
     // Saves go on after packing, and git's own gc still works on the result.
@@ -260,5 +287,79 @@ async fn a_packing_run_asked_to_stop_gives_up_and_loses_nothing() {
     assert_eq!(loose(&repo), 0);
     assert_fsck(&repo);
     assert_all_readable(&api, &pages).await;
+    srv.stop().await;
+}
+
+/// Bytes of a SQLite file with its write-ahead log.
+fn with_log(file: &Path) -> u64 {
+    let log = std::path::PathBuf::from(format!("{}-wal", file.display()));
+    [file.to_owned(), log].iter().map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum()
+}
+
+/// `cairn gc` also compacts SQLite's database and search index, but only while no server
+/// runs on the data directory: beside a running one it says so and leaves both files as
+/// they are; once it stopped, they shrink, and every page still reads back and is found.
+/// On PostgreSQL, which keeps no database file here, it packs and says nothing more.
+#[tokio::test]
+async fn cairn_gc_compacts_the_database_only_while_no_server_runs() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("compact@x.io").await;
+    // Pages of thousands of distinct words made small: their rows give back overflow
+    // pages, and their search entries are replaced.
+    let mut seed: u64 = 7;
+    let mut word = || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        format!("w{:x}", seed >> 40)
+    };
+    let slugs: Vec<String> = (0..40).map(|i| format!("compact-{i}")).collect();
+    for slug in &slugs {
+        let words: Vec<String> = (0..1500).map(|_| word()).collect();
+        api.page(slug, &format!("# {slug}\n\n{}", words.join(" "))).await;
+    }
+    for slug in &slugs {
+        let (s, body) =
+            api.put(&format!("/api/pages/{slug}"), json!({"content": format!("# {slug}\n\nsmall now")})).await;
+        assert_eq!(s, 200, "{body}");
+    }
+    let token = api.pat().await;
+    srv.stop().await;
+    let vars = [
+        ("DATA_DIR", env.data_dir().display().to_string()),
+        ("LOG_DIR", env.dir.path().join("logs").display().to_string()),
+        ("DATABASE_URL", env.db_url.clone()),
+    ];
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let sqlite = backend() == "sqlite";
+    let (db, search) = (env.dir.path().join("cairn.db"), env.search_file());
+
+    let server = Proc::start(env.dir.path(), &env.db_url, &[]);
+    let (code, stdout, stderr) = run_to_end(&vars, &["gc"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stdout.contains("compacted the"), "{stdout}");
+    assert_eq!(stdout.contains("a server is running on DATA_DIR"), sqlite, "{stdout}");
+    assert_eq!(server.terminate(), 0);
+
+    let before = (with_log(&db), with_log(&search));
+    let (code, stdout, stderr) = run_to_end(&vars, &["gc"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stdout.contains("a server is running"), "{stdout}");
+    assert_eq!(stdout.contains("compacted the database from"), sqlite, "{stdout}");
+    if sqlite {
+        let after = (with_log(&db), with_log(&search));
+        assert!(after.0 < before.0, "database {before:?} -> {after:?}");
+        assert!(after.1 < before.1, "search index {before:?} -> {after:?}");
+    }
+
+    let srv = env.start(&[]).await;
+    let api = srv.anon().with_bearer(&token);
+    for slug in &slugs {
+        let (s, page) = api.get(&format!("/api/pages/{slug}")).await;
+        assert_eq!(s, 200, "{page}");
+        assert_eq!(page["content"], format!("# {slug}\n\nsmall now"));
+    }
+    let (s, found) = api.get("/api/search?q=small").await;
+    assert_eq!(s, 200, "{found}");
+    assert_eq!(found["items"].as_array().unwrap().len(), slugs.len(), "{found}");
     srv.stop().await;
 }

@@ -287,6 +287,64 @@ async fn schema_convergence_is_idempotent() {
     srv.stop().await;
 }
 
+/// SQLite: the tables of small rows found by their key are made `WITHOUT ROWID`, so the
+/// key's index is the table. Those an older release made as rowid tables stay as they
+/// are, and links, backlinks and tags work on them as on the new ones.
+#[tokio::test]
+async fn small_keyed_tables_are_made_without_rowid_and_older_ones_are_kept() {
+    if backend() != "sqlite" {
+        return; // PostgreSQL has no rowid tables.
+    }
+    let without_rowid = ["page_tags", "page_links", "embed_queue"];
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("rowid@x.io").await;
+    api.page("target", "# Target").await;
+    api.page("before", "# Before\n\n[[target]] #old").await;
+    let token = api.pat().await;
+    for table in without_rowid {
+        let sql: String = sqlx::query_scalar("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = $1")
+            .bind(table)
+            .fetch_one(&srv.ctx.db.pool)
+            .await
+            .unwrap();
+        assert!(sql.ends_with("WITHOUT ROWID"), "{sql}");
+        // An older release's shape: the table made again as a rowid table, rows kept.
+        let older = sql.trim_end_matches(" WITHOUT ROWID").replacen(table, &format!("{table}_older"), 1);
+        for stmt in [
+            older,
+            format!("INSERT INTO {table}_older SELECT * FROM {table}"),
+            format!("DROP TABLE {table}"),
+            format!("ALTER TABLE {table}_older RENAME TO {table}"),
+        ] {
+            sqlx::query(sqlx::AssertSqlSafe(stmt)).execute(&srv.ctx.db.pool).await.unwrap();
+        }
+    }
+    srv.stop().await;
+    let srv = env.start(&[]).await;
+    assert!(srv.report.is_empty(), "{:?}", srv.report);
+    let kept: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND sql LIKE '%WITHOUT ROWID' \
+         AND name IN ('page_tags', 'page_links', 'embed_queue')",
+    )
+    .fetch_one(&srv.ctx.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(kept, 0, "an older release's tables were made again");
+    let api = srv.anon().with_bearer(&token);
+    api.page("after", "# After\n\n[[target]] #new").await;
+    let (s, body) = api.put("/api/pages/before", json!({"content": "# Before\n\n[[target]] #changed"})).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    let (_, view) = api.get("/api/pages/target/view").await;
+    let mut backlinks: Vec<&str> =
+        view["backlinks"].as_array().unwrap().iter().map(|b| b["slug"].as_str().unwrap()).collect();
+    backlinks.sort();
+    assert_eq!(backlinks, ["after", "before"], "{view}");
+    assert_eq!(api.get("/api/pages/before").await.1["tags"], json!(["changed"]));
+    assert_eq!(api.get("/api/pages/after").await.1["tags"], json!(["new"]));
+    srv.stop().await;
+}
+
 #[tokio::test]
 async fn a_newer_schema_does_not_stop_an_older_binary() {
     let env = Env::new().await;

@@ -120,7 +120,11 @@ fn copy_files(data: &Path, to: &Path, db_file: Option<&Path>) -> anyhow::Result<
             let db_name = db.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             name == db_name || name == format!("{db_name}-wal") || name == format!("{db_name}-shm")
         });
-        if is_db || search_file::is_search_file(&name) || name.starts_with(".cairn-write-probe") {
+        if is_db
+            || search_file::is_search_file(&name)
+            || name == crate::store::compact::LOCK_FILE
+            || name.starts_with(".cairn-write-probe")
+        {
             continue;
         }
         if name == "workspaces" {

@@ -20,6 +20,7 @@
 //! without a journal, so each fsync is a synchronous inode write and a device flush).
 //! Elsewhere each file and directory is fsynced.
 
+mod ofs_delta;
 pub mod pack;
 pub mod tree;
 

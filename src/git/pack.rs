@@ -14,7 +14,9 @@
 //!    is compared with whatever sorts beside it: 2.46 KiB a save after `cairn gc`
 //!    in the bench, against 1.76 KiB with the walk);
 //! 2. the new pack and its index are written (libgit2 writes them under temporary names
-//!    and renames them into place) and made durable, with the directory naming them;
+//!    and renames them into place), copied with offset deltas (`ofs_delta.rs`; the copy
+//!    is named the same way, and libgit2's first pack removed once the copy is durable),
+//!    and made durable, with the directory naming them;
 //! 3. only then are the listed loose files and packs removed — every object in them is
 //!    in the new, durable pack, so a reader or writer that misses a removed loose file
 //!    finds the object in the pack (libgit2 re-reads the pack list on a miss).
@@ -137,8 +139,17 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
     if let Err(e) = builder.write(&pack_dir, 0o444) {
         return Err(if stopped() { Stopped.into() } else { anyhow::Error::new(e).context("writing the pack") });
     }
-    let name = builder.name()?.map(str::to_owned).context("the pack builder named no pack")?;
+    let written = builder.name()?.map(str::to_owned).context("the pack builder named no pack")?;
+    // The same pack with deltas naming their bases by offset (smaller; see ofs_delta.rs).
+    // Should that fail, libgit2's own is kept: it holds the same objects.
+    let name = super::ofs_delta::rewrite(&pack_dir, &written).unwrap_or_else(|e| {
+        tracing::warn!(error = %format!("{e:#}"), pack = %written, "could not rewrite a pack with offset deltas; kept as written");
+        written.clone()
+    });
     make_durable(&pack_dir, &name)?;
+    if name != written {
+        remove_pack(&pack_dir.join(format!("pack-{written}.pack")))?;
+    }
     // Durable: now the copies it replaces can go. A file already gone (another packer,
     // or an operator's `git gc`) is fine.
     for (_, path) in &loose {
@@ -147,9 +158,7 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
     let mut packs_folded = 0;
     // (The new pack has the name of an old one when it holds exactly its objects.)
     for pack in folded.iter().filter(|p| !p.ends_with(format!("pack-{name}.pack"))) {
-        for ext in ["idx", "rev", "bitmap", "pack"] {
-            remove_if_present(&pack.with_extension(ext))?;
-        }
+        remove_pack(pack)?;
         packs_folded += 1;
     }
     Ok(PackReport { loose_packed: loose.len(), packs_folded, objects })
@@ -339,6 +348,14 @@ fn make_durable(pack_dir: &Path, name: &str) -> anyhow::Result<()> {
             .with_context(|| format!("cannot sync {}", file.display()))?;
     }
     std::fs::File::open(pack_dir)?.sync_all()?;
+    Ok(())
+}
+
+/// Removes a pack and the files beside it, its index first (so no reader opens it).
+fn remove_pack(pack: &Path) -> anyhow::Result<()> {
+    for ext in ["idx", "rev", "bitmap", "pack"] {
+        remove_if_present(&pack.with_extension(ext))?;
+    }
     Ok(())
 }
 

@@ -6,6 +6,7 @@
 //! commented. Columns are declared as `BIGINT`/`TEXT`/`BLOB` only: the `Any` driver
 //! cannot read SQLite columns declared `BOOLEAN` or `TIMESTAMP` (STACK.md).
 
+pub mod compact;
 pub mod schema;
 pub mod script;
 pub mod search_file;

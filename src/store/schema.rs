@@ -377,6 +377,13 @@ const SQLITE_ONLY: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS pages_plain_markdown_idx ON pages (id) WHERE content <> '' AND content_z IS NULL",
 ];
 
+/// SQLite: tables of small rows looked up by their primary key, created `WITHOUT ROWID`
+/// so that the key's index is the table. A rowid table keeps each row twice, in the
+/// table and in the key's index: 1.4 MiB of a 20 MiB database after the bench's
+/// 1,000-page run (BENCHMARKS.md, issue 12, fifteenth session). Only at creation:
+/// tables made by an earlier release stay rowid tables, which answer the same queries.
+const SQLITE_WITHOUT_ROWID: &[&str] = &["page_tags", "page_links", "embed_queue"];
+
 /// Derived full-text state: its name, and the statements that create it from nothing.
 struct Search {
     name: &'static str,
@@ -493,7 +500,12 @@ async fn converge_locked(conn: &mut AnyConnection, backend: Backend) -> anyhow::
             let mut parts: Vec<String> =
                 table.columns.iter().map(|(name, def)| format!("{name} {}", ddl(def, backend))).collect();
             parts.extend(table.constraints.iter().map(|c| c.to_string()));
-            exec(conn, format!("CREATE TABLE IF NOT EXISTS {} ({})", table.name, parts.join(", "))).await?;
+            let options = if backend == Backend::Sqlite && SQLITE_WITHOUT_ROWID.contains(&table.name) {
+                " WITHOUT ROWID"
+            } else {
+                ""
+            };
+            exec(conn, format!("CREATE TABLE IF NOT EXISTS {} ({}){options}", table.name, parts.join(", "))).await?;
             report.created_tables.push(table.name.to_owned());
             continue;
         }

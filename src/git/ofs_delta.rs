@@ -1,0 +1,172 @@
+//! Deltas that name their base by its place in the pack.
+//!
+//! A pack stores most objects as deltas against a base object. libgit2's pack builder
+//! names each base by its 20-byte id (`REF_DELTA`); git itself names a base in the same
+//! pack by how far back it starts (`OFS_DELTA`, one to three bytes here). With tens of
+//! thousands of small deltas — a tree delta is ≈ 45 bytes — the ids were 0.5 MiB of a
+//! 14 MiB pack after the bench's 1,000-page run (BENCHMARKS.md, issue 12, fifteenth
+//! session). [`rewrite`] copies a pack libgit2 wrote, entry by entry, giving each delta
+//! whose base comes earlier the offset form; every other byte is copied as it is (the
+//! compressed data is never touched). The copy goes through libgit2's indexer, which
+//! inflates every object, recomputes its id and writes the new pack's index, so a copy
+//! that did not hold exactly the same objects would fail here, before it is named.
+//! Both forms are standard: git, libgit2 and every other reader read either.
+
+use std::collections::HashMap;
+use std::io::{BufReader, Read, Write};
+use std::path::Path;
+
+use anyhow::{Context, bail, ensure};
+use sha1::{Digest, Sha1};
+
+/// Entry types of the pack format.
+const OFS_DELTA: u8 = 6;
+const REF_DELTA: u8 = 7;
+
+/// Writes a copy of `pack-<name>.pack` in `pack_dir` whose deltas name earlier bases by
+/// offset, with its index, and answers the copy's name; the original is left in place
+/// for the caller to remove once the copy is durable. Answers `name` itself when no
+/// delta would change.
+pub fn rewrite(pack_dir: &Path, name: &str) -> anyhow::Result<String> {
+    let pack = pack_dir.join(format!("pack-{name}.pack"));
+    let entries = entries(&pack.with_extension("idx"))?;
+    let file = std::fs::File::open(&pack).with_context(|| format!("cannot read {}", pack.display()))?;
+    let pack_len = file.metadata()?.len();
+    let mut input = BufReader::with_capacity(1 << 16, file);
+    let mut out = Output { indexer: git2::Indexer::new(None, pack_dir, 0o444, false)?, hash: Sha1::new(), at: 0 };
+
+    let mut head = [0u8; 12];
+    input.read_exact(&mut head)?;
+    ensure!(&head[..4] == b"PACK", "{} is not a pack", pack.display());
+    out.write(&head)?;
+    // Where each object starts in the copy, by its id (for the deltas that follow it).
+    let mut moved: HashMap<[u8; 20], u64> = HashMap::with_capacity(entries.len());
+    let mut changed = 0usize;
+    let mut entry = Vec::new();
+    for (n, (offset, id)) in entries.iter().enumerate() {
+        let end = entries.get(n + 1).map_or(pack_len - 20, |next| next.0);
+        ensure!(end > *offset && *offset >= 12, "{}: entries overlap at {offset}", pack.display());
+        entry.resize((end - offset) as usize, 0);
+        input.read_exact(&mut entry)?;
+        let starts = out.at;
+        let header = header_len(&entry)?;
+        let base = (entry[0] >> 4 & 7 == REF_DELTA)
+            .then(|| entry.get(header..header + 20))
+            .flatten()
+            .and_then(|base| moved.get(base));
+        match base {
+            Some(&base_at) => {
+                // The type's three bits become OFS_DELTA; the size bits stay.
+                let mut first = entry[..header].to_vec();
+                first[0] = (first[0] & !0x70) | (OFS_DELTA << 4);
+                out.write(&first)?;
+                out.write(&offset_bytes(starts - base_at))?;
+                out.write(&entry[header + 20..])?;
+                changed += 1;
+            }
+            None => out.write(&entry)?,
+        }
+        moved.insert(*id, starts);
+    }
+    if changed == 0 {
+        return Ok(name.to_owned());
+    }
+    let sum = out.hash.finalize_reset();
+    out.indexer.write_all(&sum)?;
+    Ok(out.indexer.commit()?)
+}
+
+/// The copy as it is written: into libgit2's indexer, hashed for the pack's trailer.
+struct Output<'a> {
+    indexer: git2::Indexer<'a>,
+    hash: Sha1,
+    at: u64,
+}
+
+impl Output<'_> {
+    fn write(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        self.indexer.write_all(bytes)?;
+        self.hash.update(bytes);
+        self.at += bytes.len() as u64;
+        Ok(())
+    }
+}
+
+/// The length of an entry's type-and-size header: bytes up to the first without its
+/// high bit.
+fn header_len(entry: &[u8]) -> anyhow::Result<usize> {
+    match entry.iter().position(|b| b & 0x80 == 0) {
+        Some(last) => Ok(last + 1),
+        None => bail!("a pack entry's header runs past its end"),
+    }
+}
+
+/// A base's distance back in git's offset encoding: big-endian groups of seven bits,
+/// each but the last with its high bit set and one less than its value (so that no
+/// distance has two encodings).
+fn offset_bytes(mut distance: u64) -> Vec<u8> {
+    let mut bytes = vec![(distance & 0x7f) as u8];
+    distance >>= 7;
+    while distance > 0 {
+        distance -= 1;
+        bytes.push(0x80 | (distance & 0x7f) as u8);
+        distance >>= 7;
+    }
+    bytes.reverse();
+    bytes
+}
+
+/// The objects of a version-2 pack index, as (offset in the pack, id) in pack order.
+fn entries(idx: &Path) -> anyhow::Result<Vec<(u64, [u8; 20])>> {
+    let bytes = std::fs::read(idx).with_context(|| format!("cannot read {}", idx.display()))?;
+    ensure!(bytes.starts_with(b"\xfftOc\x00\x00\x00\x02"), "{} is not a version-2 pack index", idx.display());
+    let word = |at: usize| -> anyhow::Result<u32> {
+        let b = bytes.get(at..at + 4).with_context(|| format!("{} is cut short", idx.display()))?;
+        Ok(u32::from_be_bytes(b.try_into().expect("four bytes")))
+    };
+    let count = word(8 + 255 * 4)? as usize;
+    let ids = 8 + 256 * 4;
+    let offsets = ids + count * 20 + count * 4;
+    let large = offsets + count * 4;
+    let mut found = Vec::with_capacity(count);
+    for n in 0..count {
+        let id: [u8; 20] = bytes[ids + n * 20..ids + n * 20 + 20].try_into().expect("twenty bytes");
+        let small = word(offsets + n * 4)?;
+        let offset = if small & 0x8000_0000 == 0 {
+            u64::from(small)
+        } else {
+            let at = large + (small & 0x7fff_ffff) as usize * 8;
+            u64::from(word(at)?) << 32 | u64::from(word(at + 4)?)
+        };
+        found.push((offset, id));
+    }
+    found.sort_unstable();
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// git's own decoder (`packfile.c`, `get_delta_base`).
+    fn decode(bytes: &[u8]) -> u64 {
+        let mut value = u64::from(bytes[0] & 0x7f);
+        for b in &bytes[1..] {
+            value = ((value + 1) << 7) | u64::from(b & 0x7f);
+        }
+        value
+    }
+
+    #[test]
+    fn offsets_are_encoded_as_git_decodes_them() {
+        assert_eq!(offset_bytes(1), [1]);
+        assert_eq!(offset_bytes(127), [127]);
+        assert_eq!(offset_bytes(128), [0x80, 0]);
+        for distance in [1, 127, 128, 129, 16_511, 16_512, 16_513, 1 << 20, (1 << 35) + 12_345] {
+            let bytes = offset_bytes(distance);
+            assert!(bytes[..bytes.len() - 1].iter().all(|b| b & 0x80 != 0));
+            assert_eq!(bytes.last().unwrap() & 0x80, 0);
+            assert_eq!(decode(&bytes), distance, "{bytes:?}");
+        }
+    }
+}
