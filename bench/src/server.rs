@@ -211,8 +211,9 @@ impl Server {
             .sum()
     }
 
-    /// Stops the process, keeping its data, and runs `cairn gc` over that data (what the
-    /// server's packing worker does on its own once a workspace is idle).
+    /// Stops the process, keeping its data, and runs `cairn gc` over that data: the
+    /// packing the server's worker does on its own once a workspace is idle, and — with
+    /// SQLite, now that no server runs — the compaction of its files (since 6307cbd).
     pub fn stop_and_pack(&mut self) -> Result<()> {
         self.terminate();
         self.pack_now()
