@@ -12,7 +12,6 @@
 //! that did not hold exactly the same objects would fail here, before it is named.
 //! Both forms are standard: git, libgit2 and every other reader read either.
 
-use std::collections::HashMap;
 use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
@@ -29,7 +28,8 @@ const REF_DELTA: u8 = 7;
 /// delta would change.
 pub fn rewrite(pack_dir: &Path, name: &str) -> anyhow::Result<String> {
     let pack = pack_dir.join(format!("pack-{name}.pack"));
-    let entries = entries(&pack.with_extension("idx"))?;
+    let index = Index::read(&pack.with_extension("idx"))?;
+    let order = index.in_pack_order()?;
     let file = std::fs::File::open(&pack).with_context(|| format!("cannot read {}", pack.display()))?;
     let pack_len = file.metadata()?.len();
     let mut input = BufReader::with_capacity(1 << 16, file);
@@ -39,23 +39,26 @@ pub fn rewrite(pack_dir: &Path, name: &str) -> anyhow::Result<String> {
     input.read_exact(&mut head)?;
     ensure!(&head[..4] == b"PACK", "{} is not a pack", pack.display());
     out.write(&head)?;
-    // Where each object starts in the copy, by its id (for the deltas that follow it).
-    let mut moved: HashMap<[u8; 20], u64> = HashMap::with_capacity(entries.len());
+    // Where each object starts in the copy, by its place in the index (for the deltas
+    // that follow it); `u64::MAX` until it is written.
+    let mut moved = vec![u64::MAX; index.count];
     let mut changed = 0usize;
     let mut entry = Vec::new();
-    for (n, (offset, id)) in entries.iter().enumerate() {
-        let end = entries.get(n + 1).map_or(pack_len - 20, |next| next.0);
-        ensure!(end > *offset && *offset >= 12, "{}: entries overlap at {offset}", pack.display());
+    for (n, &(offset, position)) in order.iter().enumerate() {
+        let end = order.get(n + 1).map_or(pack_len - 20, |next| next.0);
+        ensure!(end > offset && offset >= 12, "{}: entries overlap at {offset}", pack.display());
         entry.resize((end - offset) as usize, 0);
         input.read_exact(&mut entry)?;
         let starts = out.at;
         let header = header_len(&entry)?;
-        let base = (entry[0] >> 4 & 7 == REF_DELTA)
+        let base = ((entry[0] >> 4) & 7 == REF_DELTA)
             .then(|| entry.get(header..header + 20))
             .flatten()
-            .and_then(|base| moved.get(base));
+            .and_then(|base| index.position(base))
+            .map(|at| moved[at])
+            .filter(|&at| at != u64::MAX);
         match base {
-            Some(&base_at) => {
+            Some(base_at) => {
                 // The type's three bits become OFS_DELTA; the size bits stay.
                 let mut first = entry[..header].to_vec();
                 first[0] = (first[0] & !0x70) | (OFS_DELTA << 4);
@@ -66,7 +69,7 @@ pub fn rewrite(pack_dir: &Path, name: &str) -> anyhow::Result<String> {
             }
             None => out.write(&entry)?,
         }
-        moved.insert(*id, starts);
+        moved[position] = starts;
     }
     if changed == 0 {
         return Ok(name.to_owned());
@@ -116,32 +119,67 @@ fn offset_bytes(mut distance: u64) -> Vec<u8> {
     bytes
 }
 
-/// The objects of a version-2 pack index, as (offset in the pack, id) in pack order.
-fn entries(idx: &Path) -> anyhow::Result<Vec<(u64, [u8; 20])>> {
-    let bytes = std::fs::read(idx).with_context(|| format!("cannot read {}", idx.display()))?;
-    ensure!(bytes.starts_with(b"\xfftOc\x00\x00\x00\x02"), "{} is not a version-2 pack index", idx.display());
-    let word = |at: usize| -> anyhow::Result<u32> {
-        let b = bytes.get(at..at + 4).with_context(|| format!("{} is cut short", idx.display()))?;
-        Ok(u32::from_be_bytes(b.try_into().expect("four bytes")))
-    };
-    let count = word(8 + 255 * 4)? as usize;
-    let ids = 8 + 256 * 4;
-    let offsets = ids + count * 20 + count * 4;
-    let large = offsets + count * 4;
-    let mut found = Vec::with_capacity(count);
-    for n in 0..count {
-        let id: [u8; 20] = bytes[ids + n * 20..ids + n * 20 + 20].try_into().expect("twenty bytes");
-        let small = word(offsets + n * 4)?;
-        let offset = if small & 0x8000_0000 == 0 {
-            u64::from(small)
-        } else {
-            let at = large + (small & 0x7fff_ffff) as usize * 8;
-            u64::from(word(at)?) << 32 | u64::from(word(at + 4)?)
-        };
-        found.push((offset, id));
+/// A version-2 pack index, read whole: its ids sorted, and where each object starts.
+struct Index {
+    bytes: Vec<u8>,
+    count: usize,
+}
+
+/// Where the ids start in an index: after its 8-byte header and 256 fan-out counts.
+const IDS: usize = 8 + 256 * 4;
+
+impl Index {
+    fn read(path: &Path) -> anyhow::Result<Index> {
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        ensure!(bytes.starts_with(b"\xfftOc\x00\x00\x00\x02"), "{} is not a version-2 pack index", path.display());
+        let count = u32::from_be_bytes(bytes[IDS - 4..IDS].try_into().expect("four bytes")) as usize;
+        // Ids, CRCs and 4-byte offsets, then the pack's and the index's checksums at least.
+        ensure!(bytes.len() >= IDS + count * 28 + 40, "{} is cut short", path.display());
+        Ok(Index { bytes, count })
     }
-    found.sort_unstable();
-    Ok(found)
+
+    fn id(&self, n: usize) -> &[u8] {
+        &self.bytes[IDS + n * 20..IDS + n * 20 + 20]
+    }
+
+    /// The place of `id` in the index (its ids are sorted).
+    fn position(&self, id: &[u8]) -> Option<usize> {
+        let (mut low, mut high) = (0, self.count);
+        while low < high {
+            let mid = (low + high) / 2;
+            match self.id(mid).cmp(id) {
+                std::cmp::Ordering::Less => low = mid + 1,
+                std::cmp::Ordering::Greater => high = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
+    fn word(&self, at: usize) -> anyhow::Result<u32> {
+        let b = self.bytes.get(at..at + 4).context("a pack index cut short")?;
+        Ok(u32::from_be_bytes(b.try_into().expect("four bytes")))
+    }
+
+    /// Every object as (offset in the pack, place in the index), in pack order. Offsets
+    /// past 2 GiB are in a table of 8-byte ones after the 4-byte ones.
+    fn in_pack_order(&self) -> anyhow::Result<Vec<(u64, usize)>> {
+        let offsets = IDS + self.count * 24;
+        let large = offsets + self.count * 4;
+        let mut found = Vec::with_capacity(self.count);
+        for n in 0..self.count {
+            let small = self.word(offsets + n * 4)?;
+            let offset = if small & 0x8000_0000 == 0 {
+                u64::from(small)
+            } else {
+                let at = large + (small & 0x7fff_ffff) as usize * 8;
+                (u64::from(self.word(at)?) << 32) | u64::from(self.word(at + 4)?)
+            };
+            found.push((offset, n));
+        }
+        found.sort_unstable();
+        Ok(found)
+    }
 }
 
 #[cfg(test)]
