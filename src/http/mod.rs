@@ -128,8 +128,8 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
     doc.info.version = crate::core::VERSION.to_owned();
     problem_media_types(&mut doc);
     declare_links(&mut doc);
-    if let Ok(value) = serde_json::to_value(&doc) {
-        let _ = system::OPENAPI.set(value);
+    if let Ok(bytes) = serde_json::to_vec(&doc) {
+        let _ = system::OPENAPI.set(bytes.into());
     }
     (router, doc)
 }
