@@ -138,22 +138,20 @@ async fn run(config: Config, command: Command) -> anyhow::Result<()> {
 
 /// `cairn gc`'s second half: the database files compacted, when no server runs.
 async fn compact(ctx: &Ctx) -> anyhow::Result<()> {
-    if ctx.db.backend != crate::store::Backend::Sqlite {
-        return Ok(());
-    }
-    let Some(lock) = DataDirLock::for_compaction(&ctx.config.data_dir)? else {
-        println!("a server is running on DATA_DIR: the database was not compacted (stop it and run `cairn gc` again)");
-        return Ok(());
-    };
-    if let Some(done) = crate::store::compact::compact(&ctx.db, &lock).await? {
-        let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
-        println!(
+    use crate::store::compact::Compaction;
+    let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+    match crate::store::compact::compact(&ctx.db, &ctx.config.data_dir).await? {
+        Compaction::NotSqlite => {}
+        Compaction::ServerRunning => println!(
+            "a server is running on DATA_DIR: the database was not compacted (stop it and run `cairn gc` again)"
+        ),
+        Compaction::Done(done) => println!(
             "compacted the database from {:.1} to {:.1} MiB and its search index from {:.1} to {:.1} MiB",
             mib(done.database.before),
             mib(done.database.after),
             mib(done.search.before),
             mib(done.search.after)
-        );
+        ),
     }
     Ok(())
 }

@@ -28,7 +28,7 @@ const REF_DELTA: u8 = 7;
 /// delta would change.
 pub fn rewrite(pack_dir: &Path, name: &str) -> anyhow::Result<String> {
     let pack = pack_dir.join(format!("pack-{name}.pack"));
-    let index = Index::read(&pack.with_extension("idx"))?;
+    let index = Index::read(&pack)?;
     let order = index.in_pack_order()?;
     let file = std::fs::File::open(&pack).with_context(|| format!("cannot read {}", pack.display()))?;
     let pack_len = file.metadata()?.len();
@@ -125,16 +125,17 @@ struct Index {
     count: usize,
 }
 
-/// Where the ids start in an index: after its 8-byte header and 256 fan-out counts.
-const IDS: usize = 8 + 256 * 4;
+/// Where the ids start in a version-2 index: after its header and fan-out table.
+const IDS: usize = super::pack::INDEX_HEAD;
 
 impl Index {
-    fn read(path: &Path) -> anyhow::Result<Index> {
-        let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        ensure!(bytes.starts_with(b"\xfftOc\x00\x00\x00\x02"), "{} is not a version-2 pack index", path.display());
-        let count = u32::from_be_bytes(bytes[IDS - 4..IDS].try_into().expect("four bytes")) as usize;
+    /// The index of `pack` (read by `pack::index_of`, as the packing run reads them).
+    fn read(pack: &Path) -> anyhow::Result<Index> {
+        let (bytes, fanout, count) = super::pack::index_of(pack, true)?;
+        let count = count as usize;
+        ensure!(fanout + 256 * 4 == IDS, "{} has a version-1 index", pack.display());
         // Ids, CRCs and 4-byte offsets, then the pack's and the index's checksums at least.
-        ensure!(bytes.len() >= IDS + count * 28 + 40, "{} is cut short", path.display());
+        ensure!(bytes.len() >= IDS + count * 28 + 40, "the index of {} is cut short", pack.display());
         Ok(Index { bytes, count })
     }
 

@@ -192,12 +192,12 @@ fn geometric_split(sizes: &[u64], loose: u64) -> usize {
 }
 
 /// The size of an index's header and fan-out table (version 2; version 1 has no header).
-const INDEX_HEAD: usize = 8 + 256 * 4;
+pub(super) const INDEX_HEAD: usize = 8 + 256 * 4;
 
 /// Reads a pack's index — only its head unless `whole` — and answers it with where its
 /// fan-out table starts (256 big-endian counts, the last one the number of objects:
 /// after a version-2 header, or at the start of an old version-1 index) and that count.
-fn index_of(pack: &Path, whole: bool) -> anyhow::Result<(Vec<u8>, usize, u32)> {
+pub(super) fn index_of(pack: &Path, whole: bool) -> anyhow::Result<(Vec<u8>, usize, u32)> {
     use std::io::Read;
     let idx = pack.with_extension("idx");
     let mut file = std::fs::File::open(&idx).with_context(|| format!("cannot read {}", idx.display()))?;

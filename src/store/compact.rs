@@ -78,19 +78,32 @@ pub struct Shrunk {
     pub after: u64,
 }
 
-/// What [`compact`] did, SQLite only.
+/// Both files' sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Compacted {
     pub database: Shrunk,
     pub search: Shrunk,
 }
 
-/// Rewrites the database and its search file compactly (SQLite; `None` on PostgreSQL).
-/// The lock proves that no server runs on the data directory.
-pub async fn compact(db: &Db, _no_server: &DataDirLock) -> anyhow::Result<Option<Compacted>> {
+/// What [`compact`] found to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compaction {
+    /// PostgreSQL: no database file here (its autovacuum does this work).
+    NotSqlite,
+    /// A server holds the data directory: nothing was touched.
+    ServerRunning,
+    Done(Compacted),
+}
+
+/// `cairn gc`'s compaction: rewrites the database and its search file compactly, on
+/// SQLite, when no server runs on `data_dir`.
+pub async fn compact(db: &Db, data_dir: &Path) -> anyhow::Result<Compaction> {
     if db.backend != Backend::Sqlite {
-        return Ok(None);
+        return Ok(Compaction::NotSqlite);
     }
+    let Some(_no_server) = DataDirLock::for_compaction(data_dir)? else {
+        return Ok(Compaction::ServerRunning);
+    };
     let mut conn = db.pool.acquire().await?;
     let database = vacuum(&mut conn, None).await.context("compacting the database")?;
     drop(conn);
@@ -102,7 +115,7 @@ pub async fn compact(db: &Db, _no_server: &DataDirLock) -> anyhow::Result<Option
         }
         None => Shrunk { before: 0, after: 0 },
     };
-    Ok(Some(Compacted { database, search }))
+    Ok(Compaction::Done(Compacted { database, search }))
 }
 
 /// `VACUUM`s the connection's main file after running `first`, and empties its log (so
