@@ -302,14 +302,20 @@ async fn small_keyed_tables_are_made_without_rowid_and_older_ones_are_kept() {
     api.page("target", "# Target").await;
     api.page("before", "# Before\n\n[[target]] #old").await;
     let token = api.pat().await;
+    srv.stop().await;
+    // An older release's shape: each table made again as a rowid table, rows kept. On
+    // one connection, in one transaction, no server running: a pooled connection still
+    // reading an earlier snapshot would not see the others' schema changes.
+    let config = env.config(&[]);
+    let (db, _) = cairn::store::Db::connect(&config).await.unwrap();
+    let mut tx = db.pool.begin().await.unwrap();
     for table in without_rowid {
         let sql: String = sqlx::query_scalar("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = $1")
             .bind(table)
-            .fetch_one(&srv.ctx.db.pool)
+            .fetch_one(&mut *tx)
             .await
             .unwrap();
         assert!(sql.ends_with("WITHOUT ROWID"), "{sql}");
-        // An older release's shape: the table made again as a rowid table, rows kept.
         let older = sql.trim_end_matches(" WITHOUT ROWID").replacen(table, &format!("{table}_older"), 1);
         for stmt in [
             older,
@@ -317,10 +323,11 @@ async fn small_keyed_tables_are_made_without_rowid_and_older_ones_are_kept() {
             format!("DROP TABLE {table}"),
             format!("ALTER TABLE {table}_older RENAME TO {table}"),
         ] {
-            sqlx::query(sqlx::AssertSqlSafe(stmt)).execute(&srv.ctx.db.pool).await.unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(stmt)).execute(&mut *tx).await.unwrap();
         }
     }
-    srv.stop().await;
+    tx.commit().await.unwrap();
+    db.pool.close().await;
     let srv = env.start(&[]).await;
     assert!(srv.report.is_empty(), "{:?}", srv.report);
     let kept: i64 = sqlx::query_scalar(
