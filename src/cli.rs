@@ -65,11 +65,12 @@ fn report_clap_error(e: clap::Error) -> ExitCode {
 
 async fn run(config: Config, command: Command) -> anyhow::Result<()> {
     tracing::info!(version = crate::core::VERSION, ?config, "starting cairn");
-    // A server holds the data directory's lock for its life, so that `cairn gc` compacts
-    // the database only while none runs (store::compact).
-    let _server = match command {
-        Command::Serve => Some(DataDirLock::for_server(&config.data_dir).await?),
-        _ => None,
+    // Every command but gc holds the data directory's lock while it runs (a server for
+    // its life), so that `cairn gc` compacts the database only while nothing else uses it
+    // (store::compact). gc takes the lock itself, exclusively, once it has packed.
+    let _in_use = match command {
+        Command::Gc => None,
+        _ => Some(DataDirLock::shared(&config.data_dir).await?),
     };
     let (db, _report) = Db::connect(&config).await?;
     let ctx = Ctx::new(config.clone(), db)?;
@@ -136,14 +137,15 @@ async fn run(config: Config, command: Command) -> anyhow::Result<()> {
     }
 }
 
-/// `cairn gc`'s second half: the database files compacted, when no server runs.
+/// `cairn gc`'s second half: the database files compacted, when nothing else uses them.
 async fn compact(ctx: &Ctx) -> anyhow::Result<()> {
     use crate::store::compact::Compaction;
     let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
     match crate::store::compact::compact(&ctx.db, &ctx.config.data_dir).await? {
         Compaction::NotSqlite => {}
-        Compaction::ServerRunning => println!(
-            "a server is running on DATA_DIR: the database was not compacted (stop it and run `cairn gc` again)"
+        Compaction::InUse => println!(
+            "a server or another cairn command is using DATA_DIR: the database was not compacted \
+             (stop it and run `cairn gc` again)"
         ),
         Compaction::Done(done) => println!(
             "compacted the database from {:.1} to {:.1} MiB and its search index from {:.1} to {:.1} MiB",

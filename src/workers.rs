@@ -116,10 +116,7 @@ pub fn start(ctx: &Ctx) -> Workers {
         let (cache, url) = (ctx.tokens.clone(), ctx.config.database_url());
         tasks.push(tokio::spawn(crate::core::credentials::cache::listen(cache, url, stopped.clone())));
     }
-    match deliver::client(ctx) {
-        Ok(client) => tasks.push(tokio::spawn(delivery(ctx.clone(), client, stopped))),
-        Err(e) => tracing::error!(error = %e, "webhook delivery is off: no HTTP client"),
-    }
+    tasks.push(tokio::spawn(delivery(ctx.clone(), stopped)));
     Workers { stop, tasks }
 }
 
@@ -304,8 +301,12 @@ async fn ocr(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
 /// Webhook delivery: keeps up to `DELIVERY_CONCURRENCY` attempts in flight, woken by
 /// saves, by finished attempts and by the next retry coming due. On stop it claims
 /// nothing more and waits for the attempts in flight (each bounded by its timeout).
-async fn delivery(ctx: Ctx, client: reqwest::Client, mut stopped: watch::Receiver<bool>) {
+async fn delivery(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
     let mut running = tokio::task::JoinSet::new();
+    // Made for the first delivery, not at start: the TLS client loads and parses the
+    // system's root certificates and starts its crypto library, memory and code a server
+    // that sends no webhook never needs (BENCHMARKS.md, issue 12, sixteenth session).
+    let mut client: Option<reqwest::Client> = None;
     loop {
         let mut claimed = 0;
         let free = DELIVERY_CONCURRENCY - running.len();
@@ -313,7 +314,14 @@ async fn delivery(ctx: Ctx, client: reqwest::Client, mut stopped: watch::Receive
             match deliver::claim(&ctx, free as i64).await {
                 Ok(jobs) => {
                     claimed = jobs.len();
+                    if claimed > 0 && client.is_none() {
+                        // Without a client the claims run out and the jobs come due again.
+                        client = deliver::client(&ctx)
+                            .inspect_err(|e| tracing::error!(error = %e, "webhook delivery: no HTTP client"))
+                            .ok();
+                    }
                     for job in jobs {
+                        let Some(client) = &client else { break };
                         running.spawn(deliver::attempt(ctx.clone(), client.clone(), job));
                     }
                 }

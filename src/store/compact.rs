@@ -9,12 +9,14 @@
 //! one, which drops the entries of replaced and deleted pages.
 //!
 //! Both hold the file's write lock from start to end — seconds for a large wiki — so a
-//! save or a search beside them would wait that long. Hence `cairn gc` compacts only when
-//! no server runs: every server holds a shared lock on [`LOCK_FILE`] in `DATA_DIR` for its
-//! life ([`DataDirLock::for_server`]); `cairn gc` takes it exclusively without waiting
-//! ([`DataDirLock::for_compaction`]), and a server starting meanwhile waits until gc is
-//! done. The other commands (backup, reindex, import) do not take it: they run beside a
-//! server as before. PostgreSQL keeps no database file here; its autovacuum does this work.
+//! save or a search beside them would wait that long, and a command writing beside them
+//! (an import, a reindex) would fail on SQLite's busy timeout. Hence `cairn gc` compacts
+//! only when nothing else uses the data directory: every other `cairn` command — a server,
+//! and `import`, `reindex`, `backup`, `restore` — holds a shared lock on [`LOCK_FILE`] in
+//! `DATA_DIR` while it runs ([`DataDirLock::shared`]); `cairn gc` takes it exclusively
+//! without waiting ([`DataDirLock::exclusive`]), and a command starting meanwhile waits
+//! until gc is done. Shared holders run beside each other as before. PostgreSQL keeps no
+//! database file here; its autovacuum does this work.
 
 use std::fs::{File, TryLockError};
 use std::path::Path;
@@ -34,8 +36,9 @@ pub struct DataDirLock {
 }
 
 impl DataDirLock {
-    /// A server's shared lock, held for its life. Waits while `cairn gc` compacts.
-    pub async fn for_server(data_dir: &Path) -> anyhow::Result<DataDirLock> {
+    /// The shared lock a command holds while it runs (a server for its life). Waits while
+    /// `cairn gc` compacts.
+    pub async fn shared(data_dir: &Path) -> anyhow::Result<DataDirLock> {
         let file = open(data_dir)?;
         match file.try_lock_shared() {
             Ok(()) => return Ok(DataDirLock { _file: file }),
@@ -49,8 +52,8 @@ impl DataDirLock {
         Ok(DataDirLock { _file: file })
     }
 
-    /// The exclusive lock compaction needs, or `None` while a server runs.
-    pub fn for_compaction(data_dir: &Path) -> anyhow::Result<Option<DataDirLock>> {
+    /// The exclusive lock compaction needs, or `None` while another command holds it.
+    pub fn exclusive(data_dir: &Path) -> anyhow::Result<Option<DataDirLock>> {
         let file = open(data_dir)?;
         match file.try_lock() {
             Ok(()) => Ok(Some(DataDirLock { _file: file })),
@@ -90,19 +93,19 @@ pub struct Compacted {
 pub enum Compaction {
     /// PostgreSQL: no database file here (its autovacuum does this work).
     NotSqlite,
-    /// A server holds the data directory: nothing was touched.
-    ServerRunning,
+    /// A server or another command holds the data directory: nothing was touched.
+    InUse,
     Done(Compacted),
 }
 
 /// `cairn gc`'s compaction: rewrites the database and its search file compactly, on
-/// SQLite, when no server runs on `data_dir`.
+/// SQLite, when no server or other command uses `data_dir`.
 pub async fn compact(db: &Db, data_dir: &Path) -> anyhow::Result<Compaction> {
     if db.backend != Backend::Sqlite {
         return Ok(Compaction::NotSqlite);
     }
-    let Some(_no_server) = DataDirLock::for_compaction(data_dir)? else {
-        return Ok(Compaction::ServerRunning);
+    let Some(_alone) = DataDirLock::exclusive(data_dir)? else {
+        return Ok(Compaction::InUse);
     };
     let mut conn = db.pool.acquire().await?;
     let database = vacuum(&mut conn, None).await.context("compacting the database")?;
@@ -147,19 +150,19 @@ mod tests {
     #[tokio::test]
     async fn compaction_waits_for_servers_and_servers_wait_for_compaction() {
         let dir = tempfile::tempdir().unwrap();
-        let one = DataDirLock::for_server(dir.path()).await.unwrap();
-        let two = DataDirLock::for_server(dir.path()).await.unwrap();
-        assert!(DataDirLock::for_compaction(dir.path()).unwrap().is_none());
+        let one = DataDirLock::shared(dir.path()).await.unwrap();
+        let two = DataDirLock::shared(dir.path()).await.unwrap();
+        assert!(DataDirLock::exclusive(dir.path()).unwrap().is_none());
         drop(one);
-        assert!(DataDirLock::for_compaction(dir.path()).unwrap().is_none());
+        assert!(DataDirLock::exclusive(dir.path()).unwrap().is_none());
         drop(two);
-        let compaction = DataDirLock::for_compaction(dir.path()).unwrap().expect("no server holds it");
+        let compaction = DataDirLock::exclusive(dir.path()).unwrap().expect("no server holds it");
         let path = dir.path().to_owned();
-        let server = tokio::spawn(async move { DataDirLock::for_server(&path).await.unwrap() });
+        let server = tokio::spawn(async move { DataDirLock::shared(&path).await.unwrap() });
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         assert!(!server.is_finished(), "a server started while gc compacts");
         drop(compaction);
         let _server = tokio::time::timeout(std::time::Duration::from_secs(10), server).await.unwrap().unwrap();
-        assert!(DataDirLock::for_compaction(dir.path()).unwrap().is_none());
+        assert!(DataDirLock::exclusive(dir.path()).unwrap().is_none());
     }
 }

@@ -70,11 +70,9 @@ pub struct Batch {
     pub id: u64,
     pub workspace_id: i64,
     pub tx: Transaction<'static, Any>,
-    /// The branch head on disk when the batch began.
-    pub start: Option<Oid>,
-    /// The batch's newest commit and its tree: written, but neither durable nor named by
-    /// the branch (the branch's head and its tree until the batch's first save).
-    pub head: Option<Tip>,
+    /// Where the branch stood and where the batch has taken it; None until the batch's
+    /// first commit reads the branch.
+    pub heads: Option<Heads>,
     /// Every object the batch wrote (made durable one by one off Linux).
     pub written: Vec<Oid>,
     /// Saves whose commits and rows are in the batch.
@@ -94,6 +92,19 @@ impl Batch {
     fn has_writes(&self) -> bool {
         self.saves > 0 || self.keep
     }
+}
+
+/// The branch under a batch. Read from disk by the batch's first commit, in the same trip
+/// to the repository as that commit's objects (a trip of its own when the batch opened
+/// cost every lone save a hand-off to the blocking pool): still under the lock, so no
+/// other process can move the branch after it.
+#[derive(Debug, Clone, Copy)]
+pub struct Heads {
+    /// The branch head on disk when the batch began.
+    pub start: Option<Oid>,
+    /// The batch's newest commit and its tree: written, but neither durable nor named by
+    /// the branch (the branch's head and its tree until the batch's first save).
+    pub tip: Option<Tip>,
 }
 
 /// What the write lock guards.
@@ -161,8 +172,9 @@ fn lock_key(workspace_id: i64) -> i64 {
 }
 
 /// Opens a batch when none is open: the transaction (which takes the database's write
-/// lock on SQLite and the workspace's advisory lock on PostgreSQL), and the branch head.
-pub async fn open(ctx: &Ctx, repo: &WorkspaceRepo, workspace_id: i64, state: &mut State) -> Result<()> {
+/// lock on SQLite and the workspace's advisory lock on PostgreSQL). The branch head is
+/// read later, by the batch's first commit ([`Heads`]).
+pub async fn open(ctx: &Ctx, workspace_id: i64, state: &mut State) -> Result<()> {
     if state.batch.is_some() {
         return Ok(());
     }
@@ -174,16 +186,13 @@ pub async fn open(ctx: &Ctx, repo: &WorkspaceRepo, workspace_id: i64, state: &mu
             tx
         }
     };
-    // Read after the lock: another process may have moved the branch until then.
-    let tip = repo.with(git::tip).await?;
     state.next_id += 1;
     let (done, _) = watch::channel(None);
     state.batch = Some(Batch {
         id: state.next_id,
         workspace_id,
         tx,
-        start: tip.map(|t| t.commit),
-        head: tip,
+        heads: None,
         written: Vec::new(),
         saves: 0,
         keep: false,
@@ -198,13 +207,13 @@ pub async fn open(ctx: &Ctx, repo: &WorkspaceRepo, workspace_id: i64, state: &mu
 pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
     let Some(batch) = state.batch.take() else { return };
     let writes = batch.has_writes();
-    let Batch { workspace_id, tx, start, head, written, saves, deliveries, done, .. } = batch;
+    let Batch { workspace_id, tx, heads, written, saves, deliveries, done, .. } = batch;
     if !writes {
         let _ = tx.rollback().await;
         done.send_replace(Some(Outcome::Durable));
         return;
     }
-    let outcome = match write(ctx, repo, tx, start, head.map(|t| t.commit), written).await {
+    let outcome = match write(ctx, repo, tx, heads, written).await {
         Ok(()) => {
             ctx.writers.flushes.fetch_add(1, Ordering::Relaxed);
             ctx.writers.flushed_saves.fetch_add(saves as u64, Ordering::Relaxed);
@@ -237,11 +246,11 @@ async fn write(
     ctx: &Ctx,
     repo: &WorkspaceRepo,
     tx: Transaction<'static, Any>,
-    start: Option<Oid>,
-    head: Option<Oid>,
+    heads: Option<Heads>,
     written: Vec<Oid>,
 ) -> Result<()> {
-    let moved = head.filter(|h| Some(*h) != start);
+    let start = heads.and_then(|h| h.start);
+    let moved = heads.and_then(|h| h.tip).map(|t| t.commit).filter(|h| Some(*h) != start);
     if let Some(head) = moved {
         let written_ref = repo
             .with(move |r| {

@@ -177,8 +177,8 @@ impl Writer {
     }
 
     async fn join(&mut self) -> Result<()> {
-        let (ctx, repo, ws) = (self.ctx.clone(), self.repo.clone(), self.access.workspace_id());
-        batch::open(&ctx, &repo, ws, self.state_mut()).await?;
+        let (ctx, ws) = (self.ctx.clone(), self.access.workspace_id());
+        batch::open(&ctx, ws, self.state_mut()).await?;
         let b = self.batch();
         if b.saves > 0 {
             // What this operation reads includes saves that are not durable yet: its
@@ -295,16 +295,23 @@ impl Writer {
             })
             .collect();
         let (name, email) = (user.name.clone(), user.email.clone());
-        let parent = self.batch().head;
-        let (commits, written) = self
+        let heads = self.batch().heads;
+        let (start, commits, written) = self
             .repo
             .with(move |repo| {
+                // The batch's first commit reads the branch (under the lock: see Heads).
+                let (start, mut parent) = match heads {
+                    Some(h) => (h.start, h.tip),
+                    None => {
+                        let tip = git::tip(repo)?;
+                        (tip.map(|t| t.commit), tip)
+                    }
+                };
                 let committer = git::Author { name: &name, email: &email, time: committed_at.timestamp() };
                 let author = match &origin {
                     Some(o) => git::Author { name: &o.author_name, email: &o.author_email, time: o.time.timestamp() },
                     None => git::Author { time: clock_now.timestamp(), ..committer },
                 };
-                let mut parent = parent;
                 let mut commits = Vec::with_capacity(plan.len());
                 let mut written = Vec::new();
                 for (files, message) in &plan {
@@ -312,7 +319,7 @@ impl Writer {
                     parent = Some(commit.tip);
                     commits.push(commit);
                 }
-                Ok((commits, written))
+                Ok((start, commits, written))
             })
             .await?;
         let sha_strings: Vec<String> = commits.iter().map(|c| c.tip.commit.to_string()).collect();
@@ -322,7 +329,7 @@ impl Writer {
         let ids = Commits { shas: &sha_strings, blobs: &blobs };
         let Indexed { created, deliveries } = self.index(user, &changes, ids, &now).await?;
         let b = self.batch_mut();
-        b.head = commits.last().map(|c| c.tip);
+        b.heads = Some(batch::Heads { start, tip: commits.last().map(|c| c.tip) });
         b.deliveries |= deliveries;
         b.written.extend(written);
         b.saves += 1;
@@ -372,8 +379,8 @@ impl Writer {
             Savepoint::Wanted(false) => {
                 batch::abort(self.state_mut(), "a lone save was refused").await;
                 // Keep the lock usable for the rest of this operation (it may read).
-                let (ctx, repo) = (self.ctx.clone(), self.repo.clone());
-                batch::open(&ctx, &repo, ws_id, self.state_mut()).await?;
+                let ctx = self.ctx.clone();
+                batch::open(&ctx, ws_id, self.state_mut()).await?;
             }
             // Refused before it wrote anything.
             Savepoint::Wanted(true) => {}
