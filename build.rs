@@ -17,6 +17,7 @@ const WEB_INPUTS: &[&str] =
     &["src", "public", "index.html", "package.json", "package-lock.json", "vite.config.ts", "tsconfig.json"];
 
 fn main() {
+    pack_relocations();
     println!("cargo::rerun-if-env-changed=CAIRN_WEB_DIST");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let dist = match env::var_os("CAIRN_WEB_DIST") {
@@ -122,5 +123,18 @@ fn content_type(name: &str) -> &'static str {
         "txt" => "text/plain; charset=utf-8",
         "webmanifest" => "application/manifest+json",
         _ => "application/octet-stream",
+    }
+}
+
+/// Links the server with its relative relocations packed (`DT_RELR`, glibc 2.36 and GNU
+/// ld 2.38 or later): a position-independent binary of this size otherwise carries
+/// 1.3 MB of them, which the loader reads in full at every start and which then stay in
+/// the process's resident memory (BENCHMARKS.md, issue 12, sixteenth session). The
+/// binary keeps its address randomisation. A linker that does not know the option warns
+/// and links as before; GNU ld adds the packed form only when glibc supports it.
+fn pack_relocations() {
+    let var = |name: &str| env::var(name).unwrap_or_default();
+    if var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu" {
+        println!("cargo::rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
 }
