@@ -15,6 +15,14 @@ use crate::git::pack::{self, PackReport};
 /// threshold, so a quiet wiki ends up fully packed.
 pub const IDLE: Duration = Duration::from_secs(300);
 
+/// The nice value of the worker's packing thread (0 is everybody else's): a pass is
+/// seconds of CPU at 10,000 pages (compressing, finding deltas, the offset rewrite
+/// re-reading the pack), and on a small machine it ran beside requests as their equal,
+/// which showed in their tails (BENCHMARKS.md, issue 12, sixteenth session). At 10 the
+/// scheduler gives a thread at 0 about ten times its share while both want the CPU; when
+/// nothing else does, the pass runs at full speed.
+const BACKGROUND_NICE: i32 = 10;
+
 /// Packs every workspace that is due (see `git::pack::due`); answers what was packed.
 /// Setting `stop` ends the pass early — between workspaces, or inside a long run
 /// (`git::pack::pack`) — answering what was done until then.
@@ -35,7 +43,8 @@ async fn run(ctx: &Ctx, all: bool, stop: &Arc<AtomicBool>) -> Result<Vec<(String
         }
         let dir = ctx.workspace_dir(&slug);
         let stop = stop.clone();
-        let report = tokio::task::spawn_blocking(move || -> anyhow::Result<PackReport> {
+        // `cairn gc` (all) is what its operator waits for: it keeps the usual priority.
+        let report = on_thread(!all, move || -> anyhow::Result<PackReport> {
             // A workspace nobody has written to yet has no repository (and one being
             // deleted may lose it at any moment): nothing to pack.
             if !dir.join("objects").is_dir() || (!all && !pack::due(&dir, IDLE)?) {
@@ -43,8 +52,7 @@ async fn run(ctx: &Ctx, all: bool, stop: &Arc<AtomicBool>) -> Result<Vec<(String
             }
             pack::pack(&dir, all, &|| stop.load(Ordering::Relaxed))
         })
-        .await
-        .map_err(anyhow::Error::from)?;
+        .await?;
         let report = match report {
             Ok(report) => report,
             Err(e) if e.is::<pack::Stopped>() => {
@@ -59,4 +67,53 @@ async fn run(ctx: &Ctx, all: bool, stop: &Arc<AtomicBool>) -> Result<Vec<(String
         done.push((slug, report));
     }
     Ok(done)
+}
+
+/// Runs `f` on a thread of its own — at [`BACKGROUND_NICE`] when `background` — rather
+/// than on tokio's blocking pool, whose threads go on to run saves' git work and would
+/// keep a lowered priority (only privileged processes may raise it back).
+async fn on_thread<R: Send + 'static>(background: bool, f: impl FnOnce() -> R + Send + 'static) -> anyhow::Result<R> {
+    let (done, result) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new().name("cairn-packing".into()).spawn(move || {
+        if background {
+            lower_priority();
+        }
+        let _ = done.send(f());
+    })?;
+    Ok(result.await?)
+}
+
+/// Lowers the calling thread's CPU priority to [`BACKGROUND_NICE`], never raising it (a
+/// server started under `nice` keeps its own). On Linux a nice value belongs to a
+/// thread, named by its id; elsewhere this does nothing.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: getpriority and setpriority read and set only the scheduling priority of
+    // this thread (its id from gettid); they touch no memory.
+    unsafe {
+        let me = libc::gettid() as libc::id_t;
+        let nice = BACKGROUND_NICE.max(libc::getpriority(libc::PRIO_PROCESS, me));
+        if libc::setpriority(libc::PRIO_PROCESS, me, nice) != 0 {
+            tracing::debug!(error = %std::io::Error::last_os_error(), "packing runs at the usual priority");
+        }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    fn own_nice() -> i32 {
+        // SAFETY: getpriority reads this thread's priority.
+        unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+    }
+
+    #[tokio::test]
+    async fn the_workers_passes_run_at_a_lower_priority_and_gc_at_the_usual_one() {
+        let usual = own_nice();
+        assert_eq!(on_thread(true, own_nice).await.unwrap(), BACKGROUND_NICE.max(usual));
+        assert_eq!(on_thread(false, own_nice).await.unwrap(), usual);
+        // The caller's own thread is left as it was.
+        assert_eq!(own_nice(), usual);
+    }
 }
