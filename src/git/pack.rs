@@ -36,6 +36,9 @@ use git2::{Oid, Repository};
 
 /// Loose objects that make packing worth it on its own (about 60 saves' worth).
 pub const LOOSE_THRESHOLD: usize = 256;
+
+/// The file in a repository that one packer at a time holds (see [`pack`]).
+pub const PACK_LOCK: &str = "cairn-pack.lock";
 /// Each pack a run leaves must hold at least this many times the objects of the next
 /// smaller one (git's `repack --geometric` factor).
 const GEOMETRIC_FACTOR: u64 = 2;
@@ -79,6 +82,13 @@ pub struct Stopped;
 /// true. Once the pack is written the run completes (the rest is renames and unlinks). A
 /// stopped run answers [`Stopped`].
 pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Result<PackReport> {
+    // One packer at a time per repository, across processes. Two would each pack the
+    // same loose objects into a pack of their own, and the next pass fold both: a
+    // `cairn gc` run beside the server's worker at 10,000 pages left the repository 2.5
+    // times its size until the worker refolded all of it under requests (BENCHMARKS.md,
+    // issue 12, sixteenth session). A fold (`cairn gc`) waits for the other packer; the
+    // worker's pass gives way and comes back at its next pass.
+    let Some(_one_packer) = lock_packing(dir, fold)? else { return Ok(PackReport::default()) };
     let repo = Repository::open_bare(dir).with_context(|| format!("cannot open {}", dir.display()))?;
     let loose = loose_objects(dir)?;
     let old_packs = packs(dir)?;
@@ -368,9 +378,59 @@ fn remove_if_present(path: &Path) -> anyhow::Result<()> {
     }
 }
 
+/// Takes the repository's packing lock (an flock on [`PACK_LOCK`], released when the
+/// file closes, or the process dies): waiting for it when `wait`, else None while another
+/// packer holds it.
+fn lock_packing(dir: &Path, wait: bool) -> anyhow::Result<Option<std::fs::File>> {
+    use std::fs::TryLockError;
+    let path = dir.join(PACK_LOCK);
+    let file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    if wait {
+        file.lock().with_context(|| format!("cannot lock {}", path.display()))?;
+        return Ok(Some(file));
+    }
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(TryLockError::WouldBlock) => Ok(None),
+        Err(TryLockError::Error(e)) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::geometric_split;
+    use super::*;
+
+    /// flock locks belong to an open file, so a lock held here excludes `pack` as another
+    /// process's would.
+    #[test]
+    fn one_packer_at_a_time_the_worker_gives_way_and_gc_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        for i in 0..5 {
+            repo.blob(format!("blob {i}").as_bytes()).unwrap();
+        }
+        let held = lock_packing(dir.path(), false).unwrap().expect("nobody packs yet");
+        // The worker's pass: nothing done, the loose objects stay.
+        assert_eq!(pack(dir.path(), false, &|| false).unwrap(), PackReport::default());
+        assert_eq!(loose_objects(dir.path()).unwrap().len(), 5);
+        // gc waits until the other packer is done, then packs.
+        let path = dir.path().to_owned();
+        let gc = std::thread::spawn(move || pack(&path, true, &|| false).unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(!gc.is_finished(), "gc packed beside another packer");
+        drop(held);
+        assert_eq!(gc.join().unwrap().loose_packed, 5);
+        assert!(loose_objects(dir.path()).unwrap().is_empty());
+        // And the worker packs once nobody else does.
+        repo.blob(b"one more").unwrap();
+        assert_eq!(pack(dir.path(), false, &|| false).unwrap().loose_packed, 1);
+    }
 
     #[test]
     fn small_packs_are_folded_until_the_rest_is_a_geometric_progression() {
