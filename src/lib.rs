@@ -28,6 +28,7 @@ pub mod error;
 pub mod git;
 pub mod http;
 pub mod ids;
+pub mod lockfile;
 pub mod logging;
 pub mod markdown;
 pub mod mcp;

@@ -378,28 +378,11 @@ fn remove_if_present(path: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// Takes the repository's packing lock (an flock on [`PACK_LOCK`], released when the
-/// file closes, or the process dies): waiting for it when `wait`, else None while another
-/// packer holds it.
+/// Takes the repository's packing lock (an flock on [`PACK_LOCK`]): waiting for it when
+/// `wait`, else None while another packer holds it.
 fn lock_packing(dir: &Path, wait: bool) -> anyhow::Result<Option<std::fs::File>> {
-    use std::fs::TryLockError;
     let path = dir.join(PACK_LOCK);
-    let file = std::fs::File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    if wait {
-        file.lock().with_context(|| format!("cannot lock {}", path.display()))?;
-        return Ok(Some(file));
-    }
-    match file.try_lock() {
-        Ok(()) => Ok(Some(file)),
-        Err(TryLockError::WouldBlock) => Ok(None),
-        Err(TryLockError::Error(e)) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
-    }
+    if wait { crate::lockfile::exclusive(&path).map(Some) } else { crate::lockfile::try_exclusive(&path) }
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ impl DataDirLock {
     /// The shared lock a command holds while it runs (a server for its life). Waits while
     /// `cairn gc` compacts.
     pub async fn shared(data_dir: &Path) -> anyhow::Result<DataDirLock> {
-        let file = open(data_dir)?;
+        let file = crate::lockfile::open(&data_dir.join(LOCK_FILE))?;
         match file.try_lock_shared() {
             Ok(()) => return Ok(DataDirLock { _file: file }),
             Err(TryLockError::WouldBlock) => {}
@@ -54,24 +54,8 @@ impl DataDirLock {
 
     /// The exclusive lock compaction needs, or `None` while another command holds it.
     pub fn exclusive(data_dir: &Path) -> anyhow::Result<Option<DataDirLock>> {
-        let file = open(data_dir)?;
-        match file.try_lock() {
-            Ok(()) => Ok(Some(DataDirLock { _file: file })),
-            Err(TryLockError::WouldBlock) => Ok(None),
-            Err(TryLockError::Error(e)) => Err(e).context("cannot lock DATA_DIR"),
-        }
+        Ok(crate::lockfile::try_exclusive(&data_dir.join(LOCK_FILE))?.map(|file| DataDirLock { _file: file }))
     }
-}
-
-fn open(data_dir: &Path) -> anyhow::Result<File> {
-    let path = data_dir.join(LOCK_FILE);
-    File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .with_context(|| format!("cannot open {}", path.display()))
 }
 
 /// The sizes of a file before and after compacting it, in bytes.
