@@ -174,6 +174,13 @@ async fn a_failed_flush_refuses_the_whole_batch_and_leaves_nothing() {
     }
     assert_eq!(api.get("/api/pages/kept/view").await.1["backlinks"], json!([]));
     assert_fsck(&repo);
+    // A lone save, which moves the branch with its commit, is refused the same way.
+    srv.ctx.test_hooks.fail_next_flush.store(true, Ordering::SeqCst);
+    let (s, problem) = api.put("/api/pages/kept", json!({"content": "# Kept\n\nalone\n"})).await;
+    assert_eq!(s, StatusCode::SERVICE_UNAVAILABLE, "{problem}");
+    assert_eq!(git(&repo, &["rev-parse", "main"]), head);
+    assert_eq!(api.get("/api/pages/kept/history").await.1, history);
+    assert_fsck(&repo);
     // The next save goes through.
     let (s, page) = api.put("/api/pages/kept", json!({"content": "# Kept\n\nafter\n"})).await;
     assert_eq!(s, StatusCode::OK, "{page}");
@@ -226,13 +233,44 @@ async fn a_save_whose_rows_fail_in_a_batch_is_refused_alone_and_leaves_no_row() 
     assert_eq!(git(&repo, &["show", &format!("main:{}", cairn::git::live_path("doc"))]), "# Doc\n\nthree\n");
     assert_fsck(&repo);
 
-    // A lone save whose rows fail is refused too, and the next one goes through.
+    // A lone save whose rows fail is refused too (the branch, which a lone save moves
+    // with its commit, is put back), and the next one goes through.
+    let head = git(&repo, &["rev-parse", "main"]);
     *srv.ctx.test_hooks.fail_rows_of.lock().unwrap() = Some("doc".to_owned());
     let (s, _) = api.put("/api/pages/doc", json!({"content": "# Doc\n\nfour\n"})).await;
     assert_eq!(s, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(git(&repo, &["rev-parse", "main"]), head);
     let (s, page) = api.put("/api/pages/doc", json!({"content": "# Doc\n\nfive\n"})).await;
     assert_eq!(s, StatusCode::OK, "{page}");
     assert_eq!(api.get("/api/pages/doc/history").await.1["items"].as_array().map(Vec::len), Some(3));
     assert_eq!(git(&repo, &["rev-list", "--count", "main"]).trim(), "5");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_lone_save_interrupted_after_its_commit_leaves_the_branch_where_it_was() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("torn@x.io").await;
+    api.page("doc", "# Doc\n\none\n").await;
+    let repo = env.data_dir().join("workspaces").join("torn.git");
+    let head = git(&repo, &["rev-parse", "main"]);
+    let (_, history) = api.get("/api/pages/doc/history").await;
+
+    // A lone save moves the branch in the trip that writes its commit; dropped right
+    // after it (its writer still holding the lock), it must take the move back.
+    *srv.ctx.test_hooks.panic_after_commit_of.lock().unwrap() = Some("doc".to_owned());
+    let (s, _) = api.put("/api/pages/doc", json!({"content": "# Doc\n\ntorn\n"})).await;
+    assert_eq!(s, StatusCode::INTERNAL_SERVER_ERROR);
+    let (s, page) = api.put("/api/pages/doc", json!({"content": "# Doc\n\ntwo\n"})).await;
+    assert_eq!(s, StatusCode::OK, "{page}");
+    // The next save sits right on top of the first: the interrupted one is named by
+    // nothing, in git or in the index.
+    assert_eq!(git(&repo, &["rev-parse", "main^"]), head);
+    assert_eq!(git(&repo, &["rev-parse", "main"]).trim(), page["revision"].as_str().unwrap());
+    let (_, now) = api.get("/api/pages/doc/history").await;
+    assert_eq!(now["items"].as_array().map(Vec::len), Some(2), "{now}");
+    assert_eq!(now["items"][1], history["items"][0]);
+    assert_fsck(&repo);
     srv.stop().await;
 }

@@ -943,3 +943,46 @@ async fn a_backup_moves_from_sqlite_to_postgresql_and_back() {
         source = to;
     }
 }
+
+#[tokio::test]
+async fn an_edit_rewrites_tags_and_links_only_when_they_change_and_they_stay_right() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("lists@x.io").await;
+    for slug in ["one", "two"] {
+        api.page(slug, &format!("# {slug}\n")).await;
+    }
+    api.page("doc", "# Doc\n\n#alpha #beta [[one]] [[two]]\n").await;
+    // What the index holds, read back (not the save's own answer).
+    let lists = async || {
+        let (_, doc) = api.get("/api/pages/doc").await;
+        let (_, alpha) = api.get("/api/notes?tag=alpha").await;
+        let (_, two) = api.get("/api/pages/two/view").await;
+        (doc["tags"].clone(), doc["links"].clone(), alpha["total"].clone(), two["backlinks"].clone())
+    };
+    let back = json!([{"slug": "doc", "title": "Doc"}]);
+
+    // The text changes, the lists do not (their rows are left alone).
+    let edits = [
+        ("# Doc\n\nnew words #alpha #beta [[one]] [[two]]\n", json!(["alpha", "beta"]), json!(["one", "two"]), 1),
+        // The same tags in another order are the same; links in another order are not.
+        ("# Doc\n\n#beta #alpha [[two]] [[one]]\n", json!(["alpha", "beta"]), json!(["two", "one"]), 1),
+        // Other tags, the same links.
+        ("# Doc\n\n#gamma [[two]] [[one]]\n", json!(["gamma"]), json!(["two", "one"]), 0),
+        // A link dropped.
+        ("# Doc\n\n#gamma [[two]]\n", json!(["gamma"]), json!(["two"]), 0),
+    ];
+    for (content, tags, links, alpha) in edits {
+        let (s, page) = api.put("/api/pages/doc", json!({"content": content})).await;
+        assert_eq!(s, StatusCode::OK, "{page}");
+        assert_eq!((page["tags"].clone(), page["links"].clone()), (tags.clone(), links.clone()));
+        assert_eq!(lists().await, (tags, links, json!(alpha), back.clone()), "after saving {content:?}");
+    }
+    // Nothing left: every row goes.
+    let (s, _) = api.put("/api/pages/doc", json!({"content": "# Doc\n\nplain\n"})).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(lists().await, (json!([]), json!([]), json!(0), json!([])));
+    let (_, gamma) = api.get("/api/notes?tag=gamma").await;
+    assert_eq!(gamma["total"], 0);
+    srv.stop().await;
+}

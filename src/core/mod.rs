@@ -76,12 +76,24 @@ pub struct TestHooks {
     /// row was written (inside its savepoint when it shares a batch): only that save may
     /// be refused.
     pub fail_rows_of: std::sync::Mutex<Option<String>>,
+    /// Makes the next save of this page panic right after its commit, before its rows:
+    /// a save interrupted mid-way, whose writer is dropped holding the lock.
+    pub panic_after_commit_of: std::sync::Mutex<Option<String>>,
 }
 
 impl TestHooks {
     /// Whether the rows of a save of `slug` are to fail (once).
     pub fn rows_fail(&self, slug: &str) -> bool {
-        let mut hook = self.fail_rows_of.lock().unwrap_or_else(|p| p.into_inner());
+        Self::once(&self.fail_rows_of, slug)
+    }
+
+    /// Whether a save of `slug` is to panic after its commit (once).
+    pub fn panics_after_commit(&self, slug: &str) -> bool {
+        Self::once(&self.panic_after_commit_of, slug)
+    }
+
+    fn once(hook: &std::sync::Mutex<Option<String>>, slug: &str) -> bool {
+        let mut hook = hook.lock().unwrap_or_else(|p| p.into_inner());
         if hook.as_deref() == Some(slug) {
             *hook = None;
             return true;

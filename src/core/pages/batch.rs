@@ -11,7 +11,9 @@
 //! - when nobody else is waiting for the lock, flushes the batch at once — one
 //!   `sync_objects` barrier, one `write_ref` (visible; the database commit records the
 //!   same head, which is what makes the move survive a power cut: `git::catch_up`), one
-//!   database commit — which for a lone save costs what it always did;
+//!   database commit — which for a lone save costs what it always did. A save that is
+//!   alone when it commits does the barrier and the move in the same trip to the
+//!   repository as its commit ([`Moved`]), so its flush is the database commit alone;
 //! - otherwise lets the waiters in and queues for the lock again (tokio's mutex is fair),
 //!   so the saves that arrived meanwhile join the batch; whichever member gets the lock
 //!   back first flushes it for all, and the rest find it done.
@@ -81,6 +83,8 @@ pub struct Batch {
     pub keep: bool,
     /// Some save queued a webhook delivery.
     pub deliveries: bool,
+    /// The branch moved ahead of the flush, if it was.
+    pub moved: Arc<std::sync::Mutex<Option<Moved>>>,
     done: watch::Sender<Option<Outcome>>,
 }
 
@@ -103,8 +107,27 @@ pub struct Heads {
     /// The branch head on disk when the batch began.
     pub start: Option<Oid>,
     /// The batch's newest commit and its tree: written, but neither durable nor named by
-    /// the branch (the branch's head and its tree until the batch's first save).
+    /// the branch unless a lone save moved it ([`Moved`]); the branch's head and its tree
+    /// until the batch's first save.
     pub tip: Option<Tip>,
+}
+
+/// The branch moved ahead of the flush: a save alone in its batch makes its commit
+/// durable and names it in the same trip to the repository that writes it, saving the
+/// flush a trip of its own. Recorded before the move, in a cell the batch shares with
+/// that trip, so that a save cancelled during the trip still leaves it known to
+/// [`abort`], which puts the branch back.
+#[derive(Debug, Clone, Copy)]
+pub struct Moved {
+    pub start: Option<Oid>,
+    pub to: Oid,
+}
+
+impl Moved {
+    /// The recorded move, if any (a poisoned cell still holds it).
+    fn of(cell: &std::sync::Mutex<Option<Moved>>) -> Option<Moved> {
+        *cell.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// What the write lock guards.
@@ -197,6 +220,7 @@ pub async fn open(ctx: &Ctx, workspace_id: i64, state: &mut State) -> Result<()>
         saves: 0,
         keep: false,
         deliveries: false,
+        moved: Arc::default(),
         done,
     });
     Ok(())
@@ -207,13 +231,15 @@ pub async fn open(ctx: &Ctx, workspace_id: i64, state: &mut State) -> Result<()>
 pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
     let Some(batch) = state.batch.take() else { return };
     let writes = batch.has_writes();
-    let Batch { workspace_id, tx, heads, written, saves, deliveries, done, .. } = batch;
+    let Batch { workspace_id, tx, heads, written, saves, deliveries, moved, done, .. } = batch;
+    let early = Moved::of(&moved);
     if !writes {
         let _ = tx.rollback().await;
+        put_back(repo, early).await;
         done.send_replace(Some(Outcome::Durable));
         return;
     }
-    let outcome = match write(ctx, repo, tx, heads, written).await {
+    let outcome = match write(ctx, repo, tx, heads, written, early).await {
         Ok(()) => {
             ctx.writers.flushes.fetch_add(1, Ordering::Relaxed);
             ctx.writers.flushed_saves.fetch_add(saves as u64, Ordering::Relaxed);
@@ -241,25 +267,30 @@ pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
 /// Objects durable, then the branch moved, then the database commit (which records the
 /// new head: after a power cut the start-up check moves a branch that lost this move
 /// forward to it); if that commit fails, the branch is put back, durably, so the batch
-/// leaves nothing behind.
+/// leaves nothing behind. The branch may have moved part of the way already ([`Moved`]).
 async fn write(
     ctx: &Ctx,
     repo: &WorkspaceRepo,
     tx: Transaction<'static, Any>,
     heads: Option<Heads>,
     written: Vec<Oid>,
+    early: Option<Moved>,
 ) -> Result<()> {
     let start = heads.and_then(|h| h.start);
-    let moved = heads.and_then(|h| h.tip).map(|t| t.commit).filter(|h| Some(*h) != start);
-    if let Some(head) = moved {
+    let tip = heads.and_then(|h| h.tip).map(|t| t.commit);
+    // What the branch names now, and whether the batch moves it at all.
+    let named = early.map_or(start, |m| Some(m.to));
+    let moved = tip.filter(|h| Some(*h) != start);
+    if let Some(head) = tip.filter(|h| Some(*h) != named) {
         let written_ref = repo
             .with(move |r| {
                 git::sync_objects(r, &written)?;
-                git::write_ref(r, head, start)
+                git::write_ref(r, head, named)
             })
             .await;
         if let Err(e) = written_ref {
             let _ = tx.rollback().await;
+            put_back(repo, early).await;
             return Err(e.into());
         }
     }
@@ -278,13 +309,31 @@ async fn write(
     committed
 }
 
+/// Puts back a branch moved ahead of a flush that will not happen, if it still names
+/// the commit it was moved to (the move itself may have failed).
+async fn put_back(repo: &WorkspaceRepo, early: Option<Moved>) {
+    let Some(Moved { start, to }) = early else { return };
+    let undone = repo
+        .with(move |r| match git::head(r)? {
+            Some(head) if head == to => git::reset_branch(r, start, to),
+            _ => Ok(()),
+        })
+        .await;
+    if let Err(undo) = undone {
+        // The start-up check will index the commits instead.
+        tracing::error!(error = %undo, "could not put the branch back after a refused save");
+    }
+}
+
 /// Rolls the open batch back and refuses every save in it (a writer was cancelled in the
-/// middle of its step). The branch has not moved: only a flush moves it.
-pub async fn abort(state: &mut State, why: &str) {
+/// middle of its step, or a lone save was refused), putting the branch back if a lone
+/// save had moved it ([`Moved`]).
+pub async fn abort(repo: &WorkspaceRepo, state: &mut State, why: &str) {
     let Some(batch) = state.batch.take() else { return };
     if batch.has_writes() {
         tracing::warn!(saves = batch.saves, "{why}: the open group commit is rolled back and its saves refused");
     }
+    put_back(repo, Moved::of(&batch.moved)).await;
     let _ = batch.tx.rollback().await;
     batch.done.send_replace(Some(Outcome::Refused { unavailable: true, detail: why.to_owned() }));
 }

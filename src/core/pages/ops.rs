@@ -58,6 +58,7 @@ fn state_of(row: &Row) -> PageState {
         parent: parent_of(row),
         trashed: row.deleted_at.is_some(),
         parsed: None,
+        indexed: None,
     }
 }
 
@@ -110,6 +111,7 @@ pub async fn create(ctx: &Ctx, access: &Access, user: &User, req: NewPage) -> Re
             parent,
             trashed: false,
             parsed: Some(parsed.clone()),
+            indexed: None,
         };
         only(
             w.commit(
@@ -189,7 +191,7 @@ async fn edit(
     };
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
-        let row = rows::live(w.conn(), ws, slug).await?;
+        let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
         let mut content = match append {
             Some(text) => {
                 let content = appended(&row.content, text);
@@ -221,13 +223,13 @@ async fn edit(
         let title = decide_title(requested.clone(), &parsed, Some(&row.title), &row.slug);
         if content == row.content && title == row.title {
             // Nothing to save: no empty commit.
-            return rows::page_of(w.conn(), access.slug(), row).await;
+            return Ok(row.into_page(lists.tags, lists.links, access.slug()));
         }
         let summary = match req.message.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
             Some(m) => m.to_owned(),
             None => format!("Update {title}"),
         };
-        let state = PageState { title, content, parsed: Some(parsed), ..state_of(&row) };
+        let state = PageState { title, content, parsed: Some(parsed), indexed: Some(lists), ..state_of(&row) };
         only(
             w.commit(
                 user,

@@ -145,6 +145,41 @@ pub async fn live(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<Ro
     find(conn, ws_id, slug, State::Live).await?.ok_or_else(|| Error::page_not_found(slug))
 }
 
+/// The tags and links a page's rows hold, as read with its row.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lists {
+    pub tags: Vec<String>,
+    pub links: Vec<String>,
+}
+
+impl Lists {
+    /// Whether the rows hold exactly `tags` (in any order) and exactly `links` (in
+    /// order): which of the two a save may leave as they are.
+    fn hold(&self, tags: &[String], links: &[&str]) -> (bool, bool) {
+        // A value holding the separator would not read back apart: never the same.
+        let clean = |v: &&str| !v.contains(SEP);
+        let mut had: Vec<&str> = self.tags.iter().map(String::as_str).collect();
+        let mut want: Vec<&str> = tags.iter().map(String::as_str).collect();
+        had.sort_unstable();
+        want.sort_unstable();
+        let same_tags = want.iter().all(clean) && had == want;
+        let same_links = links.iter().all(clean) && self.links.iter().map(String::as_str).eq(links.iter().copied());
+        (same_tags, same_links)
+    }
+}
+
+/// A live page's row with the tags and links its rows hold, or 404 — in one query: what
+/// an edit reads, so that its save writes the lists again only when they change.
+pub async fn live_listed(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<(Row, Lists)> {
+    let sql = format!(
+        "{ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} WHERE p.workspace_id = $1 AND p.slug = $2 AND p.deleted_at IS NULL"
+    );
+    let row = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(slug).bind(SEP).fetch_optional(&mut *conn).await?;
+    let row = row.ok_or_else(|| Error::page_not_found(slug))?;
+    let lists = Lists { tags: split_list(row.try_get("tags")?), links: split_list(row.try_get("links")?) };
+    Ok((row_from(&row)?, lists))
+}
+
 /// The page a row stands for, with its tags and links.
 pub async fn page_of(conn: &mut AnyConnection, workspace: &str, row: Row) -> Result<Page> {
     let tags: Vec<String> =
@@ -501,6 +536,9 @@ pub struct IndexedPage {
     /// The row cannot exist yet (a page created with a new id): it has no tags or links
     /// to delete first.
     pub new_row: bool,
+    /// The tags and links the row holds now, when the caller read them with it: a list
+    /// that would be written the same again is left as it is.
+    pub indexed: Option<Lists>,
 }
 
 pub struct RevisionRow {
@@ -834,19 +872,24 @@ pub async fn page_script(
            queued_at = excluded.queued_at, locked_until = NULL",
         with_page(vec![(&p.updated_at).into()]),
     );
-    if !p.new_row {
+    let links: Vec<&str> = parsed.links.iter().map(|l| l.slug.as_str()).collect();
+    // An edit that keeps the page's tags or links leaves their rows alone: two statements
+    // fewer each (on PostgreSQL, two round trips), and no index entries rewritten.
+    let (same_tags, same_links) = p.indexed.as_ref().map_or((false, false), |now| now.hold(&parsed.tags, &links));
+    if !p.new_row && !same_tags {
         script.push(format!("DELETE FROM page_tags WHERE page_id = {PAGE_ID}"), page());
+    }
+    if !p.new_row && !same_links {
         script.push(format!("DELETE FROM page_links WHERE page_id = {PAGE_ID}"), page());
     }
     let list = store::json_strings(backend, "$3");
-    if !parsed.tags.is_empty() {
+    if !parsed.tags.is_empty() && !same_tags {
         script.push(
             format!("INSERT INTO page_tags (page_id, workspace_id, tag) SELECT {PAGE_ID}, $1, j.value FROM {list}"),
             with_page(vec![json!(parsed.tags).to_string().into()]),
         );
     }
-    if !parsed.links.is_empty() {
-        let links: Vec<&str> = parsed.links.iter().map(|l| l.slug.as_str()).collect();
+    if !links.is_empty() && !same_links {
         script.push(
             format!(
                 "INSERT INTO page_links (page_id, workspace_id, target, position) \

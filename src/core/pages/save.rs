@@ -105,6 +105,9 @@ pub struct PageState {
     pub trashed: bool,
     /// `content` already parsed by the operation (for its title), so a save parses once.
     pub parsed: Option<Arc<Parsed>>,
+    /// The tags and links the page's rows hold before the change, when the operation
+    /// read them (see `rows::IndexedPage::indexed`).
+    pub indexed: Option<rows::Lists>,
 }
 
 impl PageState {
@@ -229,7 +232,7 @@ impl Writer {
             if let Some(mut guard) = self.guard.take()
                 && guard.batch.as_ref().is_some_and(|b| b.saves == 0 && !b.keep)
             {
-                batch::abort(&mut guard, "unused").await;
+                batch::abort(&self.repo, &mut guard, "unused").await;
             }
             return Ok(());
         };
@@ -296,6 +299,14 @@ impl Writer {
             .collect();
         let (name, email) = (user.name.clone(), user.email.clone());
         let heads = self.batch().heads;
+        // Alone in its batch, with nobody waiting to join: the save makes its commit
+        // durable and moves the branch in this same trip (see batch::Moved). Whoever
+        // arrives meanwhile joins the batch as usual.
+        let alone = {
+            let b = self.batch();
+            b.saves == 0 && !b.keep && !self.slot.others_waiting()
+        };
+        let moved = self.batch().moved.clone();
         let (start, commits, written) = self
             .repo
             .with(move |repo| {
@@ -319,9 +330,19 @@ impl Writer {
                     parent = Some(commit.tip);
                     commits.push(commit);
                 }
+                if let Some(to) = parent.map(|t| t.commit).filter(|_| alone) {
+                    // Recorded first: a cancelled save must leave the move known.
+                    *moved.lock().unwrap_or_else(|p| p.into_inner()) = Some(batch::Moved { start, to });
+                    git::sync_objects(repo, &written)?;
+                    git::write_ref(repo, to, start)?;
+                    written.clear();
+                }
                 Ok((start, commits, written))
             })
             .await?;
+        if changes.iter().any(|c| self.ctx.test_hooks.panics_after_commit(&c.state.slug)) {
+            panic!("test hook: a save interrupted between its commit and its rows");
+        }
         let sha_strings: Vec<String> = commits.iter().map(|c| c.tip.commit.to_string()).collect();
         // Each change's content, by the id its commit gave it (a purge's commit has none).
         let blobs: Vec<Option<String>> =
@@ -377,7 +398,7 @@ impl Writer {
         let Err(e) = result else { return result };
         match savepoint {
             Savepoint::Wanted(false) => {
-                batch::abort(self.state_mut(), "a lone save was refused").await;
+                batch::abort(&self.repo.clone(), self.state_mut(), "a lone save was refused").await;
                 // Keep the lock usable for the rest of this operation (it may read).
                 let ctx = self.ctx.clone();
                 batch::open(&ctx, ws_id, self.state_mut()).await?;
@@ -388,11 +409,12 @@ impl Writer {
                 if let Err(undo) = Savepoint::roll_back(self.conn()).await {
                     // The transaction's state is unknown: nothing in it can stand.
                     tracing::error!(error = %undo, "rolling back to a savepoint failed");
-                    batch::abort(self.state_mut(), "a savepoint could not be rolled back").await;
+                    batch::abort(&self.repo.clone(), self.state_mut(), "a savepoint could not be rolled back").await;
                 }
             }
             Savepoint::Released => {
-                batch::abort(self.state_mut(), "a save failed after its savepoint was released").await;
+                batch::abort(&self.repo.clone(), self.state_mut(), "a save failed after its savepoint was released")
+                    .await;
             }
         }
         Err(e)
@@ -540,6 +562,7 @@ async fn index_rows(
             parsed: st.parsed.clone(),
             // A create has a new id: its row is inserted here, in this transaction.
             new_row: change.action == Action::Create,
+            indexed: st.indexed.clone(),
         };
         let revision = RevisionRow {
             sha: sha.clone(),
@@ -582,7 +605,8 @@ impl Drop for Writer {
         if let Some(mut guard) = self.guard.take() {
             // Dropped holding the lock: the operation was cancelled (or panicked) in the
             // middle of its step, and what it left in the transaction is unknown.
-            rt.spawn(async move { batch::abort(&mut guard, "a save was cancelled mid-way").await });
+            let repo = self.repo.clone();
+            rt.spawn(async move { batch::abort(&repo, &mut guard, "a save was cancelled mid-way").await });
         } else if let Some((id, done)) = self.follows.take()
             && done.borrow().is_none()
         {
