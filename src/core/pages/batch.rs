@@ -13,7 +13,7 @@
 //!   same head, which is what makes the move survive a power cut: `git::catch_up`), one
 //!   database commit — which for a lone save costs what it always did. A save that is
 //!   alone when it commits does the barrier and the move in the same trip to the
-//!   repository as its commit ([`Moved`]), so its flush is the database commit alone;
+//!   repository as its commit ([`Early`]), so its flush is the database commit alone;
 //! - otherwise lets the waiters in and queues for the lock again (tokio's mutex is fair),
 //!   so the saves that arrived meanwhile join the batch; whichever member gets the lock
 //!   back first flushes it for all, and the rest find it done.
@@ -84,7 +84,7 @@ pub struct Batch {
     /// Some save queued a webhook delivery.
     pub deliveries: bool,
     /// The branch moved ahead of the flush, if it was.
-    pub moved: Arc<std::sync::Mutex<Option<Moved>>>,
+    pub moved: Arc<Early>,
     done: watch::Sender<Option<Outcome>>,
 }
 
@@ -114,19 +114,62 @@ pub struct Heads {
 
 /// The branch moved ahead of the flush: a save alone in its batch makes its commit
 /// durable and names it in the same trip to the repository that writes it, saving the
-/// flush a trip of its own. Recorded before the move, in a cell the batch shares with
-/// that trip, so that a save cancelled during the trip still leaves it known to
-/// [`abort`], which puts the branch back.
+/// flush a trip of its own.
 #[derive(Debug, Clone, Copy)]
 pub struct Moved {
     pub start: Option<Oid>,
     pub to: Oid,
 }
 
-impl Moved {
-    /// The recorded move, if any (a poisoned cell still holds it).
-    fn of(cell: &std::sync::Mutex<Option<Moved>>) -> Option<Moved> {
-        *cell.lock().unwrap_or_else(|p| p.into_inner())
+/// Whether a lone save moved the branch ahead of the flush, shared by the batch and that
+/// save's trip to the repository. Both sides read and change it only while they hold the
+/// repository (inside [`WorkspaceRepo::with`]), so a save interrupted during its trip and
+/// the [`abort`] that follows cannot miss each other: either the trip moved the branch
+/// first and the abort puts it back, or the abort closed the cell first and the trip no
+/// longer moves the branch.
+#[derive(Debug, Default)]
+pub struct Early(std::sync::Mutex<EarlyState>);
+
+#[derive(Debug, Default, Clone, Copy)]
+enum EarlyState {
+    #[default]
+    Open,
+    Moved(Moved),
+    Closed,
+}
+
+impl Early {
+    fn state(&self) -> std::sync::MutexGuard<'_, EarlyState> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records a move before it is made; false once the batch has ended, and then the
+    /// move must not be made.
+    pub fn record(&self, moved: Moved) -> bool {
+        let mut state = self.state();
+        match *state {
+            EarlyState::Closed => false,
+            _ => {
+                *state = EarlyState::Moved(moved);
+                true
+            }
+        }
+    }
+
+    /// The move made, if any (once the save that made it has finished its trip).
+    fn get(&self) -> Option<Moved> {
+        match *self.state() {
+            EarlyState::Moved(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Ends the cell (no move after this) and answers the move made before, if any.
+    fn close(&self) -> Option<Moved> {
+        match std::mem::replace(&mut *self.state(), EarlyState::Closed) {
+            EarlyState::Moved(m) => Some(m),
+            _ => None,
+        }
     }
 }
 
@@ -232,14 +275,13 @@ pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
     let Some(batch) = state.batch.take() else { return };
     let writes = batch.has_writes();
     let Batch { workspace_id, tx, heads, written, saves, deliveries, moved, done, .. } = batch;
-    let early = Moved::of(&moved);
     if !writes {
         let _ = tx.rollback().await;
-        put_back(repo, early).await;
+        put_back(repo, moved).await;
         done.send_replace(Some(Outcome::Durable));
         return;
     }
-    let outcome = match write(ctx, repo, tx, heads, written, early).await {
+    let outcome = match write(ctx, repo, tx, heads, written, moved).await {
         Ok(()) => {
             ctx.writers.flushes.fetch_add(1, Ordering::Relaxed);
             ctx.writers.flushed_saves.fetch_add(saves as u64, Ordering::Relaxed);
@@ -274,8 +316,10 @@ async fn write(
     tx: Transaction<'static, Any>,
     heads: Option<Heads>,
     written: Vec<Oid>,
-    early: Option<Moved>,
+    moved_early: Arc<Early>,
 ) -> Result<()> {
+    // Every save of the batch has finished its trip to the repository.
+    let early = moved_early.get();
     let start = heads.and_then(|h| h.start);
     let tip = heads.and_then(|h| h.tip).map(|t| t.commit);
     // What the branch names now, and whether the batch moves it at all.
@@ -290,7 +334,7 @@ async fn write(
             .await;
         if let Err(e) = written_ref {
             let _ = tx.rollback().await;
-            put_back(repo, early).await;
+            put_back(repo, moved_early).await;
             return Err(e.into());
         }
     }
@@ -310,13 +354,16 @@ async fn write(
 }
 
 /// Puts back a branch moved ahead of a flush that will not happen, if it still names
-/// the commit it was moved to (the move itself may have failed).
-async fn put_back(repo: &WorkspaceRepo, early: Option<Moved>) {
-    let Some(Moved { start, to }) = early else { return };
+/// the commit it was moved to (the move itself may have failed), and closes the cell, in
+/// one trip to the repository (see [`Early`]).
+async fn put_back(repo: &WorkspaceRepo, early: Arc<Early>) {
     let undone = repo
-        .with(move |r| match git::head(r)? {
-            Some(head) if head == to => git::reset_branch(r, start, to),
-            _ => Ok(()),
+        .with(move |r| {
+            let Some(Moved { start, to }) = early.close() else { return Ok(()) };
+            match git::head(r)? {
+                Some(head) if head == to => git::reset_branch(r, start, to),
+                _ => Ok(()),
+            }
         })
         .await;
     if let Err(undo) = undone {
@@ -333,7 +380,30 @@ pub async fn abort(repo: &WorkspaceRepo, state: &mut State, why: &str) {
     if batch.has_writes() {
         tracing::warn!(saves = batch.saves, "{why}: the open group commit is rolled back and its saves refused");
     }
-    put_back(repo, Moved::of(&batch.moved)).await;
+    put_back(repo, batch.moved.clone()).await;
     let _ = batch.tx.rollback().await;
     batch.done.send_replace(Some(Outcome::Refused { unavailable: true, detail: why.to_owned() }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn moved(n: u8) -> Moved {
+        Moved { start: None, to: Oid::from_bytes(&[n; 20]).unwrap() }
+    }
+
+    #[test]
+    fn a_move_recorded_before_the_batch_ends_is_put_back_and_none_is_made_after() {
+        // The trip first: its move is what the abort finds.
+        let early = Early::default();
+        assert!(early.record(moved(1)));
+        assert_eq!(early.get().map(|m| m.to), Some(moved(1).to));
+        assert_eq!(early.close().map(|m| m.to), Some(moved(1).to));
+        // The abort first: the trip that comes after must not move the branch.
+        let early = Early::default();
+        assert!(early.close().is_none());
+        assert!(!early.record(moved(2)));
+        assert!(early.get().is_none());
+    }
 }

@@ -300,7 +300,7 @@ impl Writer {
         let (name, email) = (user.name.clone(), user.email.clone());
         let heads = self.batch().heads;
         // Alone in its batch, with nobody waiting to join: the save makes its commit
-        // durable and moves the branch in this same trip (see batch::Moved). Whoever
+        // durable and moves the branch in this same trip (see batch::Early). Whoever
         // arrives meanwhile joins the batch as usual.
         let alone = {
             let b = self.batch();
@@ -330,9 +330,11 @@ impl Writer {
                     parent = Some(commit.tip);
                     commits.push(commit);
                 }
-                if let Some(to) = parent.map(|t| t.commit).filter(|_| alone) {
-                    // Recorded first: a cancelled save must leave the move known.
-                    *moved.lock().unwrap_or_else(|p| p.into_inner()) = Some(batch::Moved { start, to });
+                // Recorded before it is made (a save interrupted now must leave it known),
+                // and not made if the batch ended meanwhile (see batch::Early).
+                if let Some(to) = parent.map(|t| t.commit).filter(|_| alone)
+                    && moved.record(batch::Moved { start, to })
+                {
                     git::sync_objects(repo, &written)?;
                     git::write_ref(repo, to, start)?;
                     written.clear();
