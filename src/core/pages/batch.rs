@@ -107,7 +107,7 @@ pub struct Heads {
     /// The branch head on disk when the batch began.
     pub start: Option<Oid>,
     /// The batch's newest commit and its tree: written, but neither durable nor named by
-    /// the branch unless a lone save moved it ([`Moved`]); the branch's head and its tree
+    /// the branch unless a lone save moved it ([`Early`]); the branch's head and its tree
     /// until the batch's first save.
     pub tip: Option<Tip>,
 }
@@ -122,11 +122,11 @@ pub struct Moved {
 }
 
 /// Whether a lone save moved the branch ahead of the flush, shared by the batch and that
-/// save's trip to the repository. Both sides read and change it only while they hold the
-/// repository (inside [`WorkspaceRepo::with`]), so a save interrupted during its trip and
-/// the [`abort`] that follows cannot miss each other: either the trip moved the branch
-/// first and the abort puts it back, or the abort closed the cell first and the trip no
-/// longer moves the branch.
+/// save's trip to the repository. The trip records the move before making it, while it
+/// holds the repository; ending the batch closes the cell first. So a save interrupted
+/// during its trip and the [`abort`] that follows cannot miss each other: either the trip
+/// recorded first, and the put-back (which waits for the repository, so for the move)
+/// undoes it, or the cell was closed first and the trip no longer moves the branch.
 #[derive(Debug, Default)]
 pub struct Early(std::sync::Mutex<EarlyState>);
 
@@ -309,7 +309,7 @@ pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
 /// Objects durable, then the branch moved, then the database commit (which records the
 /// new head: after a power cut the start-up check moves a branch that lost this move
 /// forward to it); if that commit fails, the branch is put back, durably, so the batch
-/// leaves nothing behind. The branch may have moved part of the way already ([`Moved`]).
+/// leaves nothing behind. The branch may have moved part of the way already ([`Early`]).
 async fn write(
     ctx: &Ctx,
     repo: &WorkspaceRepo,
@@ -353,17 +353,15 @@ async fn write(
     committed
 }
 
-/// Puts back a branch moved ahead of a flush that will not happen, if it still names
-/// the commit it was moved to (the move itself may have failed), and closes the cell, in
-/// one trip to the repository (see [`Early`]).
+/// Closes the cell and puts back a branch moved ahead of a flush that will not happen,
+/// if it still names the commit it was moved to (the move itself may have failed). No
+/// trip to the repository when nothing was moved (see [`Early`]).
 async fn put_back(repo: &WorkspaceRepo, early: Arc<Early>) {
+    let Some(Moved { start, to }) = early.close() else { return };
     let undone = repo
-        .with(move |r| {
-            let Some(Moved { start, to }) = early.close() else { return Ok(()) };
-            match git::head(r)? {
-                Some(head) if head == to => git::reset_branch(r, start, to),
-                _ => Ok(()),
-            }
+        .with(move |r| match git::head(r)? {
+            Some(head) if head == to => git::reset_branch(r, start, to),
+            _ => Ok(()),
         })
         .await;
     if let Err(undo) = undone {
@@ -374,7 +372,7 @@ async fn put_back(repo: &WorkspaceRepo, early: Arc<Early>) {
 
 /// Rolls the open batch back and refuses every save in it (a writer was cancelled in the
 /// middle of its step, or a lone save was refused), putting the branch back if a lone
-/// save had moved it ([`Moved`]).
+/// save had moved it ([`Early`]).
 pub async fn abort(repo: &WorkspaceRepo, state: &mut State, why: &str) {
     let Some(batch) = state.batch.take() else { return };
     if batch.has_writes() {

@@ -330,8 +330,9 @@ impl Writer {
                     parent = Some(commit.tip);
                     commits.push(commit);
                 }
-                // Recorded before it is made (a save interrupted now must leave it known),
-                // and not made if the batch ended meanwhile (see batch::Early).
+                // Recorded before it is made, while this trip holds the repository (a save
+                // interrupted now must leave it known), and not made if the batch ended
+                // meanwhile (see batch::Early).
                 if let Some(to) = parent.map(|t| t.commit).filter(|_| alone)
                     && moved.record(batch::Moved { start, to })
                 {
@@ -398,9 +399,10 @@ impl Writer {
         let write = Frame { savepoint: &mut savepoint, fail };
         let result = index_rows(self.conn(), ws_id, &ws_slug, user, changes, commits, now, write).await;
         let Err(e) = result else { return result };
+        let repo = self.repo.clone();
         match savepoint {
             Savepoint::Wanted(false) => {
-                batch::abort(&self.repo.clone(), self.state_mut(), "a lone save was refused").await;
+                batch::abort(&repo, self.state_mut(), "a lone save was refused").await;
                 // Keep the lock usable for the rest of this operation (it may read).
                 let ctx = self.ctx.clone();
                 batch::open(&ctx, ws_id, self.state_mut()).await?;
@@ -411,12 +413,11 @@ impl Writer {
                 if let Err(undo) = Savepoint::roll_back(self.conn()).await {
                     // The transaction's state is unknown: nothing in it can stand.
                     tracing::error!(error = %undo, "rolling back to a savepoint failed");
-                    batch::abort(&self.repo.clone(), self.state_mut(), "a savepoint could not be rolled back").await;
+                    batch::abort(&repo, self.state_mut(), "a savepoint could not be rolled back").await;
                 }
             }
             Savepoint::Released => {
-                batch::abort(&self.repo.clone(), self.state_mut(), "a save failed after its savepoint was released")
-                    .await;
+                batch::abort(&repo, self.state_mut(), "a save failed after its savepoint was released").await;
             }
         }
         Err(e)
