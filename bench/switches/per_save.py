@@ -9,7 +9,11 @@ Every hand-off between threads (tokio workers, the blocking pool, sqlx's SQLite 
 thread) is a voluntary switch of the thread that waits, so the count moves with the
 number of hand-offs a save makes and, unlike time, hardly with the machine's noise.
 
-usage: per_save.py BIN [N=500] [ROUNDS=3]
+With `--postgres` the server runs on a fresh database of the local PostgreSQL
+(PGHOST/PGUSER as for psql; dropped afterwards), and the CPU of its backends per update
+is reported beside the server's.
+
+usage: per_save.py BIN [N=500] [ROUNDS=3] [--postgres]
 """
 import http.client, json, os, shutil, socket, subprocess, sys, tempfile, time
 
@@ -44,12 +48,33 @@ def cpu_secs(pid):
     f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
+def psql(db, sql):
+    return subprocess.run(["psql", "-X", "-qAt", "-d", db, "-c", sql], check=True,
+                          capture_output=True, text=True).stdout.split()
+
+def pg_cpu_secs(db):
+    """CPU of the database's backends so far (those alive now: the server's pool keeps them)."""
+    total = 0.0
+    for pid in psql("postgres", f"SELECT pid FROM pg_stat_activity WHERE datname = '{db}'"):
+        try:
+            total += cpu_secs(int(pid))
+        except FileNotFoundError:
+            pass
+    return total
+
 def main():
-    binary, n, rounds = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 500, int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    args = [a for a in sys.argv[1:] if a != "--postgres"]
+    pg = f"cairn_switches_{os.getpid()}" if "--postgres" in sys.argv else None
+    binary, n, rounds = args[0], int(args[1]) if len(args) > 1 else 500, int(args[2]) if len(args) > 2 else 3
     d = tempfile.mkdtemp(prefix="cairn-switches-")
     port = free_port()
+    url = f"sqlite://{d}/data/cairn.db"
+    if pg:
+        psql("postgres", f"CREATE DATABASE {pg}")
+        host, user = os.environ.get("PGHOST", "127.0.0.1"), os.environ.get("PGUSER", "postgres")
+        url = f"postgres://{user}@{host}:{os.environ.get('PGPORT', '5432')}/{pg}"
     env = dict(os.environ, DATA_DIR=f"{d}/data", LOG_DIR=f"{d}/logs", PORT=str(port), HOST="127.0.0.1",
-               LOG_LEVEL="warn", DATABASE_URL=f"sqlite://{d}/data/cairn.db")
+               LOG_LEVEL="warn", DATABASE_URL=url)
     srv = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         c = http.client.HTTPConnection("127.0.0.1", port)
@@ -79,17 +104,21 @@ def main():
         for r in range(rounds):
             time.sleep(0.3)  # the indexing worker's gathering window passes
             threads, cpu, t = by_thread(srv.pid), cpu_secs(srv.pid), time.perf_counter()
+            db_cpu = pg_cpu_secs(pg) if pg else 0.0
             sw = sum(c for _, c in threads.values())
             for k in range(n):
                 s, _, data = call("PUT", "/api/pages/p", {"content": f"# P\n\nround {r} edit {k} {words}\n"}, auth)
                 assert s == 200, data
             time.sleep(0.3)  # the worker's catch-up after the last save is counted too
             wall = time.perf_counter() - t - 0.3
+            db = f", PostgreSQL {(pg_cpu_secs(pg) - db_cpu) * 1000 / n:5.2f} ms CPU" if pg else ""
             print(f"round {r + 1}: {(switches(srv.pid) - sw) / n:6.1f} switches, "
-                  f"{(cpu_secs(srv.pid) - cpu) * 1000 / n:5.2f} ms CPU, {wall * 1000 / n:5.2f} ms wall per update")
+                  f"{(cpu_secs(srv.pid) - cpu) * 1000 / n:5.2f} ms CPU{db}, {wall * 1000 / n:5.2f} ms wall per update")
             print(f"  by thread: {by_name(threads, by_thread(srv.pid), n)}")
     finally:
         srv.terminate(); srv.wait(); shutil.rmtree(d, ignore_errors=True)
+        if pg:
+            psql("postgres", f"DROP DATABASE IF EXISTS {pg}")
 
 if __name__ == "__main__":
     main()

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use git2::Oid;
-use sqlx::{Any, Transaction};
+use sqlx::{Any, AssertSqlSafe, Transaction};
 use tokio::sync::{Mutex, OwnedMutexGuard, watch};
 
 use crate::core::Ctx;
@@ -246,10 +246,11 @@ pub async fn open(ctx: &Ctx, workspace_id: i64, state: &mut State) -> Result<()>
     }
     let tx = match ctx.db.backend {
         Backend::Sqlite => ctx.db.pool.begin_with("BEGIN IMMEDIATE").await?,
+        // The lock in the same message as the BEGIN: one round trip fewer for every
+        // save. The key is a number of ours (no value from a client is spliced in).
         Backend::Postgres => {
-            let mut tx = ctx.db.pool.begin().await?;
-            sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(lock_key(workspace_id)).execute(&mut *tx).await?;
-            tx
+            let begin = format!("BEGIN; SELECT pg_advisory_xact_lock({})", lock_key(workspace_id));
+            ctx.db.pool.begin_with(AssertSqlSafe(begin)).await?
         }
     };
     state.next_id += 1;
