@@ -986,3 +986,63 @@ async fn an_edit_rewrites_tags_and_links_only_when_they_change_and_they_stay_rig
     assert_eq!(gamma["total"], 0);
     srv.stop().await;
 }
+
+/// Moving, renaming, trashing, restoring from the trash and restoring a revision write a
+/// page's tags and links again only when the commit changes them; what the index holds
+/// stays right either way (read back through tag counts and backlinks).
+#[tokio::test]
+async fn tags_and_links_stay_right_through_move_rename_trash_and_restores() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("ops-lists@x.io").await;
+    for slug in ["one", "two", "folder"] {
+        api.page(slug, &format!("# {slug}\n")).await;
+    }
+    api.page("doc", "# Doc\n\n#alpha [[one]]\n").await;
+    let (_, history) = api.get("/api/pages/doc/history").await;
+    let first = history["items"][0]["sha"].as_str().unwrap().to_owned();
+    let (s, _) = api.put("/api/pages/doc", json!({"content": "# Doc\n\n#beta [[two]]\n"})).await;
+    assert_eq!(s, StatusCode::OK);
+    let count = async |tag: &str| api.get(&format!("/api/notes?tag={tag}")).await.1["total"].clone();
+    let backlinks = async |slug: &str| api.get(&format!("/api/pages/{slug}/view")).await.1["backlinks"].clone();
+    let lists = async |slug: &str| {
+        let (_, p) = api.get(&format!("/api/pages/{slug}")).await;
+        (p["tags"].clone(), p["links"].clone())
+    };
+
+    let (s, moved) = api.post("/api/pages/doc/move", json!({"parent": "folder"})).await;
+    assert_eq!(s, StatusCode::OK, "{moved}");
+    assert_eq!((moved["tags"].clone(), moved["links"].clone()), (json!(["beta"]), json!(["two"])));
+    assert_eq!(lists("doc").await, (json!(["beta"]), json!(["two"])));
+    assert_eq!((count("beta").await, count("alpha").await), (json!(1), json!(0)));
+    // Moved where it already is: answered from what was read.
+    let (s, again) = api.post("/api/pages/doc/move", json!({"parent": "folder"})).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!((again["tags"].clone(), again["links"].clone()), (json!(["beta"]), json!(["two"])));
+
+    let (s, renamed) = api.post("/api/pages/doc/rename", json!({"new_slug": "paper"})).await;
+    assert_eq!(s, StatusCode::OK, "{renamed}");
+    assert_eq!(lists("paper").await, (json!(["beta"]), json!(["two"])));
+    assert_eq!(backlinks("two").await, json!([{"slug": "paper", "title": "Doc"}]));
+    // A rename rewrites the links to it in other pages: their link rows change.
+    let (s, _) = api.post("/api/pages/two/rename", json!({"new_slug": "deux"})).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(lists("paper").await, (json!(["beta"]), json!(["deux"])));
+    assert_eq!(backlinks("deux").await, json!([{"slug": "paper", "title": "Doc"}]));
+
+    assert_eq!(api.delete("/api/pages/paper").await.0, StatusCode::NO_CONTENT);
+    assert_eq!(count("beta").await, json!(0));
+    let (s, restored) = api.post("/api/trash/paper/restore", json!({})).await;
+    assert_eq!(s, StatusCode::OK, "{restored}");
+    assert_eq!(lists("paper").await, (json!(["beta"]), json!(["deux"])));
+    assert_eq!((count("beta").await, backlinks("deux").await), (json!(1), json!([{"slug": "paper", "title": "Doc"}])));
+
+    // Back to the first revision: other tags and links, written again.
+    let (s, back) = api.post(&format!("/api/pages/paper/restore/{first}"), json!({})).await;
+    assert_eq!(s, StatusCode::OK, "{back}");
+    assert_eq!(lists("paper").await, (json!(["alpha"]), json!(["one"])));
+    assert_eq!((count("alpha").await, count("beta").await), (json!(1), json!(0)));
+    assert_eq!(backlinks("one").await, json!([{"slug": "paper", "title": "Doc"}]));
+    assert_eq!(backlinks("deux").await, json!([]));
+    srv.stop().await;
+}

@@ -62,6 +62,12 @@ fn state_of(row: &Row) -> PageState {
     }
 }
 
+/// [`state_of`] with the tags and links the page's rows hold, read with the row
+/// (`rows::find_listed`): its save writes them again only if the commit changes them.
+fn listed_state_of(row: &Row, lists: rows::Lists) -> PageState {
+    PageState { indexed: Some(lists), ..state_of(row) }
+}
+
 fn parent_of(row: &Row) -> Option<Parent> {
     Some(Parent { uid: row.parent_uid.clone()?, slug: row.parent_slug.clone()? })
 }
@@ -229,7 +235,7 @@ async fn edit(
             Some(m) => m.to_owned(),
             None => format!("Update {title}"),
         };
-        let state = PageState { title, content, parsed: Some(parsed), indexed: Some(lists), ..state_of(&row) };
+        let state = PageState { title, content, parsed: Some(parsed), ..listed_state_of(&row, lists) };
         only(
             w.commit(
                 user,
@@ -251,7 +257,7 @@ async fn revision_content(w: &mut Writer, page_id: i64, sha: &str) -> Result<Opt
 pub async fn move_page(ctx: &Ctx, access: &Access, user: &User, slug: &str, parent: Option<&str>) -> Result<Page> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
-        let row = rows::live(w.conn(), ws, slug).await?;
+        let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
         let new_parent = match parent {
             Some(p) => {
                 let p = parent_row(&mut w, ws, p).await?;
@@ -264,13 +270,14 @@ pub async fn move_page(ctx: &Ctx, access: &Access, user: &User, slug: &str, pare
             None => None,
         };
         if new_parent.as_ref().map(|p| p.id) == row.parent_id {
-            return rows::page_of(w.conn(), access.slug(), row).await;
+            return Ok(row.into_page(lists.tags, lists.links, access.slug()));
         }
         let summary = match &new_parent {
             Some(p) => format!("Move {} under {}", row.title, p.title),
             None => format!("Move {} to the top level", row.title),
         };
-        let state = PageState { parent: new_parent.map(|p| Parent { uid: p.uid, slug: p.slug }), ..state_of(&row) };
+        let parent = new_parent.map(|p| Parent { uid: p.uid, slug: p.slug });
+        let state = PageState { parent, ..listed_state_of(&row, lists) };
         only(
             w.commit(
                 user,
@@ -295,9 +302,9 @@ pub async fn rename(
     let requested = title.map(clean_title).transpose()?.flatten();
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
-        let row = rows::live(w.conn(), ws, slug).await?;
+        let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
         if new_slug == slug && requested.as_ref().is_none_or(|t| *t == row.title) {
-            return rows::page_of(w.conn(), access.slug(), row).await;
+            return Ok(row.into_page(lists.tags, lists.links, access.slug()));
         }
         if new_slug != slug && rows::find(w.conn(), ws, new_slug, State::Any).await?.is_some() {
             return Err(Error::page_exists(new_slug));
@@ -307,19 +314,19 @@ pub async fn rename(
             action: Action::Rename,
             summary: format!("Rename {slug} → {new_slug}"),
             before_path: Some(git::live_path(slug)),
-            state: PageState { slug: new_slug.to_owned(), title, ..state_of(&row) },
+            state: PageState { slug: new_slug.to_owned(), title, ..listed_state_of(&row, lists) },
             previous_slug: Some(slug.to_owned()),
         }];
         if new_slug != slug {
             for other in rows::backlinks(w.conn(), ws, row.id, slug).await? {
-                let o = rows::live(w.conn(), ws, &other.slug).await?;
+                let (o, o_lists) = rows::live_listed(w.conn(), ws, &other.slug).await?;
                 if let Some(content) = markdown::rewrite_links(&o.content, slug, new_slug) {
                     check_content(&content)?;
                     changes.push(Change {
                         action: Action::Relink,
                         summary: format!("Update links in {}: {slug} → {new_slug}", o.title),
                         before_path: None,
-                        state: PageState { content, ..state_of(&o) },
+                        state: PageState { content, ..listed_state_of(&o, o_lists) },
                         previous_slug: None,
                     });
                 }
@@ -336,22 +343,24 @@ pub async fn rename(
 pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &str, recursive: bool) -> Result<()> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
-        let row = rows::live(w.conn(), ws, slug).await?;
+        let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
         let descendants = rows::descendants(w.conn(), ws, row.id).await?;
         if !descendants.is_empty() && !recursive {
             return Err(Error::page_has_children(slug));
         }
-        let mut subtree = vec![row];
-        subtree.extend(descendants);
+        // The page's own lists were read with it; its descendants' were not (their rows
+        // are written again in full).
+        let mut subtree = vec![(row, Some(lists))];
+        subtree.extend(descendants.into_iter().map(|d| (d, None)));
         // Deepest first, so every commit leaves a consistent tree.
         let changes = subtree
-            .iter()
+            .into_iter()
             .rev()
-            .map(|r| Change {
+            .map(|(r, lists)| Change {
                 action: Action::Trash,
                 summary: format!("Trash {}", r.title),
                 before_path: Some(git::live_path(&r.slug)),
-                state: PageState { trashed: true, ..state_of(r) },
+                state: PageState { trashed: true, indexed: lists, ..state_of(&r) },
                 previous_slug: None,
             })
             .collect();
@@ -364,8 +373,9 @@ pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &str, recursi
 pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &str) -> Result<Page> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
-        let row =
-            rows::find(w.conn(), ws, slug, State::Trashed).await?.ok_or_else(|| Error::trash_entry_not_found(slug))?;
+        let (row, lists) = rows::find_listed(w.conn(), ws, slug, State::Trashed)
+            .await?
+            .ok_or_else(|| Error::trash_entry_not_found(slug))?;
         let parent_live = match row.parent_id {
             Some(pid) => rows::is_live(w.conn(), pid).await?,
             None => false,
@@ -375,7 +385,7 @@ pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &
             action: Action::Untrash,
             summary: format!("Restore {} from the trash", row.title),
             before_path: Some(git::trash_path(slug)),
-            state: PageState { trashed: false, parent, ..state_of(&row) },
+            state: PageState { trashed: false, parent, ..listed_state_of(&row, lists) },
             previous_slug: None,
         };
         only(w.commit(user, vec![change]).await?)
@@ -406,7 +416,7 @@ pub async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &str) -> Resul
 pub async fn restore_revision(ctx: &Ctx, access: &Access, user: &User, slug: &str, sha: &str) -> Result<Page> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
-        let row = rows::live(w.conn(), ws, slug).await?;
+        let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
         let content = revision_content(&mut w, row.id, sha).await?.ok_or_else(|| Error::revision_not_found(sha))?;
         let parsed = Arc::new(markdown::parse(&content));
         let title = decide_title(None, &parsed, Some(&row.title), &row.slug);
@@ -415,7 +425,7 @@ pub async fn restore_revision(ctx: &Ctx, access: &Access, user: &User, slug: &st
             action: Action::Restore,
             summary: format!("Restore {title} to {short}"),
             before_path: None,
-            state: PageState { title, content, parsed: Some(parsed), ..state_of(&row) },
+            state: PageState { title, content, parsed: Some(parsed), ..listed_state_of(&row, lists) },
             previous_slug: None,
         };
         only(w.commit(user, vec![change]).await?)

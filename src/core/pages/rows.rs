@@ -129,13 +129,18 @@ pub enum State {
     Any,
 }
 
+impl State {
+    fn filter(self) -> &'static str {
+        match self {
+            State::Live => " AND p.deleted_at IS NULL",
+            State::Trashed => " AND p.deleted_at IS NOT NULL",
+            State::Any => "",
+        }
+    }
+}
+
 pub async fn find(conn: &mut AnyConnection, ws_id: i64, slug: &str, state: State) -> Result<Option<Row>> {
-    let filter = match state {
-        State::Live => " AND p.deleted_at IS NULL",
-        State::Trashed => " AND p.deleted_at IS NOT NULL",
-        State::Any => "",
-    };
-    let sql = format!("{ROW_COLUMNS} {ROW_FROM} WHERE p.workspace_id = $1 AND p.slug = $2{filter}");
+    let sql = format!("{ROW_COLUMNS} {ROW_FROM} WHERE p.workspace_id = $1 AND p.slug = $2{}", state.filter());
     let row = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(slug).fetch_optional(&mut *conn).await?;
     row.as_ref().map(row_from).transpose()
 }
@@ -168,27 +173,28 @@ impl Lists {
     }
 }
 
-/// A live page's row with the tags and links its rows hold, or 404 — in one query: what
-/// an edit reads, so that its save writes the lists again only when they change.
-pub async fn live_listed(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<(Row, Lists)> {
-    let sql = format!(
-        "{ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} WHERE p.workspace_id = $1 AND p.slug = $2 AND p.deleted_at IS NULL"
-    );
-    let row = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(slug).bind(SEP).fetch_optional(&mut *conn).await?;
-    let row = row.ok_or_else(|| Error::page_not_found(slug))?;
+/// A page's row with the tags and links its rows hold, in one query: what an operation
+/// that commits the page reads, so that its save writes the lists again only when they
+/// change.
+pub async fn find_listed(
+    conn: &mut AnyConnection,
+    ws_id: i64,
+    slug: &str,
+    state: State,
+) -> Result<Option<(Row, Lists)>> {
+    let sql =
+        format!("{ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} WHERE p.workspace_id = $1 AND p.slug = $2{}", state.filter());
+    let Some(row) = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(slug).bind(SEP).fetch_optional(&mut *conn).await?
+    else {
+        return Ok(None);
+    };
     let lists = Lists { tags: split_list(row.try_get("tags")?), links: split_list(row.try_get("links")?) };
-    Ok((row_from(&row)?, lists))
+    Ok(Some((row_from(&row)?, lists)))
 }
 
-/// The page a row stands for, with its tags and links.
-pub async fn page_of(conn: &mut AnyConnection, workspace: &str, row: Row) -> Result<Page> {
-    let tags: Vec<String> =
-        sqlx::query_scalar("SELECT tag FROM page_tags WHERE page_id = $1").bind(row.id).fetch_all(&mut *conn).await?;
-    let links: Vec<String> = sqlx::query_scalar("SELECT target FROM page_links WHERE page_id = $1 ORDER BY position")
-        .bind(row.id)
-        .fetch_all(&mut *conn)
-        .await?;
-    Ok(row.into_page(tags, links, workspace))
+/// [`find_listed`] of a live page, or 404.
+pub async fn live_listed(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<(Row, Lists)> {
+    find_listed(conn, ws_id, slug, State::Live).await?.ok_or_else(|| Error::page_not_found(slug))
 }
 
 /// The one read of a page: membership check, row, tags and links in a single query.
