@@ -987,8 +987,8 @@ async fn an_edit_rewrites_tags_and_links_only_when_they_change_and_they_stay_rig
     srv.stop().await;
 }
 
-/// Moving, renaming, trashing, restoring from the trash and restoring a revision write a
-/// page's tags and links again only when the commit changes them; what the index holds
+/// Moving, renaming, trashing (a subtree too), restoring from the trash and restoring a
+/// revision write a page's tags and links again only when the commit changes them; what the index holds
 /// stays right either way (read back through tag counts and backlinks).
 #[tokio::test]
 async fn tags_and_links_stay_right_through_move_rename_trash_and_restores() {
@@ -1037,12 +1037,27 @@ async fn tags_and_links_stay_right_through_move_rename_trash_and_restores() {
     assert_eq!(lists("paper").await, (json!(["beta"]), json!(["deux"])));
     assert_eq!((count("beta").await, backlinks("deux").await), (json!(1), json!([{"slug": "paper", "title": "Doc"}])));
 
+    // A subtree to the trash and back: the descendants' lists too.
+    let (s, child) = api
+        .post("/api/pages", json!({"slug": "child", "parent": "paper", "content": "# Child\n\n#gamma [[one]]\n"}))
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{child}");
+    assert_eq!(api.delete("/api/pages/paper?recursive=true").await.0, StatusCode::NO_CONTENT);
+    assert_eq!((count("beta").await, count("gamma").await), (json!(0), json!(0)));
+    for slug in ["paper", "child"] {
+        let (s, back) = api.post(&format!("/api/trash/{slug}/restore"), json!({})).await;
+        assert_eq!(s, StatusCode::OK, "{back}");
+    }
+    assert_eq!(lists("child").await, (json!(["gamma"]), json!(["one"])));
+    assert_eq!((count("beta").await, count("gamma").await), (json!(1), json!(1)));
+    assert_eq!(backlinks("one").await, json!([{"slug": "child", "title": "Child"}]));
+
     // Back to the first revision: other tags and links, written again.
     let (s, back) = api.post(&format!("/api/pages/paper/restore/{first}"), json!({})).await;
     assert_eq!(s, StatusCode::OK, "{back}");
     assert_eq!(lists("paper").await, (json!(["alpha"]), json!(["one"])));
     assert_eq!((count("alpha").await, count("beta").await), (json!(1), json!(0)));
-    assert_eq!(backlinks("one").await, json!([{"slug": "paper", "title": "Doc"}]));
+    assert_eq!(backlinks("one").await, json!([{"slug": "child", "title": "Child"}, {"slug": "paper", "title": "Doc"}]));
     assert_eq!(backlinks("deux").await, json!([]));
     srv.stop().await;
 }

@@ -348,10 +348,8 @@ pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &str, recursi
         if !descendants.is_empty() && !recursive {
             return Err(Error::page_has_children(slug));
         }
-        // The page's own lists were read with it; its descendants' were not (their rows
-        // are written again in full).
-        let mut subtree = vec![(row, Some(lists))];
-        subtree.extend(descendants.into_iter().map(|d| (d, None)));
+        let mut subtree = vec![(row, lists)];
+        subtree.extend(descendants);
         // Deepest first, so every commit leaves a consistent tree.
         let changes = subtree
             .into_iter()
@@ -360,7 +358,7 @@ pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &str, recursi
                 action: Action::Trash,
                 summary: format!("Trash {}", r.title),
                 before_path: Some(git::live_path(&r.slug)),
-                state: PageState { trashed: true, indexed: lists, ..state_of(&r) },
+                state: PageState { trashed: true, ..listed_state_of(&r, lists) },
                 previous_slug: None,
             })
             .collect();

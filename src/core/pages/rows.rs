@@ -188,8 +188,12 @@ pub async fn find_listed(
     else {
         return Ok(None);
     };
-    let lists = Lists { tags: split_list(row.try_get("tags")?), links: split_list(row.try_get("links")?) };
-    Ok(Some((row_from(&row)?, lists)))
+    Ok(Some((row_from(&row)?, lists_from(&row)?)))
+}
+
+/// The lists a row read with [`AGGREGATES`] holds.
+fn lists_from(r: &AnyRow) -> Result<Lists> {
+    Ok(Lists { tags: split_list(r.try_get("tags")?), links: split_list(r.try_get("links")?) })
 }
 
 /// [`find_listed`] of a live page, or 404.
@@ -237,24 +241,31 @@ pub async fn ancestors(conn: &mut AnyConnection, page_id: i64) -> Result<Vec<(i6
     Ok(rows.into_iter().map(|(id, slug, title)| (id, PageRef { slug, title })).collect())
 }
 
-/// The live descendants of a page, nearest first (children, then grandchildren…).
-pub async fn descendants(conn: &mut AnyConnection, ws_id: i64, page_id: i64) -> Result<Vec<Row>> {
+/// The live descendants of a page, nearest first (children, then grandchildren…), each
+/// with the tags and links its rows hold (see [`find_listed`]).
+pub async fn descendants(conn: &mut AnyConnection, ws_id: i64, page_id: i64) -> Result<Vec<(Row, Lists)>> {
     let sql = format!(
         "WITH RECURSIVE down(id, depth) AS ( \
            SELECT id, 1 FROM pages WHERE workspace_id = $1 AND parent_id = $2 AND deleted_at IS NULL \
            UNION ALL \
            SELECT c.id, down.depth + 1 FROM pages c JOIN down ON c.parent_id = down.id \
-            WHERE c.deleted_at IS NULL AND down.depth < $3) \
-         {ROW_COLUMNS} {ROW_FROM} JOIN down ON down.id = p.id ORDER BY down.depth, p.id"
+            WHERE c.deleted_at IS NULL AND down.depth < $4) \
+         {ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} JOIN down ON down.id = p.id ORDER BY down.depth, p.id"
     );
-    let rows = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(page_id).bind(MAX_DEPTH).fetch_all(&mut *conn).await?;
+    let rows = sqlx::query(AssertSqlSafe(sql))
+        .bind(ws_id)
+        .bind(page_id)
+        .bind(SEP)
+        .bind(MAX_DEPTH)
+        .fetch_all(&mut *conn)
+        .await?;
     let mut seen = HashSet::new();
     let mut out = Vec::with_capacity(rows.len());
     for r in &rows {
         let row = row_from(r)?;
         // A corrupted cycle would list a page twice.
         if seen.insert(row.id) {
-            out.push(row);
+            out.push((row, lists_from(r)?));
         }
     }
     Ok(out)
