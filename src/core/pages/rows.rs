@@ -113,8 +113,7 @@ pub struct PageIds {
 }
 
 fn page_from_aggregated(r: &AnyRow, workspace: &str) -> Result<(PageIds, Page)> {
-    let tags = split_list(r.try_get("tags")?);
-    let links = split_list(r.try_get("links")?);
+    let Lists { tags, links } = lists_from(r)?;
     let ids = PageIds { page: r.try_get("id")?, workspace: r.try_get("ws_id")? };
     Ok((ids, row_from(r)?.into_page(tags, links, workspace)))
 }
