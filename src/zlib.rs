@@ -17,6 +17,8 @@ use flate2::{Compression, Decompress, FlushDecompress, Status, write::ZlibEncode
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
+    /// No compression: a zlib stream of stored blocks.
+    Stored,
     Fast,
     Small,
 }
@@ -24,6 +26,7 @@ pub enum Level {
 impl Level {
     fn compression(self) -> Compression {
         match self {
+            Level::Stored => Compression::none(),
             Level::Fast => Compression::fast(),
             Level::Small => Compression::default(),
         }
@@ -31,6 +34,7 @@ impl Level {
 }
 
 thread_local! {
+    static STORED: RefCell<ZlibEncoder<Vec<u8>>> = RefCell::new(ZlibEncoder::new(Vec::new(), Level::Stored.compression()));
     static FAST: RefCell<ZlibEncoder<Vec<u8>>> = RefCell::new(ZlibEncoder::new(Vec::new(), Level::Fast.compression()));
     static SMALL: RefCell<ZlibEncoder<Vec<u8>>> = RefCell::new(ZlibEncoder::new(Vec::new(), Level::Small.compression()));
     static DECODER: RefCell<Decompress> = RefCell::new(Decompress::new(true));
@@ -40,6 +44,7 @@ thread_local! {
 pub fn compress(level: Level, parts: &[&[u8]]) -> std::io::Result<Vec<u8>> {
     let len: usize = parts.iter().map(|p| p.len()).sum();
     let encoder = match level {
+        Level::Stored => &STORED,
         Level::Fast => &FAST,
         Level::Small => &SMALL,
     };
@@ -102,7 +107,7 @@ mod tests {
     #[test]
     fn each_stream_is_its_own_and_comes_back_whole() {
         let prose = "All work and no play makes Jack a dull boy. ".repeat(20_000).into_bytes();
-        for level in [Level::Fast, Level::Small] {
+        for level in [Level::Stored, Level::Fast, Level::Small] {
             for body in [&b"small"[..], &noise(300_000), b"", &prose, &b"small"[..]] {
                 let z = compress(level, &[body]).unwrap();
                 let mut inflated = Vec::new();

@@ -286,11 +286,22 @@ pub fn object_id(kind: ObjectType, body: &[u8]) -> anyhow::Result<Oid> {
     Ok(Oid::from_bytes(&hash.finalize())?)
 }
 
-/// `<kind> <size>\0<body>` as a zlib stream (by the thread's kept encoder).
+/// `<kind> <size>\0<body>` as a zlib stream (by the thread's kept encoder). A tree
+/// larger than [`STORED_TREE`] is stored uncompressed (git reads any zlib stream).
 fn deflated(kind: ObjectType, body: &[u8]) -> anyhow::Result<Vec<u8>> {
+    use crate::zlib::Level;
     let header = format!("{} {}\0", kind.str(), body.len());
-    Ok(crate::zlib::compress(crate::zlib::Level::Fast, &[header.as_bytes(), body])?)
+    let level = if kind == ObjectType::Tree && body.len() > STORED_TREE { Level::Stored } else { Level::Fast };
+    Ok(crate::zlib::compress(level, &[header.as_bytes(), body])?)
 }
+
+/// The size past which a loose tree is written uncompressed. The tree of a directory
+/// that many pages share (slugs with one prefix: `meeting-…`) is hundreds of KiB, and a
+/// save there writes it again: deflating it was half of such a save's time under the
+/// workspace's lock, for a file that lives only until the next packing pass compresses
+/// it with the rest (BENCHMARKS.md, issue 12, nineteenth session). Its twenty-byte ids
+/// hardly compress anyway.
+const STORED_TREE: usize = 16 * 1024;
 
 /// Makes the given loose objects durable, with the directories that name them.
 pub fn sync_objects(repo: &Repository, oids: &[Oid]) -> anyhow::Result<()> {
@@ -523,6 +534,43 @@ mod tests {
 
     fn author() -> Author<'static> {
         Author { name: "Ada", email: "ada@example.com", time: 1_700_000_000 }
+    }
+
+    /// A directory's tree past [`STORED_TREE`] is written uncompressed, and is the same
+    /// object for libgit2 and for git itself.
+    #[test]
+    fn a_large_tree_is_stored_uncompressed_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = open_or_init(dir.path()).unwrap();
+        let changes: Vec<FileChange> = (0..600)
+            .map(|n| FileChange {
+                path: format!("m/me/meeting-notes-{n}.md"),
+                content: Some(format!("notes {n}\n").into_bytes()),
+            })
+            .collect();
+        let mut written = Vec::new();
+        let saved = write_commit(&repo, None, &changes, &author(), &author(), "Notes\n", &mut written).unwrap();
+        let tree = repo.find_commit(saved.tip.commit).unwrap().tree().unwrap();
+        let me = repo.find_tree(tree.get_path(Path::new("m/me")).unwrap().id()).unwrap();
+        assert_eq!(me.len(), 600);
+        // The first deflate block's type (bits 1–2 of the byte after zlib's two-byte
+        // header): 0 is stored, 1 and 2 compressed.
+        let block_type = |id: Oid| {
+            let hex = id.to_string();
+            let bytes = std::fs::read(repo.path().join("objects").join(&hex[..2]).join(&hex[2..])).unwrap();
+            (bytes[2] >> 1) & 3
+        };
+        assert!(repo.odb().unwrap().read_header(me.id()).unwrap().0 > STORED_TREE);
+        assert_eq!(block_type(me.id()), 0, "a large tree is stored");
+        // A small tree, and the blobs, are still deflated.
+        assert_ne!(block_type(tree.get_path(Path::new("m")).unwrap().id()), 0);
+        assert_ne!(block_type(me.get(0).unwrap().id()), 0);
+        let fsck = std::process::Command::new("git")
+            .args(["fsck", "--strict", "--full"])
+            .current_dir(repo.path())
+            .output()
+            .unwrap();
+        assert!(fsck.status.success(), "{}", String::from_utf8_lossy(&fsck.stderr));
     }
 
     /// The objects Cairn writes itself are the ones libgit2 would write: the same ids
