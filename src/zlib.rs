@@ -4,11 +4,12 @@
 //! bodies of a save (git's objects, a page's row) was most of their compression's cost
 //! (BENCHMARKS.md, issue 12, seventh session); a kept one is reset between streams.
 //!
-//! Two levels. [`Level::Fast`] for git's loose objects, written on the save's path and
+//! Three levels. [`Level::Fast`] for git's loose objects, written on the save's path and
 //! compressed again when packed. [`Level::Small`] for what is kept as written (a page's
 //! markdown in its database row): zlib-rs's fastest level codes with fixed Huffman
 //! tables, and on the bench's pages kept 1.64× where the default level keeps 2.25×
-//! (BENCHMARKS.md, issue 12, fourteenth session).
+//! (BENCHMARKS.md, issue 12, fourteenth session). [`Level::Stored`], no compression, for
+//! loose trees too large to be worth deflating on the save's path (`git::deflated`).
 
 use std::cell::RefCell;
 use std::io::Write;
@@ -49,7 +50,9 @@ pub fn compress(level: Level, parts: &[&[u8]]) -> std::io::Result<Vec<u8>> {
         Level::Small => &SMALL,
     };
     encoder.with_borrow_mut(|z| {
-        *z.get_mut() = Vec::with_capacity(len / 2 + 64);
+        // Stored blocks add five bytes per 64 KiB; the others usually halve the input.
+        let room = if level == Level::Stored { len + len / 8192 + 64 } else { len / 2 + 64 };
+        *z.get_mut() = Vec::with_capacity(room);
         let written = parts.iter().try_for_each(|p| z.write_all(p));
         // `reset` finishes the stream, hands it back and readies the encoder for the next.
         match written.and_then(|()| z.reset(Vec::new())) {
