@@ -294,20 +294,24 @@ async fn the_start_up_check_rebuilds_old_search_text() {
     let md = "# 天気\n\n東京の天気は晴れです。\n";
     api.page("tenki", md).await;
     assert_eq!(slugs(&search(&api, &format!("q={}", enc("天気 "))).await), ["tenki"]);
+    // Made while no server runs, as an upgrade finds it: a running server's maintenance
+    // pass compresses plain rows (on SQLite a compressed row carries no mark), and racing
+    // it made this test flaky.
+    srv.stop().await;
+    let (db, _) = cairn::store::Db::connect(&env.config(&[])).await.unwrap();
     // What such a row looks like: marked, its markdown as older releases keep it (plain),
     // and not in the index.
     if backend() == "postgres" {
-        sqlx::query("UPDATE pages SET search_vector = NULL").execute(&srv.ctx.db.pool).await.unwrap();
+        sqlx::query("UPDATE pages SET search_vector = NULL").execute(&db.pool).await.unwrap();
     } else {
         sqlx::query("DELETE FROM pages_fts").execute(&mut env.search_file_conn().await).await.unwrap();
     }
     sqlx::query("UPDATE pages SET search_title = '', content = $1, content_z = NULL")
         .bind(md)
-        .execute(&srv.ctx.db.pool)
+        .execute(&db.pool)
         .await
         .unwrap();
-    assert!(slugs(&search(&api, &format!("q={}", enc("天気 "))).await).is_empty());
-    srv.stop().await;
+    db.pool.close().await;
     let srv = env.start(&[]).await;
     assert_eq!(slugs(&search(&api_for(&srv, &api), &format!("q={}", enc("天気 "))).await), ["tenki"]);
     srv.stop().await;
