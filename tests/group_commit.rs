@@ -274,3 +274,51 @@ async fn a_lone_save_interrupted_after_its_commit_leaves_the_branch_where_it_was
     assert_fsck(&repo);
     srv.stop().await;
 }
+
+/// A save's rows are written while its objects are (their ids are known first). When the
+/// objects cannot be written after the rows were, the save leaves nothing: not its rows,
+/// nor a commit on the branch. In a batch the shared disk failed it, so the batch's
+/// saves are refused with it; the saves queued after them go through.
+#[tokio::test]
+async fn a_save_whose_objects_fail_leaves_no_row_and_no_commit() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("disk@x.io").await;
+    api.page("doc", "# Doc\n\none\n").await;
+    let repo = env.data_dir().join("workspaces").join("disk.git");
+    let head = git(&repo, &["rev-parse", "main"]);
+    let (_, history) = api.get("/api/pages/doc/history").await;
+
+    // Alone: refused, the branch where it was, no row of it.
+    *srv.ctx.test_hooks.fail_objects_of.lock().unwrap() = Some("doc".to_owned());
+    let (s, problem) = api.put("/api/pages/doc", json!({"content": "# Doc\n\nzebra [[x]] #striped\n"})).await;
+    assert_eq!(s, StatusCode::INTERNAL_SERVER_ERROR, "{problem}");
+    assert_eq!(git(&repo, &["rev-parse", "main"]), head);
+    assert_eq!(api.get("/api/pages/doc").await.1["content"], "# Doc\n\none\n");
+    assert_eq!(api.get("/api/pages/doc/history").await.1, history);
+    assert_eq!(api.get("/api/search?q=zebra").await.1["items"], json!([]));
+    assert_eq!(api.get("/api/notes?tag=striped").await.1["total"], json!(0));
+
+    // In a batch: the save and the ones it shares the batch with are refused as a failed
+    // flush refuses them (nothing changed: try again); the one queued after them is not.
+    *srv.ctx.test_hooks.fail_objects_of.lock().unwrap() = Some("doc".to_owned());
+    let requests = vec![
+        (Method::POST, "/api/pages".to_owned(), json!({"slug": "before", "content": "# Before\n"})),
+        (Method::PUT, "/api/pages/doc".to_owned(), json!({"content": "# Doc\n\nzebra\n"})),
+        (Method::POST, "/api/pages".to_owned(), json!({"slug": "after", "content": "# After\n\nzebra\n"})),
+    ];
+    let replies = queued(&srv, &api, "disk", requests).await;
+    let statuses: Vec<u16> = replies.iter().map(|r| r.status.as_u16()).collect();
+    assert_eq!(statuses, [503, 503, 201], "{:?}", replies.iter().map(|r| &r.text).collect::<Vec<_>>());
+    assert_eq!(api.get("/api/pages/before").await.0, StatusCode::NOT_FOUND);
+    assert_eq!(api.get("/api/pages/doc").await.1["content"], "# Doc\n\none\n");
+    assert_eq!(api.get("/api/pages/doc/history").await.1, history);
+    let found = api.get("/api/search?q=zebra").await.1;
+    assert_eq!(found["items"].as_array().map(Vec::len), Some(1), "{found}");
+    assert_eq!(found["items"][0]["slug"], "after");
+    // Two page commits: doc's first and `after`.
+    assert_eq!(git(&repo, &["rev-parse", "main^"]), head);
+    assert_eq!(git(&repo, &["rev-list", "--count", "main"]).trim(), "2");
+    assert_fsck(&repo);
+    srv.stop().await;
+}

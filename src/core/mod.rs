@@ -76,9 +76,14 @@ pub struct TestHooks {
     /// row was written (inside its savepoint when it shares a batch): only that save may
     /// be refused.
     pub fail_rows_of: std::sync::Mutex<Option<String>>,
-    /// Makes the next save of this page panic right after its commit, before its rows:
-    /// a save interrupted mid-way, whose writer is dropped holding the lock.
+    /// Makes the next save of this page panic right after its commit is made, before its
+    /// rows (its objects may still be being written): a save interrupted mid-way, whose
+    /// writer is dropped holding the lock.
     pub panic_after_commit_of: std::sync::Mutex<Option<String>>,
+    /// Makes the objects of the next save of this page fail to be written, after its
+    /// commits' ids went to its rows (which are written meanwhile): the save must leave
+    /// nothing behind.
+    pub fail_objects_of: std::sync::Mutex<Option<String>>,
 }
 
 impl TestHooks {
@@ -90,6 +95,11 @@ impl TestHooks {
     /// Whether a save of `slug` is to panic after its commit (once).
     pub fn panics_after_commit(&self, slug: &str) -> bool {
         Self::once(&self.panic_after_commit_of, slug)
+    }
+
+    /// Whether the objects of a save of `slug` are to fail (once).
+    pub fn objects_fail(&self, slug: &str) -> bool {
+        Self::once(&self.fail_objects_of, slug)
     }
 
     fn once(hook: &std::sync::Mutex<Option<String>>, slug: &str) -> bool {

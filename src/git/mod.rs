@@ -64,13 +64,22 @@ impl WorkspaceRepo {
         &self,
         f: impl FnOnce(&Repository) -> anyhow::Result<R> + Send + 'static,
     ) -> anyhow::Result<R> {
+        self.start(f).await
+    }
+
+    /// Like [`WorkspaceRepo::with`], but `f` starts now, not when the answer is first
+    /// awaited: the caller does other work meanwhile (a save writes its rows while its
+    /// objects are written).
+    pub fn start<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Repository) -> anyhow::Result<R> + Send + 'static,
+    ) -> impl Future<Output = anyhow::Result<R>> + Send + 'static {
         let repo = self.repo.clone();
-        tokio::task::spawn_blocking(move || {
+        let task = tokio::task::spawn_blocking(move || {
             let repo = repo.lock().map_err(|_| anyhow::anyhow!("repository lock poisoned"))?;
             f(&repo)
-        })
-        .await
-        .context("git task failed")?
+        });
+        async move { task.await.context("git task failed")? }
     }
 }
 
@@ -175,28 +184,77 @@ pub fn write_commit(
     message: &str,
     written: &mut Vec<Oid>,
 ) -> anyhow::Result<Written> {
-    let objects = repo.path().join("objects");
+    let mut made = Unwritten::default();
+    let commit = make_commit(repo, parent, changes, author, committer, message, &mut made)?;
+    made.write(repo, written)?;
+    Ok(commit)
+}
+
+/// [`write_commit`]'s first half: the commit's objects made in memory, with their ids,
+/// and added to `made`, which [`Unwritten::write`] writes. A save hands the ids to its
+/// database rows while its objects are written.
+pub fn make_commit(
+    repo: &Repository,
+    parent: Option<Tip>,
+    changes: &[FileChange],
+    author: &Author<'_>,
+    committer: &Author<'_>,
+    message: &str,
+    made: &mut Unwritten,
+) -> anyhow::Result<Written> {
     let mut tree_id = parent.map(|p| p.tree);
     let mut blobs = Vec::with_capacity(changes.len());
     for change in changes {
-        let blob = change.content.as_deref().map(|c| write_loose(&objects, ObjectType::Blob, c)).transpose()?;
-        written.extend(blob);
+        let blob = change.content.as_ref().map(|c| made.add(ObjectType::Blob, Arc::new(c.clone()))).transpose()?;
         blobs.push(blob);
         let parts: Vec<&str> = change.path.split('/').collect();
-        tree_id = update_tree(repo, &objects, tree_id, &parts, blob, written)?;
+        tree_id = update_tree(repo, made, tree_id, &parts, blob)?;
     }
     let tree = match tree_id {
         Some(t) => t,
-        None => {
-            let empty = write_loose(&objects, ObjectType::Tree, b"")?;
-            written.push(empty);
-            empty
-        }
+        None => made.add(ObjectType::Tree, Arc::new(Vec::new()))?,
     };
     let body = commit_body(tree, parent.map(|p| p.commit), author, committer, message)?;
-    let commit = write_loose(&objects, ObjectType::Commit, &body)?;
-    written.push(commit);
+    let commit = made.add(ObjectType::Commit, Arc::new(body))?;
     Ok(Written { tip: Tip { commit, tree }, blobs })
+}
+
+/// Objects made in memory and not written yet, in the order they were made.
+#[derive(Default)]
+pub struct Unwritten {
+    objects: Vec<(Oid, ObjectType, Arc<Vec<u8>>)>,
+    /// The trees among them, by id: a later commit of the same save builds on them.
+    trees: HashMap<Oid, usize>,
+}
+
+impl Unwritten {
+    fn add(&mut self, kind: ObjectType, body: Arc<Vec<u8>>) -> anyhow::Result<Oid> {
+        let oid = object_id(kind, &body)?;
+        if kind == ObjectType::Tree {
+            self.trees.insert(oid, self.objects.len());
+        }
+        self.objects.push((oid, kind, body));
+        Ok(oid)
+    }
+
+    /// The body of tree `id`: made here, kept from a recent save, or read from the
+    /// repository.
+    fn tree(&self, repo: &Repository, id: Oid) -> anyhow::Result<Arc<Vec<u8>>> {
+        match self.trees.get(&id) {
+            Some(&n) => Ok(self.objects[n].2.clone()),
+            None => tree::body(repo, id),
+        }
+    }
+
+    /// Writes every object loose ([`write_loose`]), pushing its id onto `written`.
+    pub fn write(&self, repo: &Repository, written: &mut Vec<Oid>) -> anyhow::Result<()> {
+        let objects = repo.path().join("objects");
+        for (oid, kind, body) in &self.objects {
+            write_loose_as(&objects, *oid, *kind, body)?;
+            written.push(*oid);
+        }
+        Ok(())
+    }
 }
 
 /// A commit's body as git lays it out (and libgit2's `commit_create_buffer`, which the
@@ -237,15 +295,21 @@ fn commit_body(
 /// already there loose is not written again; one that is only packed gets a loose copy,
 /// which is harmless. Not durable until [`sync_objects`].
 pub fn write_loose(objects: &Path, kind: ObjectType, body: &[u8]) -> anyhow::Result<Oid> {
+    let oid = object_id(kind, body)?;
+    write_loose_as(objects, oid, kind, body)?;
+    Ok(oid)
+}
+
+/// [`write_loose`] of an object whose id (`object_id`) is known.
+fn write_loose_as(objects: &Path, oid: Oid, kind: ObjectType, body: &[u8]) -> anyhow::Result<()> {
     use std::io::Write;
     use std::sync::atomic::{AtomicU64, Ordering};
     static TMP: AtomicU64 = AtomicU64::new(0);
-    let oid = object_id(kind, body)?;
     let hex = oid.to_string();
     let dir = objects.join(&hex[..2]);
     let path = dir.join(&hex[2..]);
     if path.exists() {
-        return Ok(oid);
+        return Ok(());
     }
     let bytes = deflated(kind, body)?;
     let tmp = dir.join(format!("tmp_obj_{}_{}", std::process::id(), TMP.fetch_add(1, Ordering::Relaxed)));
@@ -267,7 +331,7 @@ pub fn write_loose(objects: &Path, kind: ObjectType, body: &[u8]) -> anyhow::Res
     file.write_all(&bytes)?;
     drop(file);
     std::fs::rename(&tmp, &path).with_context(|| format!("cannot move {} into place", tmp.display()))?;
-    Ok(oid)
+    Ok(())
 }
 
 /// The id git gives an object. Blobs (what users wrote) through libgit2's SHA-1 with
@@ -423,33 +487,32 @@ pub fn reset_branch(repo: &Repository, to: Option<Oid>, from: Oid) -> anyhow::Re
     sync_ref(repo)
 }
 
-/// The tree `base` with `blob` at `parts` (or nothing there, with None), written; None
-/// when it ends up empty (git keeps no empty trees below the root).
+/// The tree `base` with `blob` at `parts` (or nothing there, with None), made; None when
+/// it ends up empty (git keeps no empty trees below the root).
 fn update_tree(
     repo: &Repository,
-    objects: &Path,
+    made: &mut Unwritten,
     base: Option<Oid>,
     parts: &[&str],
     blob: Option<Oid>,
-    written: &mut Vec<Oid>,
 ) -> anyhow::Result<Option<Oid>> {
     let name = parts[0].as_bytes();
-    let body = base.map(|id| tree::body(repo, id)).transpose()?;
+    let body = base.map(|id| made.tree(repo, id)).transpose()?;
     let body: &[u8] = body.as_ref().map_or(&[], |b| b.as_slice());
     let entries = tree::entries(body)?;
     let child = if parts.len() == 1 {
         blob.map(|b| (tree::FILE_MODE, b))
     } else {
         let sub = tree::find(&entries, name).filter(|e| e.is_tree()).map(|e| e.id());
-        update_tree(repo, objects, sub, &parts[1..], blob, written)?.map(|t| (tree::TREE_MODE, t))
+        update_tree(repo, made, sub, &parts[1..], blob)?.map(|t| (tree::TREE_MODE, t))
     };
     let new = tree::splice(body, &entries, name, child);
     if new.is_empty() {
         return Ok(None);
     }
-    let oid = write_loose(objects, ObjectType::Tree, &new)?;
-    tree::keep(oid, std::sync::Arc::new(new));
-    written.push(oid);
+    let new = Arc::new(new);
+    let oid = made.add(ObjectType::Tree, new.clone())?;
+    tree::keep(oid, new);
     Ok(Some(oid))
 }
 

@@ -307,42 +307,55 @@ impl Writer {
             b.saves == 0 && !b.keep && !self.slot.others_waiting()
         };
         let moved = self.batch().moved.clone();
-        let (start, commits, written) = self
-            .repo
-            .with(move |repo| {
-                // The batch's first commit reads the branch (under the lock: see Heads).
-                let (start, mut parent) = match heads {
-                    Some(h) => (h.start, h.tip),
-                    None => {
-                        let tip = git::tip(repo)?;
-                        (tip.map(|t| t.commit), tip)
-                    }
-                };
-                let committer = git::Author { name: &name, email: &email, time: committed_at.timestamp() };
-                let author = match &origin {
-                    Some(o) => git::Author { name: &o.author_name, email: &o.author_email, time: o.time.timestamp() },
-                    None => git::Author { time: clock_now.timestamp(), ..committer },
-                };
-                let mut commits = Vec::with_capacity(plan.len());
-                let mut written = Vec::new();
-                for (files, message) in &plan {
-                    let commit = git::write_commit(repo, parent, files, &author, &committer, message, &mut written)?;
-                    parent = Some(commit.tip);
-                    commits.push(commit);
+        let fail_objects = changes.iter().any(|c| self.ctx.test_hooks.objects_fail(&c.state.slug));
+        // One trip to the repository: it makes the commits in memory, hands their ids to
+        // the rows, and writes the objects while the rows are written (the two take
+        // about as long, on two threads).
+        let (made_tx, made_rx) = tokio::sync::oneshot::channel();
+        let trip = self.repo.start(move |repo| {
+            // The batch's first commit reads the branch (under the lock: see Heads).
+            let (start, mut parent) = match heads {
+                Some(h) => (h.start, h.tip),
+                None => {
+                    let tip = git::tip(repo)?;
+                    (tip.map(|t| t.commit), tip)
                 }
-                // Recorded before it is made, while this trip holds the repository (a save
-                // interrupted now must leave it known), and not made if the batch ended
-                // meanwhile (see batch::Early).
-                if let Some(to) = parent.map(|t| t.commit).filter(|_| alone)
-                    && moved.record(batch::Moved { start, to })
-                {
-                    git::sync_objects(repo, &written)?;
-                    git::write_ref(repo, to, start)?;
-                    written.clear();
-                }
-                Ok((start, commits, written))
-            })
-            .await?;
+            };
+            let committer = git::Author { name: &name, email: &email, time: committed_at.timestamp() };
+            let author = match &origin {
+                Some(o) => git::Author { name: &o.author_name, email: &o.author_email, time: o.time.timestamp() },
+                None => git::Author { time: clock_now.timestamp(), ..committer },
+            };
+            let mut commits = Vec::with_capacity(plan.len());
+            let mut made = git::Unwritten::default();
+            for (files, message) in &plan {
+                let commit = git::make_commit(repo, parent, files, &author, &committer, message, &mut made)?;
+                parent = Some(commit.tip);
+                commits.push(commit);
+            }
+            let _ = made_tx.send((start, commits));
+            anyhow::ensure!(!fail_objects, "test hook: the save's objects could not be written");
+            let mut written = Vec::new();
+            made.write(repo, &mut written)?;
+            // Recorded before it is made, while this trip holds the repository (a save
+            // interrupted now must leave it known), and not made if the batch ended
+            // meanwhile (see batch::Early).
+            if let Some(to) = parent.map(|t| t.commit).filter(|_| alone)
+                && moved.record(batch::Moved { start, to })
+            {
+                git::sync_objects(repo, &written)?;
+                git::write_ref(repo, to, start)?;
+                written.clear();
+            }
+            Ok(written)
+        });
+        let Ok((start, commits)) = made_rx.await else {
+            // The trip failed before the commits were made: nothing was written.
+            return Err(match trip.await {
+                Err(e) => e.into(),
+                Ok(_) => Error::internal(anyhow::anyhow!("the save's commits were written but never made")),
+            });
+        };
         if changes.iter().any(|c| self.ctx.test_hooks.panics_after_commit(&c.state.slug)) {
             panic!("test hook: a save interrupted between its commit and its rows");
         }
@@ -351,7 +364,7 @@ impl Writer {
         let blobs: Vec<Option<String>> =
             commits.iter().map(|c| c.blobs.iter().flatten().last().map(|b| b.to_string())).collect();
         let ids = Commits { shas: &sha_strings, blobs: &blobs };
-        let Indexed { created, deliveries } = self.index(user, &changes, ids, &now).await?;
+        let (Indexed { created, deliveries }, written) = self.index(user, &changes, ids, &now, trip).await?;
         let b = self.batch_mut();
         b.heads = Some(batch::Heads { start, tip: commits.last().map(|c| c.tip) });
         b.deliveries |= deliveries;
@@ -387,18 +400,32 @@ impl Writer {
             .collect())
     }
 
-    /// Writes the index rows of committed changes into the batch; answers each page's
-    /// creation time (kept from its row, or now for a new page). Once the batch holds
-    /// another save, under a savepoint: a refused save takes back only its own rows. A
-    /// lone save that fails takes the batch down with it, which holds nothing else.
-    async fn index(&mut self, user: &User, changes: &[Change], commits: Commits<'_>, now: &str) -> Result<Indexed> {
+    /// Writes the index rows of committed changes into the batch while `objects` writes
+    /// their commits' objects; answers each page's creation time (kept from its row, or
+    /// now for a new page) and the objects written but not yet durable. Once the batch
+    /// holds another save, the rows go under a savepoint: a save refused by its rows
+    /// takes back only its own. A lone save that fails takes the batch down with it,
+    /// which holds nothing else; so does a save whose objects could not be written after
+    /// its rows were (the disk the whole batch shares failed it).
+    async fn index(
+        &mut self,
+        user: &User,
+        changes: &[Change],
+        commits: Commits<'_>,
+        now: &str,
+        objects: impl Future<Output = anyhow::Result<Vec<git2::Oid>>>,
+    ) -> Result<(Indexed, Vec<git2::Oid>)> {
         let ws_id = self.access.workspace_id();
         let ws_slug = self.access.slug().to_owned();
         let mut savepoint = Savepoint::Wanted(self.batch().saves > 0 || self.batch().keep);
         let fail = changes.iter().any(|c| self.ctx.test_hooks.rows_fail(&c.state.slug));
         let write = Frame { savepoint: &mut savepoint, fail };
-        let result = index_rows(self.conn(), ws_id, &ws_slug, user, changes, commits, now, write).await;
-        let Err(e) = result else { return result };
+        let rows = index_rows(self.conn(), ws_id, &ws_slug, user, changes, commits, now, write);
+        let e = match tokio::join!(rows, objects) {
+            (Ok(indexed), Ok(written)) => return Ok((indexed, written)),
+            (Err(e), _) => e,
+            (Ok(_), Err(e)) => e.into(),
+        };
         let repo = self.repo.clone();
         match savepoint {
             Savepoint::Wanted(false) => {
