@@ -10,7 +10,8 @@
 //! title, parent, actor, time) — enough for `cairn reindex` to rebuild every index row.
 //!
 //! Durability: an acknowledged commit survives a power cut, and no ref ever names an
-//! object that is not on disk. [`write_commit`] writes the new objects, [`sync_objects`]
+//! object that is not on disk. [`make_commit`] makes a commit's objects and
+//! [`Unwritten::write`] writes them, [`sync_objects`]
 //! makes them durable, and only then [`write_ref`] moves the branch (lock file, rename).
 //! The branch's move itself is not flushed: the database commit that follows records the
 //! same head, and after a power cut [`catch_up`] moves a branch that lost its move
@@ -156,17 +157,19 @@ pub fn tip(repo: &Repository) -> anyhow::Result<Option<Tip>> {
     Ok(Some(Tip { commit, tree: repo.find_commit(commit)?.tree_id() }))
 }
 
-/// What [`write_commit`] wrote: the new tip, and the id of each change's content (None
+/// What [`make_commit`] made: the new tip, and the id of each change's content (None
 /// for a removal), in the order of the changes.
 pub struct Written {
     pub tip: Tip,
     pub blobs: Vec<Option<Oid>>,
 }
 
-/// Writes the objects of one commit of `changes` on top of `parent`: blobs, the trees on
-/// the changed paths, the commit. Nothing is made durable and no ref moves; the caller
-/// passes the ids pushed onto `written` to [`sync_objects`] before [`write_ref`] names
-/// the commit (a group of saves shares those two barriers).
+/// Makes the objects of one commit of `changes` on top of `parent` in memory — blobs,
+/// the trees on the changed paths, the commit — with their ids, and adds them to
+/// `made`. Nothing is written: [`Unwritten::write`] writes them (a save hands the ids to
+/// its database rows meanwhile), the caller passes the ids it pushed onto its list to
+/// [`sync_objects`], and only then does [`write_ref`] name the commit (a group of saves
+/// shares those two barriers).
 ///
 /// The objects are written by [`write_loose`], not through libgit2's object database:
 /// for each new object libgit2 first tries to freshen an existing copy, then re-lists
@@ -175,24 +178,6 @@ pub struct Written {
 /// five renames (BENCHMARKS.md, issue 12, fifth session). libgit2 still reads them; the
 /// commit is laid out by [`commit_body`] as libgit2 would, from the parent's tree the
 /// caller carries in its [`Tip`].
-pub fn write_commit(
-    repo: &Repository,
-    parent: Option<Tip>,
-    changes: &[FileChange],
-    author: &Author<'_>,
-    committer: &Author<'_>,
-    message: &str,
-    written: &mut Vec<Oid>,
-) -> anyhow::Result<Written> {
-    let mut made = Unwritten::default();
-    let commit = make_commit(repo, parent, changes, author, committer, message, &mut made)?;
-    made.write(repo, written)?;
-    Ok(commit)
-}
-
-/// [`write_commit`]'s first half: the commit's objects made in memory, with their ids,
-/// and added to `made`, which [`Unwritten::write`] writes. A save hands the ids to its
-/// database rows while its objects are written.
 pub fn make_commit(
     repo: &Repository,
     parent: Option<Tip>,
@@ -219,11 +204,29 @@ pub fn make_commit(
     Ok(Written { tip: Tip { commit, tree }, blobs })
 }
 
+/// [`make_commit`] and [`Unwritten::write`] at once, for a caller with nothing to do
+/// between them (the packing bench builds repositories with it).
+pub fn write_commit(
+    repo: &Repository,
+    parent: Option<Tip>,
+    changes: &[FileChange],
+    author: &Author<'_>,
+    committer: &Author<'_>,
+    message: &str,
+    written: &mut Vec<Oid>,
+) -> anyhow::Result<Written> {
+    let mut made = Unwritten::default();
+    let commit = make_commit(repo, parent, changes, author, committer, message, &mut made)?;
+    made.write(repo, written)?;
+    Ok(commit)
+}
+
 /// Objects made in memory and not written yet, in the order they were made.
 #[derive(Default)]
 pub struct Unwritten {
     objects: Vec<(Oid, ObjectType, Arc<Vec<u8>>)>,
-    /// The trees among them, by id: a later commit of the same save builds on them.
+    /// The trees among them, by id: a later commit of the same save builds on them, and
+    /// [`tree::keep`]'s cache may have passed over (large) or dropped them.
     trees: HashMap<Oid, usize>,
 }
 
@@ -250,7 +253,7 @@ impl Unwritten {
     pub fn write(&self, repo: &Repository, written: &mut Vec<Oid>) -> anyhow::Result<()> {
         let objects = repo.path().join("objects");
         for (oid, kind, body) in &self.objects {
-            write_loose_as(&objects, *oid, *kind, body)?;
+            write_loose(&objects, *oid, *kind, body)?;
             written.push(*oid);
         }
         Ok(())
@@ -294,14 +297,8 @@ fn commit_body(
 /// renamed into place, so a reader sees the whole object or none. An object that is
 /// already there loose is not written again; one that is only packed gets a loose copy,
 /// which is harmless. Not durable until [`sync_objects`].
-pub fn write_loose(objects: &Path, kind: ObjectType, body: &[u8]) -> anyhow::Result<Oid> {
-    let oid = object_id(kind, body)?;
-    write_loose_as(objects, oid, kind, body)?;
-    Ok(oid)
-}
-
-/// [`write_loose`] of an object whose id (`object_id`) is known.
-fn write_loose_as(objects: &Path, oid: Oid, kind: ObjectType, body: &[u8]) -> anyhow::Result<()> {
+/// `oid` is the object's id ([`object_id`]), which the caller already needed.
+fn write_loose(objects: &Path, oid: Oid, kind: ObjectType, body: &[u8]) -> anyhow::Result<()> {
     use std::io::Write;
     use std::sync::atomic::{AtomicU64, Ordering};
     static TMP: AtomicU64 = AtomicU64::new(0);
@@ -645,11 +642,13 @@ mod tests {
         let repo = open_or_init(dir.path()).unwrap();
         let objects = repo.path().join("objects");
         let body = b"# Page\n\nSome text.\n";
-        let ours = write_loose(&objects, ObjectType::Blob, body).unwrap();
+        let ours = object_id(ObjectType::Blob, body).unwrap();
+        write_loose(&objects, ours, ObjectType::Blob, body).unwrap();
         assert_eq!(ours, Oid::hash_object(ObjectType::Blob, body).unwrap());
         assert_eq!(repo.find_blob(ours).unwrap().content(), body);
         // Written once: a second write finds it.
-        assert_eq!(write_loose(&objects, ObjectType::Blob, body).unwrap(), ours);
+        write_loose(&objects, ours, ObjectType::Blob, body).unwrap();
+        assert_eq!(repo.find_blob(ours).unwrap().content(), body);
 
         let mut written = Vec::new();
         let files = ["a-b.md", "a.md", "a/x.md", "a/b/y.md", "b.md", "a0.md"];
