@@ -12,7 +12,7 @@
 //! Durability: an acknowledged commit survives a power cut, and no ref ever names an
 //! object that is not on disk. [`make_commit`] makes a commit's objects and
 //! [`Unwritten::write`] writes them, [`sync_objects`]
-//! makes them durable, and only then [`write_ref`] moves the branch (lock file, rename).
+//! makes them durable, and only then [`write_ref`] moves the branch (an exchange of files).
 //! The branch's move itself is not flushed: the database commit that follows records the
 //! same head, and after a power cut [`catch_up`] moves a branch that lost its move
 //! forward to it (one barrier fewer per batch). On Linux the objects' barrier is one
@@ -458,15 +458,15 @@ fn put_ref(repo: &Repository, new: Oid) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// [`put_ref`]'s exchange: false (nothing done) when the branch has no file yet or the
-/// filesystem cannot exchange two names — then never tried again in this process.
+/// [`put_ref`]'s exchange: false (nothing exchanged) when the branch has no file yet, or
+/// when the filesystem cannot exchange two names (then never tried again in this process).
 #[cfg(target_os = "linux")]
 fn exchanged(repo: &Repository, branch: &Path, line: &[u8]) -> anyhow::Result<bool> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::FileExt;
     use std::sync::atomic::{AtomicBool, Ordering};
     static UNSUPPORTED: AtomicBool = AtomicBool::new(false);
-    if UNSUPPORTED.load(Ordering::Relaxed) || !branch.is_file() {
+    if UNSUPPORTED.load(Ordering::Relaxed) {
         return Ok(false);
     }
     let spare = repo.path().join(REF_SPARE);
@@ -487,6 +487,8 @@ fn exchanged(repo: &Repository, branch: &Path, line: &[u8]) -> anyhow::Result<bo
     }
     let e = std::io::Error::last_os_error();
     match e.raw_os_error() {
+        // The branch has no file yet (its first move, or refs packed by an operator's git).
+        Some(libc::ENOENT) => Ok(false),
         Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP) => {
             UNSUPPORTED.store(true, Ordering::Relaxed);
             Ok(false)
