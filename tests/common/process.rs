@@ -36,38 +36,55 @@ pub struct Proc {
 }
 
 impl Proc {
+    /// Starts the binary on a free port and waits until it answers `/health`.
+    ///
+    /// A port found free can be taken by another test's server (in-process servers bind
+    /// port 0 and may be given it) before the child binds it; then the child fails to
+    /// listen and exits while the other server answers. So only a listener the child
+    /// itself holds counts, and a child that exits is started again on another port.
     pub fn start(dir: &Path, db_url: &str, extra: &[(&str, &str)]) -> Proc {
-        let port = free_port();
-        let data = dir.join("data");
-        let logs = dir.join("logs");
-        let port_s = port.to_string();
-        let mut vars = vec![
-            ("DATA_DIR", data.to_str().unwrap().to_owned()),
-            ("LOG_DIR", logs.to_str().unwrap().to_owned()),
-            ("DATABASE_URL", db_url.to_owned()),
-            ("PORT", port_s),
-        ];
-        vars.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
-        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let child = cairn(&vars).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        let p = Proc { child, port };
-        p.wait_healthy();
-        p
+        for _ in 0..3 {
+            let port = free_port();
+            let data = dir.join("data");
+            let logs = dir.join("logs");
+            let port_s = port.to_string();
+            let mut vars = vec![
+                ("DATA_DIR", data.to_str().unwrap().to_owned()),
+                ("LOG_DIR", logs.to_str().unwrap().to_owned()),
+                ("DATABASE_URL", db_url.to_owned()),
+                ("PORT", port_s),
+            ];
+            vars.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+            let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let child = cairn(&vars).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+            let mut p = Proc { child, port };
+            if p.wait_healthy() {
+                return p;
+            }
+        }
+        panic!("cairn could not listen on a free port three times");
     }
 
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    pub fn wait_healthy(&self) {
+    /// Waits until the child listens on its port and answers `/health`: true then, false
+    /// if the child exited first (its port was taken).
+    fn wait_healthy(&mut self) -> bool {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
-            if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", self.port)) {
+            if self.child.try_wait().unwrap().is_some() {
+                return false;
+            }
+            if holds_listener(self.child.id(), self.port)
+                && let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", self.port))
+            {
                 let _ = s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
                 let mut out = String::new();
                 let _ = s.read_to_string(&mut out);
                 if out.starts_with("HTTP/1.1 200") {
-                    return;
+                    return true;
                 }
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -108,4 +125,25 @@ pub async fn register(url: &str, email: &str) -> super::Api {
         .await;
     assert_eq!(s, reqwest::StatusCode::CREATED, "register {email}: {body}");
     api
+}
+
+/// Whether process `pid` holds a socket listening on TCP `port` (Linux: the listening
+/// sockets of /proc/net/tcp{,6} matched by inode against the process's descriptors).
+fn holds_listener(pid: u32, port: u16) -> bool {
+    let suffix = format!(":{port:04X}");
+    let mut inodes = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else { continue };
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // sl, local_address, rem_address, st (0A = LISTEN), …, inode (the tenth).
+            if f.len() > 9 && f[1].ends_with(&suffix) && f[3] == "0A" {
+                inodes.push(format!("socket:[{}]", f[9]));
+            }
+        }
+    }
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path()).is_ok_and(|target| inodes.iter().any(|i| target.as_os_str() == i.as_str()))
+    })
 }
