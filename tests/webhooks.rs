@@ -323,8 +323,11 @@ async fn failures_are_retried_with_backoff_and_end_failed_after_eight_attempts()
     let owner = server.user("owner@example.com").await;
     let flaky = hook(&owner, &format!("{base}/flaky"), json!({})).await;
     let dead = hook(&owner, &format!("{base}/dead"), json!({})).await;
-    // Nothing listens on this one: connection refused, every time.
-    let closed = common::process::free_port();
+    // Nothing listens on this one: connection refused, every time. The port stays bound
+    // (never listening) for the whole test, so no other test's server can be given it.
+    let held = tokio::net::TcpSocket::new_v4().unwrap();
+    held.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let closed = held.local_addr().unwrap().port();
     let refused = hook(&owner, &format!("http://127.0.0.1:{closed}/gone"), json!({})).await;
     owner.page("p", "# P").await;
 
