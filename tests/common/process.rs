@@ -43,20 +43,15 @@ impl Proc {
     /// listen and exits while the other server answers. So only a listener the child
     /// itself holds counts, and a child that exits is started again on another port.
     pub fn start(dir: &Path, db_url: &str, extra: &[(&str, &str)]) -> Proc {
+        let data = dir.join("data");
+        let logs = dir.join("logs");
+        let mut vars: Vec<(&str, &str)> =
+            vec![("DATA_DIR", data.to_str().unwrap()), ("LOG_DIR", logs.to_str().unwrap()), ("DATABASE_URL", db_url)];
+        vars.extend_from_slice(extra);
         for _ in 0..3 {
             let port = free_port();
-            let data = dir.join("data");
-            let logs = dir.join("logs");
             let port_s = port.to_string();
-            let mut vars = vec![
-                ("DATA_DIR", data.to_str().unwrap().to_owned()),
-                ("LOG_DIR", logs.to_str().unwrap().to_owned()),
-                ("DATABASE_URL", db_url.to_owned()),
-                ("PORT", port_s),
-            ];
-            vars.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
-            let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            let child = cairn(&vars).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+            let child = cairn(&vars).env("PORT", &port_s).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
             let mut p = Proc { child, port };
             if p.wait_healthy() {
                 return p;
