@@ -11,19 +11,12 @@ set -euo pipefail
 ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-10s}
 PORT=${PORT:-18480}
-BASE="http://127.0.0.1:$PORT"
-
-json() { python3 -c "import json,sys; print(json.load(sys.stdin)[sys.argv[1]])" "$1"; }
+. "$(dirname "$0")/../server.sh"
 
 one() {
     local bin=$1 dir pid token
     dir=$(mktemp -d)
-    DATA_DIR="$dir/data" LOG_DIR="$dir/logs" PORT=$PORT "$bin" serve >/dev/null 2>&1 &
-    pid=$!
-    for _ in $(seq 200); do curl -sf "$BASE/health" >/dev/null && break; sleep 0.05; done
-    curl -sf -c "$dir/jar" -H 'content-type: application/json' \
-        -d '{"email":"reads@bench.example","password":"a long bench password"}' "$BASE/api/auth/register" >/dev/null
-    token=$(curl -sf -b "$dir/jar" -H 'content-type: application/json' -d '{"name":"bench"}' "$BASE/api/tokens" | json token)
+    serve "$bin" "$dir"
     python3 -c "import json; print(json.dumps({'title': 'Bench', 'content': '# Bench\n\n' + 'Some words of a page. ' * 140}))" |
         curl -sf -H "Authorization: Bearer $token" -H 'content-type: application/json' -d @- "$BASE/api/pages" >/dev/null
     local rps

@@ -56,7 +56,54 @@ pub fn page_path(slug: &str, trashed: bool) -> String {
 /// One workspace repository. (Writes to it are serialised by the workspace's write lock,
 /// `core::pages::batch`.)
 pub struct WorkspaceRepo {
-    repo: Arc<Mutex<Repository>>,
+    repo: Arc<Mutex<Kept>>,
+}
+
+/// A repository handle kept open across uses, which lets go of packs removed since it was
+/// opened.
+///
+/// libgit2 adds the packs it finds to a handle's list but never drops one whose file is
+/// gone, so a handle kept for the life of the process kept every pack that packing later
+/// folded away open and mapped: a server saving beside eight `cairn gc` runs held seven
+/// removed packs, each a whole copy of the repository at its time, whose blocks the disk
+/// frees only when their last descriptor closes, and whose pages stayed resident
+/// (BENCHMARKS.md, issue 12, twenty-fifth session). So a kept handle is reopened when the
+/// pack directory changed since it was opened — one `stat` per use; a change is a packing
+/// pass (this process's or another's), about one a minute while saves come in. A reader's
+/// handle on a thread that does not read that repository again holds the packs of its
+/// last use until the thread ends (tokio ends an idle blocking thread after 10 s).
+struct Kept {
+    repo: Repository,
+    /// The pack directory's modification time when `repo` was opened.
+    packs: Option<std::time::SystemTime>,
+}
+
+impl Kept {
+    /// Opens the repository at `dir` with `open` ([`open_or_init`] for the writer's handle).
+    fn open(dir: &Path, open: fn(&Path) -> anyhow::Result<Repository>) -> anyhow::Result<Kept> {
+        // Read before opening: a change between the two makes one reopen too many, never
+        // one too few.
+        let packs = packs_changed_at(dir);
+        Ok(Kept { repo: open(dir)?, packs })
+    }
+
+    /// The handle, reopened first if the packs changed since it was opened.
+    fn current(&mut self) -> anyhow::Result<&Repository> {
+        if packs_changed_at(self.repo.path()) != self.packs {
+            let dir = self.repo.path().to_owned();
+            *self = Kept::open(&dir, open_bare)?;
+        }
+        Ok(&self.repo)
+    }
+}
+
+fn open_bare(dir: &Path) -> anyhow::Result<Repository> {
+    Ok(Repository::open_bare(dir)?)
+}
+
+/// When the repository's pack directory last changed (a pack added or removed).
+fn packs_changed_at(dir: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(dir.join("objects/pack")).and_then(|m| m.modified()).ok()
 }
 
 impl WorkspaceRepo {
@@ -77,8 +124,8 @@ impl WorkspaceRepo {
     ) -> impl Future<Output = anyhow::Result<R>> + Send + 'static {
         let repo = self.repo.clone();
         let task = tokio::task::spawn_blocking(move || {
-            let repo = repo.lock().map_err(|_| anyhow::anyhow!("repository lock poisoned"))?;
-            f(&repo)
+            let mut repo = repo.lock().map_err(|_| anyhow::anyhow!("repository lock poisoned"))?;
+            f(repo.current()?)
         });
         async move { task.await.context("git task failed")? }
     }
@@ -96,8 +143,7 @@ impl Repos {
         if let Some(r) = open.get(slug) {
             return Ok(r.clone());
         }
-        let repo = open_or_init(dir)?;
-        let r = Arc::new(WorkspaceRepo { repo: Arc::new(Mutex::new(repo)) });
+        let r = Arc::new(WorkspaceRepo { repo: Arc::new(Mutex::new(Kept::open(dir, open_or_init)?)) });
         open.insert(slug.to_owned(), r.clone());
         Ok(r)
     }
@@ -594,7 +640,7 @@ pub fn read_at(repo: &Repository, sha: Oid, path: &str) -> anyhow::Result<Option
 thread_local! {
     /// Read-only handles, one per repository per blocking thread: reads neither wait for
     /// the writer's handle nor reopen the repository each time.
-    static READERS: std::cell::RefCell<HashMap<PathBuf, Repository>> = Default::default();
+    static READERS: std::cell::RefCell<HashMap<PathBuf, Kept>> = Default::default();
 }
 
 /// Runs `f` on a read-only handle of the repository at `dir`, on the blocking pool.
@@ -605,10 +651,14 @@ pub async fn read<R: Send + 'static>(
     tokio::task::spawn_blocking(move || {
         READERS.with(|cell| {
             let mut readers = cell.borrow_mut();
-            if !readers.contains_key(&dir) {
-                readers.insert(dir.clone(), Repository::open_bare(&dir)?);
-            }
-            f(&readers[&dir])
+            let kept = match readers.entry(dir) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    let kept = Kept::open(e.key(), open_bare)?;
+                    e.insert(kept)
+                }
+            };
+            f(kept.current()?)
         })
     })
     .await
@@ -710,6 +760,61 @@ mod tests {
         }
         let complaints = fsck_strict(&repo);
         assert!(complaints.is_empty(), "{complaints}");
+    }
+
+    /// A kept handle lets go of the packs a packing pass removed: once it is used again,
+    /// nothing of theirs stays open or mapped in the process (libgit2's own handle would
+    /// keep them until it is dropped).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_kept_handle_lets_go_of_removed_packs() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut kept = Kept::open(dir.path(), open_or_init).unwrap();
+        let mut parent: Option<Tip> = None;
+        // Reads every page version through the handle, so each pack is open and mapped.
+        let read_all = |kept: &mut Kept| {
+            let repo = kept.current().unwrap();
+            for commit in log(repo).unwrap() {
+                let tree = repo.find_commit(commit).unwrap().tree().unwrap();
+                tree.walk(git2::TreeWalkMode::PreOrder, |_, entry| {
+                    repo.find_object(entry.id(), None).unwrap();
+                    git2::TreeWalkResult::Ok
+                })
+                .unwrap();
+            }
+        };
+        for round in 0..2 {
+            for n in 0..3 {
+                let repo = kept.current().unwrap();
+                let content = format!("round {round}, version {n}\n").repeat(50).into_bytes();
+                let change = FileChange { path: format!("p/pa/page-{n}.md"), content: Some(content) };
+                let saved =
+                    write_commit(repo, parent, &[change], &author(), &author(), "Save\n", &mut Vec::new()).unwrap();
+                write_ref(repo, saved.tip.commit, parent.map(|t| t.commit)).unwrap();
+                parent = Some(saved.tip);
+            }
+            pack::pack(dir.path(), false, &|| false).unwrap();
+            read_all(&mut kept);
+        }
+        assert!(!pack::packs(dir.path()).unwrap().is_empty());
+        pack::pack(dir.path(), true, &|| false).unwrap();
+        read_all(&mut kept);
+        let removed_but_held = |listing: String| -> Vec<String> {
+            let dir = dir.path().to_string_lossy().into_owned();
+            listing.lines().filter(|l| l.contains(&dir) && l.contains("(deleted)")).map(str::to_owned).collect()
+        };
+        let maps = removed_but_held(std::fs::read_to_string("/proc/self/maps").unwrap());
+        assert!(maps.is_empty(), "removed packs still mapped: {maps:#?}");
+        let fds = std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+            .map(|target| target.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let fds = removed_but_held(fds);
+        assert!(fds.is_empty(), "removed packs still open: {fds:#?}");
+        assert_eq!(pack::packs(dir.path()).unwrap().len(), 1);
+        fsck_strict(kept.current().unwrap());
     }
 
     /// A directory's tree past [`STORED_TREE`] is written uncompressed, and is the same
