@@ -164,6 +164,8 @@ pub struct RunResult {
     /// Server memory (VmRSS): idle right after start, and after the timed scenarios.
     pub rss_idle_kib: u64,
     pub rss_end_kib: u64,
+    /// What the RSS after the timed scenarios holds.
+    pub rss_end_parts: server::RssParts,
     pub export: Export,
     pub loadavg_before: String,
     pub loadavg_after: String,
@@ -514,6 +516,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
         }
     }
     let rss_end_kib = server.pid().map_or(0, server::rss_kib);
+    let rss_end_parts = server.pid().map_or_else(Default::default, server::rss_parts);
     let export = measure_export(&base, &token, server.pid()).await?;
     eprintln!(
         "  export: {:.1} MiB zip in {:.2} s; server RSS {:.1} MiB before, peak {:.1} MiB during",
@@ -566,6 +569,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
         setup_packed,
         rss_idle_kib,
         rss_end_kib,
+        rss_end_parts,
         export,
         loadavg_before,
         loadavg_after: loadavg(),

@@ -425,13 +425,47 @@ pub fn ncpu() -> f64 {
 
 /// Resident memory of a process in KiB (`VmRSS`), 0 when unknown.
 pub fn rss_kib(pid: u32) -> u64 {
-    let Ok(status) = fs::read_to_string(format!("/proc/{pid}/status")) else { return 0 };
+    status_kib(&fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default(), "VmRSS:")
+}
+
+/// A `… kB` field of `/proc/<pid>/status` (`name` with its colon), 0 when missing.
+fn status_kib(status: &str, name: &str) -> u64 {
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(name))
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
+}
+
+/// What a process's resident memory holds, in KiB: anonymous (heap, stacks), file-backed
+/// (the binary, mapped packs), and — of the file-backed — pages of pack files that were
+/// removed but that it still maps (packing folded them away after it read them).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RssParts {
+    pub anon_kib: u64,
+    pub file_kib: u64,
+    pub removed_packs_kib: u64,
+}
+
+/// [`RssParts`] of a process, zeros when unknown.
+pub fn rss_parts(pid: u32) -> RssParts {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let mut removed_packs_kib = 0;
+    let mut in_removed_pack = false;
+    for line in fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default().lines() {
+        // A mapping's header is "start-end perms offset dev inode [path]"; its fields follow.
+        if line
+            .split_whitespace()
+            .next()
+            .is_some_and(|f| f.contains('-') && f.chars().all(|c| c.is_ascii_hexdigit() || c == '-'))
+        {
+            in_removed_pack = line.ends_with(".pack (deleted)") || line.ends_with(".idx (deleted)");
+        } else if in_removed_pack && let Some(v) = line.strip_prefix("Rss:") {
+            removed_packs_kib += v.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        }
+    }
+    RssParts { anon_kib: status_kib(&status, "RssAnon:"), file_kib: status_kib(&status, "RssFile:"), removed_packs_kib }
 }
 
 /// A directory and a file's creation (`create_cost_ms`), and a `syncfs`, in ms, below
