@@ -14,8 +14,7 @@ PORT=${PORT:-18490}
 
 one() {
     local bin=$1 dir pid token
-    dir=$(mktemp -d)
-    serve "$bin" "$dir"
+    serve "$bin"
     local H=(-H "Authorization: Bearer $token" -H 'content-type: application/json')
     for n in $(seq 20); do
         curl -sf "${H[@]}" -d "{\"title\":\"Page $n\",\"content\":\"# Page $n\"}" "$BASE/api/pages" >/dev/null
@@ -40,9 +39,7 @@ one() {
         echo "$(basename "$bin") round $round: removed packs held open $held ($bytes bytes)," \
             "mapped $(grep -c '\.pack (deleted)' /proc/$pid/maps || true)"
     done
-    kill "$pid"
-    wait "$pid" || true
-    rm -rf "$dir"
+    unserve
 }
 
 for bin in "$@"; do

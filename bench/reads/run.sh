@@ -15,17 +15,14 @@ PORT=${PORT:-18480}
 
 one() {
     local bin=$1 dir pid token
-    dir=$(mktemp -d)
-    serve "$bin" "$dir"
+    serve "$bin"
     python3 -c "import json; print(json.dumps({'title': 'Bench', 'content': '# Bench\n\n' + 'Some words of a page. ' * 140}))" |
         curl -sf -H "Authorization: Bearer $token" -H 'content-type: application/json' -d @- "$BASE/api/pages" >/dev/null
     local rps
     rps=$(wrk -t2 -c16 -d"$DURATION" -H "Authorization: Bearer $token" "$BASE/api/pages/bench/raw" |
         awk '/Requests\/sec/ {print $2} /Non-2xx/ {print "NON-2XX:" $0 > "/dev/stderr"}')
     echo "$bin $rps"
-    kill "$pid"
-    wait "$pid" || true
-    rm -rf "$dir"
+    unserve
 }
 
 for _ in $(seq "$ROUNDS"); do
