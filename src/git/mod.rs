@@ -338,9 +338,14 @@ fn commit_body(
 }
 
 /// Writes one loose object as git does: `<kind> <size>\0<body>`, zlib-deflated, at
-/// `objects/xx/<38 hex digits>`, by way of a temporary file in that same directory
-/// (`tmp_obj_*`, the name git gives its own, which `git gc` cleans up after a crash)
-/// renamed into place, so a reader sees the whole object or none. An object that is
+/// `objects/xx/<38 hex digits>`, by way of a temporary file in `objects/` (`tmp_obj_*`,
+/// the name git gives its own, which `git gc` cleans up there after a crash) renamed
+/// into place, so a reader sees the whole object or none. The temporary name sits in the
+/// one directory every object of a batch shares rather than in the object's own: a
+/// file's two names in one hashed directory usually fall in two of its blocks, and each
+/// block a save dirties is written back by the batch's barrier (bench/io/threads.sh:
+/// the object writers dirtied ≈ 92 KiB per save for ≈ 9 KiB of objects; BENCHMARKS.md,
+/// issue 12, twenty-sixth session). An object that is
 /// already there loose is not written again; one that is only packed gets a loose copy,
 /// which is harmless. Not durable until [`sync_objects`].
 /// `oid` is the object's id ([`object_id`]), which the caller already needed.
@@ -355,25 +360,22 @@ fn write_loose(objects: &Path, oid: Oid, kind: ObjectType, body: &[u8]) -> anyho
         return Ok(());
     }
     let bytes = deflated(kind, body)?;
-    let tmp = dir.join(format!("tmp_obj_{}_{}", std::process::id(), TMP.fetch_add(1, Ordering::Relaxed)));
-    let created = || {
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o444);
-        options.open(&tmp)
-    };
-    let mut file = match created() {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(&dir)?;
-            created()?
-        }
-        Err(e) => return Err(e).with_context(|| format!("cannot create {}", tmp.display())),
-    };
+    let tmp = objects.join(format!("tmp_obj_{}_{}", std::process::id(), TMP.fetch_add(1, Ordering::Relaxed)));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o444);
+    let mut file = options.open(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     file.write_all(&bytes)?;
     drop(file);
-    std::fs::rename(&tmp, &path).with_context(|| format!("cannot move {} into place", tmp.display()))?;
+    let moved = match std::fs::rename(&tmp, &path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(&dir)?;
+            std::fs::rename(&tmp, &path)
+        }
+        moved => moved,
+    };
+    moved.with_context(|| format!("cannot move {} into place", tmp.display()))?;
     Ok(())
 }
 
