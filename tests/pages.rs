@@ -296,6 +296,21 @@ async fn tree_notes_children_view() {
     let (_, view) = api.get("/api/pages/handbook/view").await;
     let back: Vec<_> = view["backlinks"].as_array().unwrap().iter().map(|b| b["slug"].as_str().unwrap()).collect();
     assert_eq!(back, ["onboarding", "zeta"]);
+
+    // An edit keeps the page where it was (its row is written without its slug, parent
+    // and trash state) and moves it to the top of the notes.
+    let (_, before) = api.get("/api/pages/onboarding").await;
+    let (s, edited) =
+        api.put("/api/pages/onboarding", json!({"content": "## Day one\nsee [[handbook]] #hr, edited"})).await;
+    assert_eq!(s, StatusCode::OK, "{edited}");
+    assert_eq!((&edited["parent"], &edited["created_at"]), (&json!("handbook"), &before["created_at"]));
+    assert_ne!(edited["revision"], before["revision"]);
+    assert_eq!(api.get("/api/pages").await.1, tree);
+    let (_, notes) = api.get("/api/notes").await;
+    let order: Vec<_> = notes["items"].as_array().unwrap().iter().map(|n| n["slug"].as_str().unwrap()).collect();
+    assert_eq!(order, ["onboarding", "zeta", "laptop", "handbook"]);
+    let (_, kids) = api.get("/api/pages/handbook/children").await;
+    assert_eq!((kids["total"].clone(), kids["items"][0]["slug"].clone()), (json!(1), json!("onboarding")));
     srv.stop().await;
 }
 

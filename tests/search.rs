@@ -260,7 +260,7 @@ async fn search_sees_only_live_pages_of_the_callers_workspace() {
     let srv = env.start(&[]).await;
     let ann = srv.user("ann@x.io").await;
     let bob = srv.user("bob@x.io").await;
-    ann.page("secret", "# Zephyr plans\n\nThe zephyr project.\n").await;
+    let first = ann.page("secret", "# Zephyr plans\n\nThe zephyr project.\n").await;
     bob.page("mine", "# Zephyr too\n\nBob's zephyr.\n").await;
     assert_eq!(slugs(&search(&ann, "q=zephyr").await), ["secret"]);
     assert_eq!(slugs(&search(&bob, "q=zephyr").await), ["mine"]);
@@ -275,6 +275,12 @@ async fn search_sees_only_live_pages_of_the_callers_workspace() {
     ann.put("/api/pages/secret", json!({"content": "# Mistral plans\n\nRenamed wind.\n"})).await;
     assert!(slugs(&search(&ann, "q=zephyr").await).is_empty());
     assert_eq!(slugs(&search(&ann, "q=mistral").await), ["secret"]);
+    // An earlier revision restored: found by its words again, and only by them.
+    let sha = first["revision"].as_str().unwrap();
+    assert_eq!(ann.post(&format!("/api/pages/secret/restore/{sha}"), json!({})).await.0, StatusCode::OK);
+    assert_eq!(slugs(&search(&ann, "q=zephyr").await), ["secret"]);
+    assert!(slugs(&search(&ann, "q=mistral").await).is_empty());
+    ann.put("/api/pages/secret", json!({"content": "# Mistral plans\n\nRenamed wind.\n"})).await;
     ann.post("/api/pages/secret/rename", json!({"new_slug": "wind"})).await;
     assert_eq!(slugs(&search(&ann, "q=mistral").await), ["wind"]);
     ann.delete("/api/pages/wind").await;

@@ -143,7 +143,7 @@ async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) ->
             updated_by: last.actor.unwrap_or_default(),
             deleted: (last.action == Action::Trash).then(|| (last.time.clone(), last.actor.unwrap_or_default())),
             parsed: None,
-            new_row: false,
+            write: rows::RowWrite::Any,
             indexed: None,
         };
         let (page_id, _) = rows::upsert_page_in_tx(&mut tx, ws_id, &row, None, None).await?;

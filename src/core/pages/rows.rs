@@ -549,12 +549,27 @@ pub struct IndexedPage {
     pub deleted: Option<(String, i64)>,
     /// `content` parsed, when the caller has it already.
     pub parsed: Option<Arc<Parsed>>,
-    /// The row cannot exist yet (a page created with a new id): it has no tags or links
-    /// to delete first.
-    pub new_row: bool,
+    /// What the write may change of the row (the statement that writes it).
+    pub write: RowWrite,
     /// The tags and links the row holds now, when the caller read them with it: a list
     /// that would be written the same again is left as it is.
     pub indexed: Option<Lists>,
+}
+
+/// What a page's write may change of its row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowWrite {
+    /// The row cannot exist yet (a page created with a new id): it has no tags or links
+    /// to delete first.
+    New,
+    /// The row may exist, and any of its fields may change.
+    Any,
+    /// The row exists and keeps its slug, parent and trash state: an edit. Written by an
+    /// `UPDATE` that leaves those columns out, because SQLite rewrites the entries of
+    /// every index on a column its `SET` names, changed or not — three index pages fewer
+    /// per edit (`(workspace_id, slug)`, `(workspace_id, parent_id)` and the search
+    /// filter's).
+    Content,
 }
 
 pub struct RevisionRow {
@@ -815,68 +830,21 @@ pub async fn page_script(
         Some(parsed) => parsed.clone(),
         None => Arc::new(markdown::parse(&p.content)),
     };
-    let (deleted_at, deleted_by) = match &p.deleted {
-        Some((at, by)) => (Some(at.clone()), Some(*by)),
-        None => (None, None),
-    };
     let image_text = image_text_in_tx(tx, ws_id, &p.content).await?;
     let backend = Backend::of(tx);
     let [content, content_z, search_title] = stored::columns_for(backend, &p.content, &p.title)?;
     let mut script = Script::new();
     // The workspace's change counter, which the row then takes (see `next_index_seq_in_tx`).
     script.push(BUMP_INDEX_SEQ, vec![ws_id.into()]);
-    // PostgreSQL's search vector is a column of the row (computed from two extra
-    // parameters); SQLite's search file is written after the commit, from the row
-    // (`fulltext::catch_up`).
-    let (vector_column, vector_value, vector_set) = match backend {
-        Backend::Postgres => (
-            ", search_vector",
-            format!(", {}", fulltext::pg_vector("$16", "$18")),
-            ", search_vector = excluded.search_vector",
-        ),
-        Backend::Sqlite => ("", String::new(), ""),
+    let text = RowText { content, content_z, search_title };
+    let (statement, mut values) = match p.write {
+        RowWrite::Content => (edit(backend), edit_values(ws_id, p, text, &image_text)),
+        RowWrite::New | RowWrite::Any => (upsert(backend), upsert_values(ws_id, p, text, &image_text)),
     };
-    // One statement for new and existing rows: the row is keyed by the page id kept in
-    // the commit trailers, and creation fields are written only once. `body` is emptied
-    // (rows of older releases held the search text there).
-    let mut values: Vec<Value> = vec![
-        ws_id.into(),
-        (&p.uid).into(),
-        (&p.slug).into(),
-        (&p.title).into(),
-        content,
-        (&image_text).into(),
-        p.parent_uid.as_ref().into(),
-        (&p.path).into(),
-        (&p.revision).into(),
-        (&p.created_at).into(),
-        p.created_by.into(),
-        (&p.updated_at).into(),
-        p.updated_by.into(),
-        deleted_at.into(),
-        deleted_by.into(),
-        search_title,
-        content_z,
-    ];
     if backend == Backend::Postgres {
         values.push(search_body_of(&parsed.text, &image_text).into());
     }
-    script.push(
-        format!(
-            "INSERT INTO pages (workspace_id, uid, slug, title, content, image_text, parent_id, path, revision, \
-             created_at, created_by, updated_at, updated_by, deleted_at, deleted_by, search_title, content_z, index_seq{vector_column}) \
-             VALUES ($1, $2, $3, $4, $5, $6, (SELECT id FROM pages WHERE workspace_id = $1 AND uid = $7), \
-                     $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-                     (SELECT seq FROM index_seqs WHERE workspace_id = $1){vector_value}) \
-             ON CONFLICT (workspace_id, uid) DO UPDATE SET slug = excluded.slug, title = excluded.title, \
-               content = excluded.content, content_z = excluded.content_z, image_text = excluded.image_text, body = '', \
-               search_title = excluded.search_title, parent_id = excluded.parent_id, path = excluded.path, \
-               revision = excluded.revision, updated_at = excluded.updated_at, updated_by = excluded.updated_by, \
-               deleted_at = excluded.deleted_at, deleted_by = excluded.deleted_by, index_seq = excluded.index_seq{vector_set} \
-             RETURNING id, created_at"
-        ),
-        values,
-    );
+    script.push(statement, values);
     let page = || -> Vec<Value> { vec![ws_id.into(), (&p.uid).into()] };
     let with_page = |more: Vec<Value>| -> Vec<Value> { page().into_iter().chain(more).collect() };
     // Embedding happens off the request path: the worker picks this row up. One row per
@@ -892,10 +860,10 @@ pub async fn page_script(
     // An edit that keeps the page's tags or links leaves their rows alone: two statements
     // fewer each (on PostgreSQL, two round trips), and no index entries rewritten.
     let (same_tags, same_links) = p.indexed.as_ref().map_or((false, false), |now| now.hold(&parsed.tags, &links));
-    if !p.new_row && !same_tags {
+    if p.write != RowWrite::New && !same_tags {
         script.push(format!("DELETE FROM page_tags WHERE page_id = {PAGE_ID}"), page());
     }
-    if !p.new_row && !same_links {
+    if p.write != RowWrite::New && !same_links {
         script.push(format!("DELETE FROM page_links WHERE page_id = {PAGE_ID}"), page());
     }
     let list = store::json_strings(backend, "$3");
@@ -928,8 +896,102 @@ pub async fn page_script(
 
 /// The page's row id and creation time, from the rows a [`page_script`] returned.
 pub fn page_written(rows: &[AnyRow]) -> Result<(i64, String)> {
-    let row = rows.first().ok_or_else(|| Error::internal(anyhow::anyhow!("a page's upsert returned no row")))?;
+    let row = rows.first().ok_or_else(|| Error::internal(anyhow::anyhow!("a page's row write returned no row")))?;
     Ok((row.try_get(0)?, row.try_get(1)?))
+}
+
+/// PostgreSQL's search vector is a column of the row, computed from the search title and
+/// one extra parameter, the search text (given by their numbers); SQLite's search file is
+/// written after the commit, from the row (`fulltext::catch_up`).
+fn search_vector(backend: Backend, title: &str, body: &str) -> Option<String> {
+    (backend == Backend::Postgres).then(|| fulltext::pg_vector(title, body))
+}
+
+/// One statement for new and existing rows: the row is keyed by the page id kept in the
+/// commit trailers, and creation fields are written only once. `body` is emptied (rows
+/// of older releases held the search text there).
+fn upsert(backend: Backend) -> String {
+    let vector = search_vector(backend, "$16", "$18");
+    let (vector_column, vector_value, vector_set) = match &vector {
+        Some(v) => (", search_vector", format!(", {v}"), ", search_vector = excluded.search_vector"),
+        None => ("", String::new(), ""),
+    };
+    format!(
+        "INSERT INTO pages (workspace_id, uid, slug, title, content, image_text, parent_id, path, revision, \
+         created_at, created_by, updated_at, updated_by, deleted_at, deleted_by, search_title, content_z, index_seq{vector_column}) \
+         VALUES ($1, $2, $3, $4, $5, $6, (SELECT id FROM pages WHERE workspace_id = $1 AND uid = $7), \
+                 $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
+                 (SELECT seq FROM index_seqs WHERE workspace_id = $1){vector_value}) \
+         ON CONFLICT (workspace_id, uid) DO UPDATE SET slug = excluded.slug, title = excluded.title, \
+           content = excluded.content, content_z = excluded.content_z, image_text = excluded.image_text, body = '', \
+           search_title = excluded.search_title, parent_id = excluded.parent_id, path = excluded.path, \
+           revision = excluded.revision, updated_at = excluded.updated_at, updated_by = excluded.updated_by, \
+           deleted_at = excluded.deleted_at, deleted_by = excluded.deleted_by, index_seq = excluded.index_seq{vector_set} \
+         RETURNING id, created_at"
+    )
+}
+
+/// A page's markdown and search title as its row keeps them (`stored::columns_for`).
+struct RowText {
+    content: Value,
+    content_z: Value,
+    search_title: Value,
+}
+
+/// The upsert's parameters but PostgreSQL's search text (`$18`).
+fn upsert_values(ws_id: i64, p: &IndexedPage, text: RowText, image_text: &str) -> Vec<Value> {
+    let (deleted_at, deleted_by) = match &p.deleted {
+        Some((at, by)) => (Some(at.clone()), Some(*by)),
+        None => (None, None),
+    };
+    vec![
+        ws_id.into(),
+        (&p.uid).into(),
+        (&p.slug).into(),
+        (&p.title).into(),
+        text.content,
+        image_text.into(),
+        p.parent_uid.as_ref().into(),
+        (&p.path).into(),
+        (&p.revision).into(),
+        (&p.created_at).into(),
+        p.created_by.into(),
+        (&p.updated_at).into(),
+        p.updated_by.into(),
+        deleted_at.into(),
+        deleted_by.into(),
+        text.search_title,
+        text.content_z,
+    ]
+}
+
+/// An edit ([`RowWrite::Content`]): the columns an edit changes, and none that an index
+/// holds but `updated_at` and `index_seq`, which move at every save.
+fn edit(backend: Backend) -> String {
+    let vector_set = search_vector(backend, "$9", "$11").map_or_else(String::new, |v| format!(", search_vector = {v}"));
+    format!(
+        "UPDATE pages SET title = $3, content = $4, content_z = $5, image_text = $6, body = '', \
+           search_title = $9, revision = $7, updated_at = $8, updated_by = $10, \
+           index_seq = (SELECT seq FROM index_seqs WHERE workspace_id = $1){vector_set} \
+         WHERE workspace_id = $1 AND uid = $2 \
+         RETURNING id, created_at"
+    )
+}
+
+/// The edit's parameters but PostgreSQL's search text (`$11`).
+fn edit_values(ws_id: i64, p: &IndexedPage, text: RowText, image_text: &str) -> Vec<Value> {
+    vec![
+        ws_id.into(),
+        (&p.uid).into(),
+        (&p.title).into(),
+        text.content,
+        text.content_z,
+        image_text.into(),
+        (&p.revision).into(),
+        (&p.updated_at).into(),
+        text.search_title,
+        p.updated_by.into(),
+    ]
 }
 
 const REVISION_COLUMNS: &str =

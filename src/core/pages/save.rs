@@ -590,8 +590,13 @@ async fn index_rows(
             updated_by: user.id,
             deleted: st.trashed.then(|| (now.to_owned(), user.id)),
             parsed: st.parsed.clone(),
-            // A create has a new id: its row is inserted here, in this transaction.
-            new_row: change.action == Action::Create,
+            write: match change.action {
+                // A create has a new id: its row is inserted here, in this transaction.
+                Action::Create => rows::RowWrite::New,
+                // Built from the page's row with new content and title (`ops`).
+                Action::Update | Action::Restore | Action::Relink => rows::RowWrite::Content,
+                _ => rows::RowWrite::Any,
+            },
             indexed: st.indexed.clone(),
         };
         let revision = RevisionRow {
