@@ -6,11 +6,12 @@ usage: bench/io/lone.py BIN [--pages 1000] [--saves 2000] [--seed 1]
 Starts BIN on a temporary data directory and SQLite file, creates --pages pages (in
 twenty parent sections, with links and tags, about 2 KB each), then reads every
 thread's /proc/<server>/task/*/io (wchar: bytes handed to write()), makes --saves
-updates of random pages one after another (each its own group commit, so every save's
-rows are one database commit), reads them again and prints the bytes per save by thread
-kind: the database pool's connections (their WAL frames and the checkpoints their
-commits run), the search file's writer, and tokio's threads (git objects, the branch).
-Unlike bench/io/threads.sh, the number of saves is exact and nothing else runs, so two
+updates of random pages one after another (new words, the same links and tags, as the
+bench's edits; each its own group commit, so every save's rows are one database
+commit), reads them again and prints the bytes per save by thread kind: the database
+pool's connections (their WAL frames and the checkpoints their commits run), the search
+file's writer, and tokio's threads (git objects, the branch). Unlike
+bench/io/threads.sh, the number of saves is exact and nothing else runs, so two
 builds can be compared by a run of each. Standard library only.
 """
 import argparse
@@ -50,10 +51,12 @@ class Api:
             return r.status, r.headers, json.loads(r.read() or b"null")
 
 
-def content(rng, n, edit=0):
+def content(rng, n):
+    """Page n's markdown: new words at every call, the same links and tags (as the bench's
+    edits, which keep a page's tags and links: those rows are then left alone)."""
     words = " ".join(rng.choice(WORDS) for _ in range(300))
-    links = " ".join(f"[[page-{rng.randrange(max(n, 1))}]]" for _ in range(3))
-    return f"# Page {n}\n\n{words}\n\nSee {links}. #topic-{n % 7} #edit-{edit % 3}\n"
+    links = " ".join(f"[[page-{(n * 7 + k * 13) % 1000}]]" for k in range(3))
+    return f"# Page {n}\n\n{words}\n\nSee {links}. #topic-{n % 7}\n"
 
 
 WORDS = ("alpha beta gamma delta release deploy runbook incident service queue cache "
@@ -114,9 +117,9 @@ def main():
         time.sleep(3)  # the search file's catch-up of the setup
         before = threads(srv.pid)
         t0 = time.monotonic()
-        for k in range(a.saves):
+        for _ in range(a.saves):
             n = rng.randrange(a.pages)
-            api.call("PUT", f"/api/pages/page-{n}", {"content": content(rng, n, k + 1)})
+            api.call("PUT", f"/api/pages/page-{n}", {"content": content(rng, n)})
         took = time.monotonic() - t0
         time.sleep(3)  # the search file's catch-up of the last saves
         after = threads(srv.pid)
