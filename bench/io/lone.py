@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What one save writes, counted exactly: N one-client updates on a fresh SQLite server.
 
-usage: bench/io/lone.py BIN [--pages 1000] [--saves 2000] [--seed 1]
+usage: bench/io/lone.py BIN [--pages 1000] [--saves 2000] [--seed 1] [--keep]
 
 Starts BIN on a temporary data directory and SQLite file, creates --pages pages (in
 twenty parent sections, with links and tags, about 2 KB each), then reads every
@@ -90,6 +90,7 @@ def main():
     ap.add_argument("--pages", type=int, default=1000)
     ap.add_argument("--saves", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--keep", action="store_true", help="keep the data directory and SQLite file, and say where")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     tmp = tempfile.mkdtemp(prefix="cairn-lone-")
@@ -133,7 +134,10 @@ def main():
     finally:
         srv.send_signal(signal.SIGTERM)
         srv.wait(timeout=60)
-        shutil.rmtree(tmp, ignore_errors=True)
+        if a.keep:
+            print(f"kept {tmp} (cairn.db, data/)")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
