@@ -663,6 +663,43 @@ async fn a_branch_that_lost_its_last_move_is_moved_forward_to_the_recorded_head(
     assert_fsck(&repo);
 }
 
+/// The start-up check reads each workspace under its write lock: a batch (of another
+/// process sharing the database and `DATA_DIR`) between its branch move and its database
+/// commit is a write in progress, not an index behind its repository, and is not rebuilt.
+#[tokio::test]
+async fn the_start_up_check_waits_for_a_write_in_progress() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("busy@x.io").await;
+    build_a_wiki(&api).await;
+    let before = snapshot(&api, SLUGS).await;
+    let repo = env.data_dir().join("workspaces/busy.git");
+    let head = git(&repo, &["rev-parse", "refs/heads/main"]).trim().to_owned();
+    let ws_id: i64 =
+        sqlx::query_scalar("SELECT id FROM workspaces WHERE slug = 'busy'").fetch_one(&srv.ctx.db.pool).await.unwrap();
+    // A writer holds the lock and has moved the branch past the recorded head, as a batch
+    // does before its database commit.
+    let access = cairn::core::workspaces::Access::maintenance(ws_id, "busy");
+    let writer = cairn::core::pages::save::Writer::begin_alone(&srv.ctx, &access).await.unwrap();
+    let tree = format!("{head}^{{tree}}");
+    let identity = ["-c", "user.name=t", "-c", "user.email=t@x.io"];
+    let ahead = git(&repo, &[&identity[..], &["commit-tree", "-p", &head, "-m", "in flight", &tree]].concat());
+    git(&repo, &["update-ref", "refs/heads/main", ahead.trim()]);
+    let check = tokio::spawn({
+        let ctx = srv.ctx.clone();
+        async move { cairn::core::reindex::repair(&ctx).await.unwrap() }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!check.is_finished(), "the check waits for the workspace's lock");
+    // The batch's database commit fails: it puts the branch back and lets the lock go.
+    git(&repo, &["update-ref", "refs/heads/main", &head]);
+    writer.finish().await.unwrap();
+    assert!(check.await.unwrap().is_empty(), "nothing rebuilt");
+    assert_eq!(snapshot(&api, SLUGS).await, before);
+    srv.stop().await;
+    assert_fsck(&repo);
+}
+
 #[tokio::test]
 async fn export_is_a_zip_of_the_live_tree() {
     let env = Env::new().await;

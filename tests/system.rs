@@ -352,6 +352,45 @@ async fn small_keyed_tables_are_made_without_rowid_and_older_ones_are_kept() {
     srv.stop().await;
 }
 
+/// An index earlier releases made that no query reads (`revisions (workspace_id, sha)`:
+/// written at every save) is dropped at the next start; revisions are still found by
+/// sha, and a deleted workspace still takes its revisions with it.
+#[tokio::test]
+async fn an_index_no_query_reads_is_dropped_from_an_older_database() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("retired@x.io").await;
+    api.page("note", "# Note\n\nfirst").await;
+    api.put("/api/pages/note", json!({"content": "# Note\n\nsecond"})).await;
+    // The older release's shape.
+    sqlx::query("CREATE INDEX revisions_sha_idx ON revisions (workspace_id, sha)")
+        .execute(&srv.ctx.db.pool)
+        .await
+        .unwrap();
+    srv.stop().await;
+    let srv = env.start(&[]).await;
+    let dump = schema_dump(&srv).await;
+    assert!(!dump.iter().any(|d| d.contains("revisions_sha_idx")), "{dump:?}");
+    let api = Api { base: srv.url.clone(), ..api };
+    let (_, history) = api.get("/api/pages/note/history").await;
+    let first = history["items"][1]["sha"].as_str().unwrap().to_owned();
+    let (s, old) = api.get(&format!("/api/pages/note/history/{first}")).await;
+    assert_eq!(s, StatusCode::OK, "{old}");
+    assert_eq!(old["content"], "# Note\n\nfirst");
+    let ws_id: i64 = sqlx::query_scalar("SELECT id FROM workspaces WHERE slug = 'retired'")
+        .fetch_one(&srv.ctx.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(api.delete("/api/workspaces/retired").await.0, StatusCode::NO_CONTENT);
+    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM revisions WHERE workspace_id = $1")
+        .bind(ws_id)
+        .fetch_one(&srv.ctx.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+    srv.stop().await;
+}
+
 #[tokio::test]
 async fn a_newer_schema_does_not_stop_an_older_binary() {
     let env = Env::new().await;

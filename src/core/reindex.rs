@@ -103,14 +103,47 @@ fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
 
 /// Rebuilds one workspace's page rows from its repository, under its write lock.
 pub async fn workspace(ctx: &Ctx, ws_id: i64, ws_slug: &str) -> Result<Report> {
+    let report = rebuild(ctx, ws_id, ws_slug, None).await?;
+    Ok(report.unwrap_or_default())
+}
+
+/// Rebuilds a workspace's rows under its write lock — with `check` = Some(whether its
+/// search text is stale), only when the index is behind: checked under the lock too,
+/// because another process sharing the database and `DATA_DIR` (PostgreSQL) may be
+/// between a batch's branch move and its database commit, which is a write in
+/// progress, not an index behind its repository. None when nothing was rebuilt.
+async fn rebuild(ctx: &Ctx, ws_id: i64, ws_slug: &str, check: Option<bool>) -> Result<Option<Report>> {
     let access = Access::maintenance(ws_id, ws_slug);
     let mut w = Writer::begin_alone(ctx, &access).await?;
-    let result = rebuild_locked(ctx, &mut w, ws_id, ws_slug).await;
-    if result.is_ok() {
+    let result = async {
+        if let Some(stale_search) = check
+            && !behind(ctx, &mut w, ws_id, ws_slug, stale_search).await?
+        {
+            return Ok(None);
+        }
+        rebuild_locked(ctx, &mut w, ws_id, ws_slug).await.map(Some)
+    }
+    .await;
+    if matches!(result, Ok(Some(_))) {
         w.keep_writes();
     }
     let durable = w.finish().await;
     durable.and(result)
+}
+
+/// Whether the index is behind the repository: the branch (once moved forward to the
+/// recorded head if it lost that move) names another head than the index recorded, or
+/// the search text is stale.
+async fn behind(ctx: &Ctx, w: &mut Writer, ws_id: i64, slug: &str, stale_search: bool) -> Result<bool> {
+    let repo = ctx.repo(slug)?;
+    let recorded = rows::recorded_head(w.conn(), ws_id).await?;
+    catch_up(&repo, slug, recorded.as_deref()).await?;
+    let head = repo.with(|r| Ok(git::head(r)?.map(|h| h.to_string()))).await?;
+    let behind = head != recorded || stale_search;
+    if behind {
+        tracing::warn!(workspace = %slug, ?head, ?recorded, "index behind the repository; reindexing the workspace");
+    }
+    Ok(behind)
 }
 
 async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) -> Result<Report> {
@@ -212,17 +245,10 @@ pub async fn repair(ctx: &Ctx) -> Result<Vec<String>> {
     // Rows the full-text index lacks (see `rows::workspaces_with_stale_search_text`) too.
     let stale_search = rows::workspaces_with_stale_search_text(&mut *ctx.db.pool.acquire().await?).await?;
     for (id, slug) in all_workspaces(ctx).await? {
-        let dir = ctx.workspace_dir(&slug);
-        if !dir.exists() {
+        if !ctx.workspace_dir(&slug).exists() {
             continue;
         }
-        let repo = ctx.repo(&slug)?;
-        let recorded = rows::recorded_head(&mut *ctx.db.pool.acquire().await?, id).await?;
-        catch_up(&repo, &slug, recorded.as_deref()).await?;
-        let head = repo.with(|r| Ok(git::head(r)?.map(|h| h.to_string()))).await?;
-        if head != recorded || stale_search.contains(&id) {
-            tracing::warn!(workspace = %slug, ?head, ?recorded, "index behind the repository; reindexing the workspace");
-            workspace(ctx, id, &slug).await?;
+        if rebuild(ctx, id, &slug, Some(stale_search.contains(&id))).await?.is_some() {
             repaired.push(slug);
         }
     }

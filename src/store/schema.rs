@@ -345,7 +345,6 @@ const INDEXES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS pages_parent_idx ON pages (workspace_id, parent_id)",
     "CREATE UNIQUE INDEX IF NOT EXISTS pages_workspace_uid_idx ON pages (workspace_id, uid)",
     "CREATE INDEX IF NOT EXISTS revisions_page_idx ON revisions (page_id, created_at)",
-    "CREATE INDEX IF NOT EXISTS revisions_sha_idx ON revisions (workspace_id, sha)",
     "CREATE INDEX IF NOT EXISTS page_tags_tag_idx ON page_tags (workspace_id, tag)",
     "CREATE INDEX IF NOT EXISTS page_links_target_idx ON page_links (workspace_id, target)",
     "CREATE INDEX IF NOT EXISTS events_workspace_idx ON events (workspace_id, id)",
@@ -362,6 +361,14 @@ const INDEXES: &[&str] = &[
     // filtering thousands of matches through the table costs several times the ranking.
     "CREATE INDEX IF NOT EXISTS pages_search_filter_idx ON pages (id, workspace_id, deleted_at, slug)",
 ];
+
+/// Indexes earlier releases made that no query reads, dropped: each cost every save an
+/// entry written at a random place (a page of the database's log on SQLite).
+/// `revisions (workspace_id, sha)`: a revision is found by its page and sha (the
+/// `UNIQUE (page_id, sha)` constraint's index), never by workspace; the only other
+/// reader was the cascade of a workspace's deletion, one scan of the table for a rare
+/// operation (BENCHMARKS.md, issue 12, twenty-eighth session).
+const RETIRED_INDEXES: &[&str] = &["revisions_sha_idx"];
 
 /// SQLite only, for the markdown its rows keep compressed (`core::pages::stored`):
 const SQLITE_ONLY: &[&str] = &[
@@ -519,6 +526,9 @@ async fn converge_locked(conn: &mut AnyConnection, backend: Backend) -> anyhow::
     }
     for index in INDEXES {
         exec(conn, index.to_string()).await?;
+    }
+    for index in RETIRED_INDEXES {
+        exec(conn, format!("DROP INDEX IF EXISTS {index}")).await?;
     }
     if backend == Backend::Sqlite {
         for statement in SQLITE_ONLY {
