@@ -363,7 +363,7 @@ async fn an_index_no_query_reads_is_dropped_from_an_older_database() {
     api.page("note", "# Note\n\nfirst").await;
     api.put("/api/pages/note", json!({"content": "# Note\n\nsecond"})).await;
     // The older release's shape.
-    sqlx::query("CREATE INDEX revisions_sha_idx ON revisions (workspace_id, sha)")
+    sqlx::query("CREATE INDEX IF NOT EXISTS revisions_sha_idx ON revisions (workspace_id, sha)")
         .execute(&srv.ctx.db.pool)
         .await
         .unwrap();
