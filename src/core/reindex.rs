@@ -116,12 +116,16 @@ async fn rebuild(ctx: &Ctx, ws_id: i64, ws_slug: &str, check: Option<bool>) -> R
     let access = Access::maintenance(ws_id, ws_slug);
     let mut w = Writer::begin_alone(ctx, &access).await?;
     let result = async {
+        let repo = ctx.repo(ws_slug)?;
+        // Either way the branch is followed: first make sure it has not lost its last move.
+        let recorded = rows::recorded_head(w.conn(), ws_id).await?;
+        catch_up(&repo, ws_slug, recorded.as_deref()).await?;
         if let Some(stale_search) = check
-            && !behind(ctx, &mut w, ws_id, ws_slug, stale_search).await?
+            && !behind(&repo, ws_slug, recorded, stale_search).await?
         {
             return Ok(None);
         }
-        rebuild_locked(ctx, &mut w, ws_id, ws_slug).await.map(Some)
+        rebuild_locked(&mut w, &repo, ws_id).await.map(Some)
     }
     .await;
     if matches!(result, Ok(Some(_))) {
@@ -131,13 +135,10 @@ async fn rebuild(ctx: &Ctx, ws_id: i64, ws_slug: &str, check: Option<bool>) -> R
     durable.and(result)
 }
 
-/// Whether the index is behind the repository: the branch (once moved forward to the
-/// recorded head if it lost that move) names another head than the index recorded, or
-/// the search text is stale.
-async fn behind(ctx: &Ctx, w: &mut Writer, ws_id: i64, slug: &str, stale_search: bool) -> Result<bool> {
-    let repo = ctx.repo(slug)?;
-    let recorded = rows::recorded_head(w.conn(), ws_id).await?;
-    catch_up(&repo, slug, recorded.as_deref()).await?;
+/// Whether the index is behind the repository: the branch (already moved forward to the
+/// recorded head if it had lost that move) names another head than the index recorded,
+/// or the search text is stale.
+async fn behind(repo: &git::WorkspaceRepo, slug: &str, recorded: Option<String>, stale_search: bool) -> Result<bool> {
     let head = repo.with(|r| Ok(git::head(r)?.map(|h| h.to_string()))).await?;
     let behind = head != recorded || stale_search;
     if behind {
@@ -146,11 +147,7 @@ async fn behind(ctx: &Ctx, w: &mut Writer, ws_id: i64, slug: &str, stale_search:
     Ok(behind)
 }
 
-async fn rebuild_locked(ctx: &Ctx, w: &mut Writer, ws_id: i64, ws_slug: &str) -> Result<Report> {
-    let repo = ctx.repo(ws_slug)?;
-    // A rebuild follows the branch: first make sure it has not lost its last move.
-    let recorded = rows::recorded_head(w.conn(), ws_id).await?;
-    catch_up(&repo, ws_slug, recorded.as_deref()).await?;
+async fn rebuild_locked(w: &mut Writer, repo: &git::WorkspaceRepo, ws_id: i64) -> Result<Report> {
     let snap = repo.with(read_snapshot).await?;
     let mut report = Report { workspaces: 1, ..Default::default() };
     let mut tx = sqlx::Connection::begin(w.conn()).await?;
