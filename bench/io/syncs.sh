@@ -11,15 +11,10 @@
 # more means some saves paid a barrier of their own.
 set -euo pipefail
 BIN=$1; SECS=${2:-8}; CLIENTS=${3:-16}
-R=${R:-$HOME/.cache/cairn-release}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-"$R/release/cairn-bench" --server-bin "$BIN" --backends sqlite --sizes 1000 --scenarios update \
-    --warmup 500 --seq-ops 16 --ops 20000 --concurrency "$CLIENTS" --history-pages 1 --history-revisions 2 \
-    --out "$OUT/run.json" >/dev/null 2>"$OUT/run.err" &
-BENCH=$!
-until grep -q "update    1 clients" "$OUT/run.err" 2>/dev/null; do sleep 0.2; done
-sleep 2
+. "$(dirname "$0")/long_row.sh"
+long_row "$BIN" "$CLIENTS" "$OUT"
 perf stat -x, -a -e syscalls:sys_enter_syncfs -e syscalls:sys_enter_fsync -e syscalls:sys_enter_fdatasync \
     -o "$OUT/perf.csv" -- sleep "$SECS"
 wait $BENCH

@@ -12,15 +12,10 @@
 # checkpoints those commits run). Git's objects are written on tokio's blocking threads.
 set -euo pipefail
 BIN=$1; SECS=${2:-8}
-R=${R:-$HOME/.cache/cairn-release}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-"$R/release/cairn-bench" --server-bin "$BIN" --backends sqlite --sizes 1000 --scenarios update \
-    --warmup 500 --seq-ops 16 --ops 20000 --concurrency 16 --history-pages 1 --history-revisions 2 \
-    --out "$OUT/run.json" >/dev/null 2>"$OUT/run.err" &
-BENCH=$!
-until grep -q "update    1 clients" "$OUT/run.err" 2>/dev/null; do sleep 0.2; done
-sleep 2
+. "$(dirname "$0")/long_row.sh"
+long_row "$BIN" 16 "$OUT"
 PID=$(pgrep -f "^$BIN" | head -1)
 DISK=$(findmnt -no SOURCE -T "$OUT" | sed 's#/dev/##')
 snap() {
