@@ -3,8 +3,9 @@
 # SECONDS inside a long run of bench/switches/per_save.py (one client updating one page
 # on a fresh SQLite server), grouped by waker thread → woken thread (by name) and given per
 # update. Each wake-up of a sleeping thread is a hand-off the save paid for: sqlx's SQLite
-# worker waking a tokio thread is a message (a statement's result or row, or an ack), a
-# tokio thread waking sqlx's worker a command sent to it, tokio's blocking threads a git trip.
+# worker waking a tokio thread is about one per command it was sent (not one per statement
+# or row: BENCHMARKS.md, twenty-ninth session), a tokio thread waking sqlx's worker a
+# command sent to it, tokio's blocking threads a git trip.
 #
 # usage: bench/switches/wakeups.sh BIN [SECONDS=5]      (needs perf and root)
 set -euo pipefail
