@@ -39,6 +39,11 @@ async fn queued(srv: &Server, api: &Api, workspace: &str, requests: Vec<(Method,
     replies
 }
 
+/// Saves saved together with others of their group (`pages::combine`).
+fn together(srv: &Server) -> u64 {
+    srv.ctx.writers.saved_together.load(Ordering::SeqCst)
+}
+
 fn counters(srv: &Server) -> (u64, u64) {
     (srv.ctx.writers.flushes.load(Ordering::SeqCst), srv.ctx.writers.flushed_saves.load(Ordering::SeqCst))
 }
@@ -68,8 +73,9 @@ async fn sixteen_queued_saves_share_one_flush_and_keep_their_own_commits() {
     }
     let replies = queued(&srv, &api, "batch", requests.clone()).await;
 
-    // One flush for all sixteen.
+    // One flush for all sixteen, decided and written as one group.
     assert_eq!(counters(&srv), (flushes + 1, saves + 16));
+    assert_eq!(together(&srv), 16);
     let mut hot_revisions = Vec::new();
     for ((_, path, body), r) in requests.iter().zip(&replies) {
         assert!(r.status.is_success(), "{path}: {} {}", r.status, r.text);
@@ -139,6 +145,110 @@ async fn a_refused_save_in_a_batch_is_refused_alone_and_later_saves_see_earlier_
     assert_eq!(api.get("/api/pages/after").await.1["content"], "last");
     let repo = env.data_dir().join("workspaces").join("mixed.git");
     assert_eq!(git(&repo, &["rev-list", "--count", "main"]).trim(), "4");
+    assert_fsck(&repo);
+    srv.stop().await;
+}
+
+/// A group decides each save against the ones queued before it, from one read: a
+/// create under a parent created earlier in the group, an edit of a page created earlier,
+/// an edit that changes nothing after one that did (answered with that one's revision),
+/// an edit of a page that is not there (404), a create under a parent that is not there
+/// (400).
+#[tokio::test]
+async fn a_group_decides_each_save_against_the_saves_before_it() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("order@x.io").await;
+    api.page("doc", "# Doc\n\none\n").await;
+    let post = |body: Value| (Method::POST, "/api/pages".to_owned(), body);
+    let put = |slug: &str, body: Value| (Method::PUT, format!("/api/pages/{slug}"), body);
+    let requests = vec![
+        post(json!({"slug": "parent", "content": "# Parent\n"})),
+        post(json!({"slug": "child", "content": "# Child\n\nsee [[doc]] #kid\n", "parent": "parent"})),
+        put("child", json!({"content": "# Child\n\nsecond #kid #grown\n"})),
+        put("doc", json!({"content": "# Doc\n\ntwo\n"})),
+        put("doc", json!({"content": "# Doc\n\ntwo\n"})),
+        put("missing", json!({"content": "x"})),
+        post(json!({"slug": "orphan", "content": "x", "parent": "nowhere"})),
+    ];
+    let before = together(&srv);
+    let replies = queued(&srv, &api, "order", requests).await;
+    let statuses: Vec<u16> = replies.iter().map(|r| r.status.as_u16()).collect();
+    assert_eq!(
+        statuses,
+        [201, 201, 200, 200, 200, 404, 400],
+        "{:?}",
+        replies.iter().map(|r| &r.text).collect::<Vec<_>>()
+    );
+    assert_eq!(together(&srv), before + 7, "the seven were one group");
+    assert_problem(&replies[5], 404, "page_not_found");
+    assert_problem(&replies[6], 400, "parent_not_found");
+    assert_eq!(replies[1].json()["parent"], "parent");
+    // The edit of the page created just before it: its content, tags and parent.
+    let child = replies[2].json();
+    assert_eq!(child["content"], "# Child\n\nsecond #kid #grown\n");
+    assert_eq!(child["parent"], "parent");
+    assert_eq!(child["tags"], json!(["grown", "kid"]));
+    assert_eq!(child["created_at"], replies[1].json()["created_at"]);
+    // The edit that changed nothing answers the page as the one before it left it.
+    assert_eq!(replies[4].json()["revision"], replies[3].json()["revision"]);
+    // What the index holds is what the answers said.
+    let (_, now) = api.get("/api/pages/child").await;
+    assert_eq!((now["revision"].clone(), now["tags"].clone()), (child["revision"].clone(), child["tags"].clone()));
+    assert_eq!(api.get("/api/notes?tag=grown").await.1["total"], json!(1));
+    let (_, history) = api.get("/api/pages/child/history").await;
+    assert_eq!(history["items"].as_array().map(Vec::len), Some(2), "{history}");
+    let (_, doc) = api.get("/api/pages/doc/view").await;
+    assert_eq!(doc["backlinks"], json!([]), "the child's second save dropped its link: {doc}");
+    let (_, children) = api.get("/api/pages/parent/children").await;
+    assert_eq!(children["items"][0]["slug"], "child", "{children}");
+    // Four commits on top of doc's first, in the order queued; git is clean.
+    let repo = env.data_dir().join("workspaces").join("order.git");
+    assert_eq!(git(&repo, &["rev-list", "--count", "main"]).trim(), "5");
+    let subjects = git(&repo, &["log", "--reverse", "--format=%s", "main"]);
+    assert_eq!(
+        subjects.lines().collect::<Vec<_>>(),
+        ["Create Doc", "Create Parent", "Create Child", "Update Child", "Update Doc"]
+    );
+    assert_fsck(&repo);
+    srv.stop().await;
+}
+
+/// When a group's rows fail together, the group takes them back and saves one by one:
+/// every save goes through once, in order, with nothing of the failed attempt left.
+#[tokio::test]
+async fn a_group_whose_rows_fail_together_saves_its_saves_one_by_one() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("again@x.io").await;
+    api.page("doc", "# Doc\n\none\n").await;
+    let repo = env.data_dir().join("workspaces").join("again.git");
+    srv.ctx.test_hooks.fail_next_group.store(true, Ordering::SeqCst);
+    let requests = vec![
+        (Method::POST, "/api/pages".to_owned(), json!({"slug": "a", "content": "# A\n\nzebra [[doc]]\n"})),
+        (Method::PUT, "/api/pages/doc".to_owned(), json!({"content": "# Doc\n\ntwo #striped\n"})),
+        (Method::PUT, "/api/pages/a".to_owned(), json!({"content": "# A\n\nzebra again [[doc]]\n"})),
+    ];
+    let (flushes, saves) = counters(&srv);
+    let before = together(&srv);
+    let replies = queued(&srv, &api, "again", requests).await;
+    let statuses: Vec<u16> = replies.iter().map(|r| r.status.as_u16()).collect();
+    assert_eq!(statuses, [201, 200, 200], "{:?}", replies.iter().map(|r| &r.text).collect::<Vec<_>>());
+    assert!(!srv.ctx.test_hooks.fail_next_group.load(Ordering::SeqCst), "the group tried together first");
+    assert_eq!(together(&srv), before, "none was saved together");
+    assert_eq!(counters(&srv), (flushes + 1, saves + 3), "one by one, in one batch");
+    // Exactly one commit and one set of rows per save.
+    assert_eq!(git(&repo, &["rev-list", "--count", "main"]).trim(), "4");
+    assert_eq!(git(&repo, &["rev-parse", "main"]).trim(), replies[2].json()["revision"].as_str().unwrap());
+    assert_eq!(api.get("/api/pages/a/history").await.1["items"].as_array().map(Vec::len), Some(2));
+    assert_eq!(api.get("/api/pages/doc/history").await.1["items"].as_array().map(Vec::len), Some(2));
+    assert_eq!(api.get("/api/notes?tag=striped").await.1["total"], json!(1));
+    let (_, found) = api.get("/api/search?q=zebra").await;
+    assert_eq!(found["items"].as_array().map(Vec::len), Some(1), "{found}");
+    let (_, doc) = api.get("/api/pages/doc/view").await;
+    let backlinks: Vec<&str> =
+        doc["backlinks"].as_array().unwrap().iter().map(|b| b["slug"].as_str().unwrap()).collect();
+    assert_eq!(backlinks, ["a"], "{doc}");
     assert_fsck(&repo);
     srv.stop().await;
 }

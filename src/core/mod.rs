@@ -84,6 +84,9 @@ pub struct TestHooks {
     /// commits' ids went to its rows (which are written meanwhile): the save must leave
     /// nothing behind.
     pub fail_objects_of: std::sync::Mutex<Option<String>>,
+    /// Makes the rows of the next group of queued saves (`pages::combine`) fail after
+    /// all of them were written: the group must take them back and save one by one.
+    pub fail_next_group: std::sync::atomic::AtomicBool,
 }
 
 impl TestHooks {
@@ -100,6 +103,14 @@ impl TestHooks {
     /// Whether the objects of a save of `slug` are to fail (once).
     pub fn objects_fail(&self, slug: &str) -> bool {
         Self::once(&self.fail_objects_of, slug)
+    }
+
+    /// Whether any hook waits for a save of `slug` (a group of saves that holds one runs
+    /// its saves one by one, as the hook's tests expect).
+    pub fn armed(&self, slug: &str) -> bool {
+        [&self.fail_rows_of, &self.panic_after_commit_of, &self.fail_objects_of]
+            .iter()
+            .any(|h| h.lock().unwrap_or_else(|p| p.into_inner()).as_deref() == Some(slug))
     }
 
     fn once(hook: &std::sync::Mutex<Option<String>>, slug: &str) -> bool {

@@ -46,7 +46,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    fn refused(e: &Error) -> Outcome {
+    pub fn refused(e: &Error) -> Outcome {
         let detail = match &e.source {
             Some(cause) => format!("{e}: {cause:#}"),
             None => e.to_string(),
@@ -185,6 +185,8 @@ pub struct State {
 pub struct Slot {
     lock: Arc<Mutex<State>>,
     waiting: AtomicUsize,
+    /// Creates and edits queued for the next group of saves (`combine`).
+    pub queue: super::combine::Queue,
 }
 
 impl Slot {
@@ -219,6 +221,8 @@ pub struct Slots {
     /// Batches flushed durably, and the saves they held (for tests and the bench).
     pub flushes: AtomicU64,
     pub flushed_saves: AtomicU64,
+    /// Saves decided, committed and indexed with others of their group (`combine`).
+    pub saved_together: AtomicU64,
 }
 
 impl Slots {

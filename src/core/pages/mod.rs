@@ -6,6 +6,7 @@
 //! on pages is in [`rows`]; the operations in [`ops`], [`read`] and [`history`] decide.
 
 pub mod batch;
+pub mod combine;
 pub mod fulltext;
 pub mod history;
 pub mod ops;

@@ -5,6 +5,8 @@
 
 use std::sync::Arc;
 
+use super::combine;
+use super::origin::Origin;
 use super::rows::{self, Row, State};
 use super::save::{Action, Change, PageState, Parent, Writer, check_content, new_uid};
 use super::{MAX_TITLE_CHARS, Page};
@@ -64,7 +66,7 @@ fn state_of(row: &Row) -> PageState {
 
 /// [`state_of`] with the tags and links the page's rows hold, read with the row
 /// (`rows::find_listed`): its save writes them again only if the commit changes them.
-fn listed_state_of(row: &Row, lists: rows::Lists) -> PageState {
+pub(super) fn listed_state_of(row: &Row, lists: rows::Lists) -> PageState {
     PageState { indexed: Some(lists), ..state_of(row) }
 }
 
@@ -96,37 +98,85 @@ pub async fn create(ctx: &Ctx, access: &Access, user: &User, req: NewPage) -> Re
     .into_string();
     let parsed = Arc::new(markdown::parse(&content));
     let title = decide_title(requested, &parsed, None, &slug);
-    let ws = access.workspace_id();
-    locked!(ctx, access, |w| {
-        if rows::find(w.conn(), ws, &slug, State::Any).await?.is_some() {
-            return Err(Error::page_exists(&slug));
+    save(ctx, access, user, Intent::Create(Creation { slug, title, content, parsed, parent: req.parent })).await
+}
+
+/// A create or an edit, checked and parsed before the workspace's lock: what a save
+/// queues for its workspace's group of saves ([`combine`]).
+pub(super) enum Intent {
+    Create(Creation),
+    Edit(Edit),
+}
+
+impl Intent {
+    /// Decides and commits the save on its own, under the lock `w` holds.
+    pub(super) async fn save_in(&self, w: &mut Writer, user: &User) -> Result<Page> {
+        match self {
+            Intent::Create(c) => create_in(w, user, c).await,
+            Intent::Edit(e) => edit_in(w, user, e, None).await,
         }
-        let parent = match &req.parent {
-            Some(p) => {
-                let row = parent_row(&mut w, ws, p).await?;
-                Some(Parent { uid: row.uid, slug: row.slug })
-            }
-            None => None,
+    }
+
+    /// The pages the save reads: its own, and a create's parent.
+    pub(super) fn slugs(&self) -> impl Iterator<Item = &str> {
+        let (own, parent) = match self {
+            Intent::Create(c) => (c.slug.as_str(), c.parent.as_deref()),
+            Intent::Edit(e) => (e.slug.as_str(), None),
         };
-        let summary = format!("Create {title}");
+        std::iter::once(own).chain(parent)
+    }
+}
+
+/// Queues a save for its workspace's next group of saves and answers once that group is
+/// durable — except a replayed save (`cairn import`), whose origin belongs to this task,
+/// so it runs here, under the lock.
+async fn save(ctx: &Ctx, access: &Access, user: &User, intent: Intent) -> Result<Page> {
+    if Origin::current().is_some() {
+        return locked!(ctx, access, |w| intent.save_in(&mut w, user).await);
+    }
+    combine::submit(ctx, access, user, intent).await
+}
+
+pub(super) struct Creation {
+    pub slug: String,
+    pub title: String,
+    pub content: String,
+    pub parsed: Arc<Parsed>,
+    /// The parent's slug, as the request named it.
+    pub parent: Option<String>,
+}
+
+impl Creation {
+    /// The commit of the new page, under `parent`.
+    pub(super) fn change(&self, parent: Option<Parent>) -> Change {
         let state = PageState {
             uid: new_uid(),
-            slug: slug.clone(),
-            title,
-            content,
+            slug: self.slug.clone(),
+            title: self.title.clone(),
+            content: self.content.clone(),
             parent,
             trashed: false,
-            parsed: Some(parsed.clone()),
+            parsed: Some(self.parsed.clone()),
             indexed: None,
         };
-        only(
-            w.commit(
-                user,
-                vec![Change { action: Action::Create, summary, before_path: None, state, previous_slug: None }],
-            )
-            .await?,
-        )
-    })
+        let summary = format!("Create {}", self.title);
+        Change { action: Action::Create, summary, before_path: None, state, previous_slug: None }
+    }
+}
+
+async fn create_in(w: &mut Writer, user: &User, c: &Creation) -> Result<Page> {
+    let ws = w.access.workspace_id();
+    if rows::find(w.conn(), ws, &c.slug, State::Any).await?.is_some() {
+        return Err(Error::page_exists(&c.slug));
+    }
+    let parent = match &c.parent {
+        Some(p) => {
+            let row = parent_row(w, ws, p).await?;
+            Some(Parent { uid: row.uid, slug: row.slug })
+        }
+        None => None,
+    };
+    only(w.commit(user, vec![c.change(parent)]).await?)
 }
 
 async fn parent_row(w: &mut Writer, ws: i64, slug: &str) -> Result<Row> {
@@ -178,7 +228,9 @@ fn appended(page: &str, text: &str) -> String {
     }
 }
 
-/// An update, or with `append` an append to the content read under the lock.
+/// An update, or with `append` an append to the content read under the lock. Plain
+/// updates queue for their workspace's group of saves; an append or a merge, which read
+/// more than the page's row, take the lock on their own.
 async fn edit(
     ctx: &Ctx,
     access: &Access,
@@ -195,55 +247,80 @@ async fn edit(
         (Some(c), None) => Some(Arc::new(markdown::parse(c))),
         _ => None,
     };
-    let ws = access.workspace_id();
-    locked!(ctx, access, |w| {
-        let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
-        let mut content = match append {
-            Some(text) => {
-                let content = appended(&row.content, text);
-                check_content(&content)?;
-                content
-            }
-            None => req.content.clone().unwrap_or_else(|| row.content.clone()),
-        };
-        if let Some(base) = req.base_revision.as_deref().map(str::trim)
-            && base != row.revision
-        {
-            if !req.merge || req.content.is_none() {
-                return Err(Error::stale_revision(&row.revision));
-            }
-            let base_content =
-                revision_content(&mut w, row.id, base).await?.ok_or_else(|| Error::stale_revision(&row.revision))?;
-            // From the saver's side, as git shows a merge to the one merging: "ours" is
-            // the edit being saved, "theirs" the saves it did not see.
-            match diffy::merge(&base_content, &content, &row.content) {
-                Ok(merged) => content = merged,
-                Err(conflicted) => return Err(Error::merge_conflict(&row.revision, &conflicted)),
-            }
-            check_content(&content)?;
-        }
-        let parsed = match (&sent, &req.content) {
+    let alone = append.is_some() || req.merge;
+    let e = Edit { slug: slug.to_owned(), req, requested, sent };
+    if alone {
+        return locked!(ctx, access, |w| edit_in(&mut w, user, &e, append).await);
+    }
+    save(ctx, access, user, Intent::Edit(e)).await
+}
+
+pub(super) struct Edit {
+    pub slug: String,
+    pub req: PageUpdate,
+    /// The request's title, cleaned.
+    pub requested: Option<String>,
+    /// The request's content, parsed.
+    pub sent: Option<Arc<Parsed>>,
+}
+
+impl Edit {
+    /// The commit that saves `content` over the page as `base` holds it, or None when
+    /// that changes nothing (no empty commit).
+    pub(super) fn change(&self, base: PageState, content: String) -> Option<Change> {
+        let parsed = match (&self.sent, &self.req.content) {
             (Some(parsed), Some(c)) if *c == content => parsed.clone(),
             _ => Arc::new(markdown::parse(&content)),
         };
-        let title = decide_title(requested.clone(), &parsed, Some(&row.title), &row.slug);
-        if content == row.content && title == row.title {
-            // Nothing to save: no empty commit.
-            return Ok(row.into_page(lists.tags, lists.links, access.slug()));
+        let title = decide_title(self.requested.clone(), &parsed, Some(&base.title), &base.slug);
+        if content == base.content && title == base.title {
+            return None;
         }
-        let summary = match req.message.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
+        let summary = match self.req.message.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
             Some(m) => m.to_owned(),
             None => format!("Update {title}"),
         };
-        let state = PageState { title, content, parsed: Some(parsed), ..listed_state_of(&row, lists) };
-        only(
-            w.commit(
-                user,
-                vec![Change { action: Action::Update, summary, before_path: None, state, previous_slug: None }],
-            )
-            .await?,
-        )
-    })
+        let state = PageState { title, content, parsed: Some(parsed), ..base };
+        Some(Change { action: Action::Update, summary, before_path: None, state, previous_slug: None })
+    }
+
+    /// The base revision the request names, if any.
+    pub(super) fn base(&self) -> Option<&str> {
+        self.req.base_revision.as_deref().map(str::trim)
+    }
+}
+
+async fn edit_in(w: &mut Writer, user: &User, e: &Edit, append: Option<&str>) -> Result<Page> {
+    let (ws, req) = (w.access.workspace_id(), &e.req);
+    let (row, lists) = rows::live_listed(w.conn(), ws, &e.slug).await?;
+    let mut content = match append {
+        Some(text) => {
+            let content = appended(&row.content, text);
+            check_content(&content)?;
+            content
+        }
+        None => req.content.clone().unwrap_or_else(|| row.content.clone()),
+    };
+    if let Some(base) = e.base()
+        && base != row.revision
+    {
+        if !req.merge || req.content.is_none() {
+            return Err(Error::stale_revision(&row.revision));
+        }
+        let base_content =
+            revision_content(w, row.id, base).await?.ok_or_else(|| Error::stale_revision(&row.revision))?;
+        // From the saver's side, as git shows a merge to the one merging: "ours" is
+        // the edit being saved, "theirs" the saves it did not see.
+        match diffy::merge(&base_content, &content, &row.content) {
+            Ok(merged) => content = merged,
+            Err(conflicted) => return Err(Error::merge_conflict(&row.revision, &conflicted)),
+        }
+        check_content(&content)?;
+    }
+    match e.change(listed_state_of(&row, lists.clone()), content) {
+        Some(change) => only(w.commit(user, vec![change]).await?),
+        None => Ok(row.into_page(lists.tags, lists.links, w.access.slug())),
+    }
 }
 
 /// The content of revision `sha` of page `page_id`, if it is one of its revisions (read

@@ -195,6 +195,32 @@ fn lists_from(r: &AnyRow) -> Result<Lists> {
     Ok(Lists { tags: split_list(r.try_get("tags")?), links: split_list(r.try_get("links")?) })
 }
 
+/// [`find_listed`] of several pages at once, in whatever state, by slug: what a group of
+/// queued saves reads, in one query (`combine`).
+pub async fn find_listed_many(
+    conn: &mut AnyConnection,
+    ws_id: i64,
+    slugs: &[&str],
+) -> Result<HashMap<String, (Row, Lists)>> {
+    let list = store::json_strings(Backend::of(conn), "$2");
+    let sql = format!(
+        "{ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} WHERE p.workspace_id = $1 AND p.slug IN (SELECT j.value FROM {list})"
+    );
+    let found = sqlx::query(AssertSqlSafe(sql))
+        .bind(ws_id)
+        .bind(json!(slugs).to_string())
+        .bind(SEP)
+        .fetch_all(&mut *conn)
+        .await?;
+    found
+        .iter()
+        .map(|r| {
+            let row = row_from(r)?;
+            Ok((row.slug.clone(), (row, lists_from(r)?)))
+        })
+        .collect()
+}
+
 /// [`find_listed`] of a live page, or 404.
 pub async fn live_listed(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<(Row, Lists)> {
     find_listed(conn, ws_id, slug, State::Live).await?.ok_or_else(|| Error::page_not_found(slug))

@@ -9,6 +9,7 @@
 //! fails, the branch is put back, so a refused save leaves nothing behind.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use serde_json::json;
 use sqlx::AnyConnection;
@@ -148,6 +149,8 @@ pub struct Writer {
     /// The batch this operation answers after (it committed there, or read what the
     /// batch's saves wrote): its id, and where its outcome appears.
     follows: Option<(u64, watch::Receiver<Option<Outcome>>)>,
+    /// Other saves of a group follow this writer's under the same lock (`combine`).
+    grouped: bool,
 }
 
 impl Writer {
@@ -173,10 +176,32 @@ impl Writer {
     }
 
     async fn lock(ctx: &Ctx, access: &Access) -> Result<Writer> {
-        let repo = ctx.repo(access.slug())?;
         let slot = ctx.writers.get(access.slug());
         let guard = slot.lock().await;
-        Ok(Writer { ctx: ctx.clone(), access: access.clone(), repo, slot, guard: Some(guard), follows: None })
+        Writer::with(ctx, access, slot, guard)
+    }
+
+    /// Like [`Writer::begin`], with the lock already taken (by a group of queued saves:
+    /// `combine`).
+    /// With `others`, other saves of its group follow this writer's: it never saves
+    /// alone (see [`Writer::commit`]).
+    pub async fn holding(
+        ctx: &Ctx,
+        access: &Access,
+        slot: Arc<Slot>,
+        guard: OwnedMutexGuard<State>,
+        others: bool,
+    ) -> Result<Writer> {
+        let mut w = Writer::with(ctx, access, slot, guard)?;
+        w.grouped = others;
+        w.join().await?;
+        Ok(w)
+    }
+
+    fn with(ctx: &Ctx, access: &Access, slot: Arc<Slot>, guard: OwnedMutexGuard<State>) -> Result<Writer> {
+        let repo = ctx.repo(access.slug())?;
+        let follows = None;
+        Ok(Writer { ctx: ctx.clone(), access: access.clone(), repo, slot, guard: Some(guard), follows, grouped: false })
     }
 
     async fn join(&mut self) -> Result<()> {
@@ -221,9 +246,28 @@ impl Writer {
         self.follows.get_or_insert(follow);
     }
 
+    /// Hands the lock back without ending the operation, and where the outcome of the
+    /// batch it answers after will appear, if it has one: for the next save of a group
+    /// (`combine`), which ends the batch for both.
+    pub fn release(mut self) -> (OwnedMutexGuard<State>, Option<watch::Receiver<Option<Outcome>>>) {
+        let guard = self.guard.take().expect("the lock is held until finish");
+        (guard, self.follows.take().map(|(_, done)| done))
+    }
+
+    /// The open batch's id, if one is open (a refused lone save ends its batch).
+    pub fn batch_id(&self) -> Option<u64> {
+        self.state().batch.as_ref().map(|b| b.id)
+    }
+
     /// Ends the operation: lets the lock go and answers once the batch holding this
     /// operation's commits (or the saves it read) is durable — or refused.
-    pub async fn finish(mut self) -> Result<()> {
+    pub async fn finish(self) -> Result<()> {
+        self.end().await.into_result()
+    }
+
+    /// [`Writer::finish`], answering how the batch ended, for a caller that answers
+    /// several saves with it.
+    pub async fn end(mut self) -> Outcome {
         // `follows` stays set until the outcome is in, so a cancelled finish still makes
         // sure the batch is flushed (see Drop).
         let Some((id, mut done)) = self.follows.clone() else {
@@ -234,30 +278,35 @@ impl Writer {
             {
                 batch::abort(&self.repo, &mut guard, "unused").await;
             }
-            return Ok(());
+            return Outcome::Durable;
         };
         let guard = self.guard.take().expect("the lock is held until finish");
-        if self.slot.others_waiting() {
+        let flushed = if self.slot.others_waiting() {
             // Let the waiting saves join the batch; whoever of us gets the lock back
             // first flushes it for all.
             drop(guard);
             tokio::select! {
                 biased;
-                _ = done.changed() => {}
+                _ = done.changed() => Ok(()),
                 guard = self.slot.lock() => {
                     if guard.batch.as_ref().is_some_and(|b| b.id == id) {
-                        drop(flush_on_own_task(&self.ctx, &self.repo, guard).await?);
+                        flush_on_own_task(&self.ctx, &self.repo, guard).await.map(drop)
+                    } else {
+                        Ok(())
                     }
                 }
             }
         } else {
-            drop(flush_on_own_task(&self.ctx, &self.repo, guard).await?);
+            flush_on_own_task(&self.ctx, &self.repo, guard).await.map(drop)
+        };
+        if let Err(e) = flushed {
+            return Outcome::refused(&e);
         }
         let outcome = done.borrow().clone();
-        outcome.map_or_else(
-            || Err(Error::internal(anyhow::anyhow!("group commit {id} ended without an outcome"))),
-            Outcome::into_result,
-        )
+        outcome.unwrap_or_else(|| Outcome::Refused {
+            unavailable: false,
+            detail: format!("group commit {id} ended without an outcome"),
+        })
     }
 
     /// Commits each change (one commit each, in order) on top of the batch and writes
@@ -266,7 +315,14 @@ impl Writer {
     /// still held, never read back afterwards (a later save could have landed by then,
     /// and its revision would be answered instead). The answer stands only once
     /// [`Writer::finish`] says the batch is durable.
-    pub async fn commit(&mut self, user: &User, mut changes: Vec<Change>) -> Result<Vec<Page>> {
+    pub async fn commit(&mut self, user: &User, changes: Vec<Change>) -> Result<Vec<Page>> {
+        let changes = changes.into_iter().map(|c| (user.clone(), c)).collect();
+        self.commit_saves(changes, Saves::One).await
+    }
+
+    /// [`Writer::commit`] of changes made by several users: each change is committed and
+    /// indexed as its user's.
+    pub async fn commit_saves(&mut self, mut changes: Vec<(User, Change)>, saves: Saves) -> Result<Vec<Page>> {
         if changes.is_empty() {
             return Ok(vec![]);
         }
@@ -276,14 +332,14 @@ impl Writer {
         let clock_now = origin.as_ref().map_or(committed_at, |o| o.time);
         let now = crate::time::stored(clock_now);
         // Parse each page once: for its tags and links in the index and in the answer.
-        for c in &mut changes {
+        for (_, c) in &mut changes {
             if c.state.parsed.is_none() && c.action != Action::Purge {
                 c.state.parsed = Some(Arc::new(markdown::parse(&c.state.content)));
             }
         }
-        let plan: Vec<(Vec<FileChange>, String)> = changes
+        let plan: Vec<Planned> = changes
             .iter()
-            .map(|c| {
+            .map(|(user, c)| {
                 let mut files = Vec::new();
                 let after = c.after_path();
                 if let Some(before) = &c.before_path
@@ -294,20 +350,21 @@ impl Writer {
                 if let Some(after) = after {
                     files.push(FileChange { path: after, content: Some(c.state.content.clone().into_bytes()) });
                 }
-                (files, commit_message(c, user.id, &now, origin.as_ref()))
+                let message = commit_message(c, user.id, &now, origin.as_ref());
+                Planned { files, message, name: user.name.clone(), email: user.email.clone() }
             })
             .collect();
-        let (name, email) = (user.name.clone(), user.email.clone());
         let heads = self.batch().heads;
         // Alone in its batch, with nobody waiting to join: the save makes its commit
         // durable and moves the branch in this same trip (see batch::Early). Whoever
-        // arrives meanwhile joins the batch as usual.
+        // arrives meanwhile joins the batch as usual. A group never does: it must be able
+        // to take its rows back and leave the batch as it found it.
         let alone = {
             let b = self.batch();
-            b.saves == 0 && !b.keep && !self.slot.others_waiting()
+            saves == Saves::One && !self.grouped && b.saves == 0 && !b.keep && !self.slot.others_waiting()
         };
         let moved = self.batch().moved.clone();
-        let fail_objects = changes.iter().any(|c| self.ctx.test_hooks.objects_fail(&c.state.slug));
+        let fail_objects = changes.iter().any(|(_, c)| self.ctx.test_hooks.objects_fail(&c.state.slug));
         // One trip to the repository: it makes the commits in memory, hands their ids to
         // the rows, and writes the objects while the rows are written (the two take
         // about as long, on two threads).
@@ -321,15 +378,15 @@ impl Writer {
                     (tip.map(|t| t.commit), tip)
                 }
             };
-            let committer = git::Author { name: &name, email: &email, time: committed_at.timestamp() };
-            let author = match &origin {
-                Some(o) => git::Author { name: &o.author_name, email: &o.author_email, time: o.time.timestamp() },
-                None => git::Author { time: clock_now.timestamp(), ..committer },
-            };
             let mut commits = Vec::with_capacity(plan.len());
             let mut made = git::Unwritten::default();
-            for (files, message) in &plan {
-                let commit = git::make_commit(repo, parent, files, &author, &committer, message, &mut made)?;
+            for p in &plan {
+                let committer = git::Author { name: &p.name, email: &p.email, time: committed_at.timestamp() };
+                let author = match &origin {
+                    Some(o) => git::Author { name: &o.author_name, email: &o.author_email, time: o.time.timestamp() },
+                    None => git::Author { time: clock_now.timestamp(), ..committer },
+                };
+                let commit = git::make_commit(repo, parent, &p.files, &author, &committer, &p.message, &mut made)?;
                 parent = Some(commit.tip);
                 commits.push(commit);
             }
@@ -356,7 +413,7 @@ impl Writer {
                 Ok(_) => Error::internal(anyhow::anyhow!("the save's commits were written but never made")),
             });
         };
-        if changes.iter().any(|c| self.ctx.test_hooks.panics_after_commit(&c.state.slug)) {
+        if changes.iter().any(|(_, c)| self.ctx.test_hooks.panics_after_commit(&c.state.slug)) {
             panic!("test hook: a save interrupted between its commit and its rows");
         }
         let sha_strings: Vec<String> = commits.iter().map(|c| c.tip.commit.to_string()).collect();
@@ -364,20 +421,19 @@ impl Writer {
         let blobs: Vec<Option<String>> =
             commits.iter().map(|c| c.blobs.iter().flatten().last().map(|b| b.to_string())).collect();
         let ids = Commits { shas: &sha_strings, blobs: &blobs };
-        let (Indexed { created, deliveries }, written) = self.index(user, &changes, ids, &now, trip).await?;
+        let (Indexed { created, deliveries }, written) = self.index(&changes, ids, &now, saves, trip).await?;
         let b = self.batch_mut();
         b.heads = Some(batch::Heads { start, tip: commits.last().map(|c| c.tip) });
         b.deliveries |= deliveries;
         b.written.extend(written);
-        b.saves += 1;
+        b.saves += saves.count();
         let follow = (b.id, b.follow());
         self.follows.get_or_insert(follow);
-        let actor = Actor { id: user.id, name: user.name.clone() };
         Ok(changes
             .into_iter()
             .zip(sha_strings)
             .zip(created)
-            .map(|((c, revision), created_at)| {
+            .map(|(((user, c), revision), created_at)| {
                 let st = c.state;
                 let (tags, links) = match &st.parsed {
                     Some(p) => (p.tags.clone(), p.links.iter().map(|l| l.slug.clone()).collect()),
@@ -393,7 +449,7 @@ impl Writer {
                     revision,
                     created_at,
                     updated_at: now.clone(),
-                    updated_by: actor.clone(),
+                    updated_by: Actor { id: user.id, name: user.name },
                     workspace: self.access.slug().to_owned(),
                 }
             })
@@ -403,24 +459,27 @@ impl Writer {
     /// Writes the index rows of committed changes into the batch while `objects` writes
     /// their commits' objects; answers each page's creation time (kept from its row, or
     /// now for a new page) and the objects written but not yet durable. Once the batch
-    /// holds another save, the rows go under a savepoint: a save refused by its rows
-    /// takes back only its own. A lone save that fails takes the batch down with it,
-    /// which holds nothing else; so does a save whose objects could not be written after
-    /// its rows were (the disk the whole batch shares failed it).
+    /// holds another save, or for a group of saves, the rows go under a savepoint: a save
+    /// refused by its rows takes back only its own (a group's, only the group's). A lone
+    /// save that fails takes the batch down with it, which holds nothing else; so does a
+    /// save whose objects could not be written after its rows were (the disk the whole
+    /// batch shares failed it).
     async fn index(
         &mut self,
-        user: &User,
-        changes: &[Change],
+        changes: &[(User, Change)],
         commits: Commits<'_>,
         now: &str,
+        saves: Saves,
         objects: impl Future<Output = anyhow::Result<Vec<git2::Oid>>>,
     ) -> Result<(Indexed, Vec<git2::Oid>)> {
         let ws_id = self.access.workspace_id();
         let ws_slug = self.access.slug().to_owned();
-        let mut savepoint = Savepoint::Wanted(self.batch().saves > 0 || self.batch().keep);
-        let fail = changes.iter().any(|c| self.ctx.test_hooks.rows_fail(&c.state.slug));
+        let shared = self.batch().saves > 0 || self.batch().keep || matches!(saves, Saves::Group(_));
+        let mut savepoint = Savepoint::Wanted(shared);
+        let fail = changes.iter().any(|(_, c)| self.ctx.test_hooks.rows_fail(&c.state.slug))
+            || (matches!(saves, Saves::Group(_)) && self.ctx.test_hooks.fail_next_group.swap(false, Ordering::SeqCst));
         let write = Frame { savepoint: &mut savepoint, fail };
-        let rows = index_rows(self.conn(), ws_id, &ws_slug, user, changes, commits, now, write);
+        let rows = index_rows(self.conn(), ws_id, &ws_slug, changes, commits, now, write);
         let e = match tokio::join!(rows, objects) {
             (Ok(indexed), Ok(written)) => return Ok((indexed, written)),
             (Err(e), _) => e,
@@ -449,6 +508,32 @@ impl Writer {
         }
         Err(e)
     }
+}
+
+/// Whose changes a commit holds: one save's (one operation's, however many pages it
+/// changes), or a group of queued saves' (`combine`), which must be able to take back
+/// its rows alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Saves {
+    One,
+    Group(usize),
+}
+
+impl Saves {
+    fn count(self) -> usize {
+        match self {
+            Saves::One => 1,
+            Saves::Group(n) => n,
+        }
+    }
+}
+
+/// A change's commit, laid out before the trip to the repository.
+struct Planned {
+    files: Vec<FileChange>,
+    message: String,
+    name: String,
+    email: String,
 }
 
 /// The commits of a save's changes, one per change: ids, and the id of each one's
@@ -527,24 +612,26 @@ async fn flush_on_own_task(
     .map_err(|e| Error::internal(anyhow::anyhow!("the group commit task failed: {e}")))
 }
 
-/// The rows of one save: page rows, revisions, outbox events.
-#[allow(clippy::too_many_arguments)] // the rows' parts, each distinct
+/// The rows of one save's (or one group's) changes: page rows, revisions, outbox events,
+/// one script per change. Not one script for all: SQLite keeps a script prepared by its
+/// text, and a group's would be new text every time, parsed and planned afresh (and
+/// pushing prepared statements out of the connection's cache) — slower than the hand-offs
+/// it saves (BENCHMARKS.md, issue 12, thirty-first session).
 async fn index_rows(
     tx: &mut AnyConnection,
     ws_id: i64,
     ws_slug: &str,
-    user: &User,
-    changes: &[Change],
+    changes: &[(User, Change)],
     commits: Commits<'_>,
     now: &str,
     frame: Frame<'_>,
 ) -> Result<Indexed> {
     let Frame { savepoint, fail } = frame;
     let Commits { shas, blobs } = commits;
+    let head = shas.last().expect("at least one commit");
     let mut created = Vec::with_capacity(changes.len());
     let mut deliveries = false;
-    let head = shas.last().expect("at least one commit");
-    for (n, ((change, sha), blob)) in changes.iter().zip(shas).zip(blobs).enumerate() {
+    for (n, (((user, change), sha), blob)) in changes.iter().zip(shas).zip(blobs).enumerate() {
         let st = &change.state;
         // The workspace's head goes with the last change's rows.
         let last = n + 1 == changes.len();
