@@ -16,7 +16,10 @@
 //!   repository as its commit ([`Early`]), so its flush is the database commit alone;
 //! - otherwise lets the waiters in and queues for the lock again (tokio's mutex is fair),
 //!   so the saves that arrived meanwhile join the batch; whichever member gets the lock
-//!   back first flushes it for all, and the rest find it done.
+//!   back first flushes it for all, and the rest find it done. A group of queued saves
+//!   (`combine`) makes the batch's objects durable in its own trip to the repository,
+//!   while its rows are written; a flush with no object written since then has no
+//!   barrier to wait for, only the branch's move and the database commit.
 //!
 //! Every save of a batch answers only after the flush: acknowledged means durable. A
 //! failed flush refuses every save of the batch and leaves nothing behind (the branch put
@@ -75,7 +78,8 @@ pub struct Batch {
     /// Where the branch stood and where the batch has taken it; None until the batch's
     /// first commit reads the branch.
     pub heads: Option<Heads>,
-    /// Every object the batch wrote (made durable one by one off Linux).
+    /// The objects the batch wrote that no barrier has made durable yet (made durable
+    /// one by one off Linux); a group's trip makes them durable with its own.
     pub written: Vec<Oid>,
     /// Saves whose commits and rows are in the batch.
     pub saves: usize,
@@ -333,7 +337,11 @@ async fn write(
     if let Some(head) = tip.filter(|h| Some(*h) != named) {
         let written_ref = repo
             .with(move |r| {
-                git::sync_objects(r, &written)?;
+                // Nothing written since the last barrier of the batch (a group's trip
+                // makes its objects durable itself): none to wait for.
+                if !written.is_empty() {
+                    git::sync_objects(r, &written)?;
+                }
                 git::write_ref(r, head, named)
             })
             .await;

@@ -8,10 +8,11 @@
 //! it): one query reads every page the group touches; the saves are decided in the order
 //! they were queued, each against what the ones before it left (a create sees an earlier
 //! create of its slug, an edit the earlier edit of its page); one trip to the repository
-//! makes every commit, while the rows are written (each save's as the one script it
-//! always was, under one savepoint for the group). The group then ends as any operation
-//! under the lock ends: its answers wait for the batch holding it ([`super::batch`]) to be
-//! durable. So the row reads, the trips to the repository, and the lock passed from task
+//! makes every commit and makes the batch's objects durable, while the rows are written
+//! (each save's as the one script it always was, under one savepoint for the group), so
+//! the batch's flush has only the branch's move and the database commit left. The group
+//! then ends as any operation under the lock ends: its answers wait for the batch holding
+//! it ([`super::batch`]) to be durable. So the row reads, the trips to the repository, and the lock passed from task
 //! to task are paid once per group, not once per save.
 //!
 //! History is unchanged: one commit per save, in the order the saves were queued, each

@@ -364,6 +364,13 @@ impl Writer {
             saves == Saves::One && !self.grouped && b.saves == 0 && !b.keep && !self.slot.others_waiting()
         };
         let moved = self.batch().moved.clone();
+        // A group makes its objects durable in its own trip, and with them every object
+        // the batch wrote before: the barrier then runs while the group's rows are still
+        // being written (a group's rows take longer than its objects), instead of after
+        // them in the flush, during which nothing else moves (BENCHMARKS.md, issue 12,
+        // thirty-second session). Its objects stay unnamed until the flush moves the
+        // branch, so a group that is refused still leaves nothing behind.
+        let sync_here = matches!(saves, Saves::Group(_)).then(|| self.batch().written.clone());
         let fail_objects = changes.iter().any(|(_, c)| self.ctx.test_hooks.objects_fail(&c.state.slug));
         // One trip to the repository: it makes the commits in memory, hands their ids to
         // the rows, and writes the objects while the rows are written (the two take
@@ -394,6 +401,11 @@ impl Writer {
             anyhow::ensure!(!fail_objects, "test hook: the save's objects could not be written");
             let mut written = Vec::new();
             made.write(repo, &mut written)?;
+            if let Some(mut before) = sync_here {
+                before.append(&mut written);
+                git::sync_objects(repo, &before)?;
+                return Ok(Synced::All);
+            }
             // Recorded before it is made, while this trip holds the repository (a save
             // interrupted now must leave it known), and not made if the batch ended
             // meanwhile (see batch::Early).
@@ -402,9 +414,9 @@ impl Writer {
             {
                 git::sync_objects(repo, &written)?;
                 git::write_ref(repo, to, start)?;
-                written.clear();
+                return Ok(Synced::All);
             }
-            Ok(written)
+            Ok(Synced::No(written))
         });
         let Ok((start, commits)) = made_rx.await else {
             // The trip failed before the commits were made: nothing was written.
@@ -425,7 +437,11 @@ impl Writer {
         let b = self.batch_mut();
         b.heads = Some(batch::Heads { start, tip: commits.last().map(|c| c.tip) });
         b.deliveries |= deliveries;
-        b.written.extend(written);
+        match written {
+            // Everything the batch wrote is durable.
+            Synced::All => b.written.clear(),
+            Synced::No(written) => b.written.extend(written),
+        }
         b.saves += saves.count();
         let follow = (b.id, b.follow());
         self.follows.get_or_insert(follow);
@@ -458,7 +474,7 @@ impl Writer {
 
     /// Writes the index rows of committed changes into the batch while `objects` writes
     /// their commits' objects; answers each page's creation time (kept from its row, or
-    /// now for a new page) and the objects written but not yet durable. Once the batch
+    /// now for a new page) and what `objects` left to make durable. Once the batch
     /// holds another save, or for a group of saves, the rows go under a savepoint: a save
     /// refused by its rows takes back only its own (a group's, only the group's). A lone
     /// save that fails takes the batch down with it, which holds nothing else; so does a
@@ -470,8 +486,8 @@ impl Writer {
         commits: Commits<'_>,
         now: &str,
         saves: Saves,
-        objects: impl Future<Output = anyhow::Result<Vec<git2::Oid>>>,
-    ) -> Result<(Indexed, Vec<git2::Oid>)> {
+        objects: impl Future<Output = anyhow::Result<Synced>>,
+    ) -> Result<(Indexed, Synced)> {
         let ws_id = self.access.workspace_id();
         let ws_slug = self.access.slug().to_owned();
         let shared = self.batch().saves > 0 || self.batch().keep || matches!(saves, Saves::Group(_));
@@ -526,6 +542,15 @@ impl Saves {
             Saves::Group(n) => n,
         }
     }
+}
+
+/// What a save's trip to the repository left for the batch's flush to make durable.
+enum Synced {
+    /// Nothing: the trip's barrier covered every object the batch wrote until then (a
+    /// lone save that moved the branch, or a group).
+    All,
+    /// These objects, written but not durable until the batch's flush.
+    No(Vec<git2::Oid>),
 }
 
 /// A change's commit, laid out before the trip to the repository.
