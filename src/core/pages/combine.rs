@@ -12,8 +12,8 @@
 //! (each save's as the one script it always was, under one savepoint for the group), so
 //! the batch's flush has only the branch's move and the database commit left. The group
 //! then ends as any operation under the lock ends: its answers wait for the batch holding
-//! it ([`super::batch`]) to be durable. So the row reads, the trips to the repository, and the lock passed from task
-//! to task are paid once per group, not once per save.
+//! it ([`super::batch`]) to be durable. So the row reads, the trips to the repository,
+//! and the lock passed from task to task are paid once per group, not once per save.
 //!
 //! History is unchanged: one commit per save, in the order the saves were queued, each
 //! answered with its own revision. A save refused by its decision (a stale base, a taken
