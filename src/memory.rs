@@ -13,11 +13,25 @@
 //!   save and is never trimmed below its limit (heaptrack: two thirds of the live heap
 //!   after 3,000 saves).
 //!
+//! Measured again at the end of the bench's 10,000-page run (BENCHMARKS.md, issue 12,
+//! thirty-third session), the server held 99–166 MiB from run to run, and one more thing
+//! held it: SQLite's page caches. Every pooled connection keeps up to 2 MiB of pages for
+//! the database and as much for the search file it attaches, and 16 clients reading open
+//! all 16 connections: SQLite held 27 MiB at the end, 45–48 MiB at its highest. A soft
+//! limit on SQLite's heap ([`SQLITE_HEAP_BYTES`], for the whole process) makes a
+//! connection reuse its least recently used pages rather than take more once SQLite as a
+//! whole holds that much; a page not cached is read again from the system's file cache.
+//! (At the limit SQLite also sorts more than ten pages' worth of rows through a temporary
+//! file rather than in memory: the wiki's graph, read from all its links, is sorted so;
+//! a list or a history sorts one page of results, under its `LIMIT`.)
+//!
 //! And what is freed goes back to the system: [`trim`] (after each packing pass, whose
 //! delta search is the largest transient user) hands back the free pages inside the
-//! heap. (glibc's threshold for `mmap`ed blocks is left to adapt: a fixed one would map
-//! and unmap every large block a save uses for a moment, such as zlib's compressor
-//! state, at each use.)
+//! heap. (glibc's thresholds for `mmap`ed blocks and for trimming the heap's top are left
+//! to adapt. Fixed at 1 MiB, they left 83–95 MiB after the 10,000-page run against 89–99
+//! MiB with SQLite's limit alone — no difference the runs could tell apart — while a
+//! fixed threshold would map and unmap at each use any large block a save holds for a
+//! moment, such as the tree of a directory that many pages share.)
 
 /// libgit2's object cache, for all repositories of the process together. Small objects
 /// (commits, the trees on a page's path: tens of entries each) re-read from disk cost
@@ -28,6 +42,10 @@ const GIT_CACHE_BYTES: isize = 4 << 20;
 /// glibc arenas (the default is eight per core).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const MALLOC_ARENAS: libc::c_int = 2;
+
+/// SQLite's heap, all connections of the process together, past which their page caches
+/// stop growing (`PRAGMA soft_heap_limit`; soft: a statement is never refused for it).
+pub const SQLITE_HEAP_BYTES: i64 = 16 << 20;
 
 /// Applies the settings. Called first thing in `main`, while the process has one thread.
 pub fn configure() {

@@ -209,12 +209,15 @@ fn connect_url(url: &str, backend: Backend) -> String {
 
 /// Per-connection settings. SQLite: enforce foreign keys, wait on a busy writer instead
 /// of failing, and fsync the WAL at every commit (`synchronous=FULL`) so an acknowledged
-/// write survives a power cut, not only a crash.
+/// write survives a power cut, not only a crash. And SQLite's memory limit, which is the
+/// process's, not the connection's: set again by each new connection, to the same value.
 async fn configure_connection(conn: &mut sqlx::AnyConnection, backend: Backend) -> Result<(), sqlx::Error> {
     if backend == Backend::Sqlite {
         sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
         sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
         sqlx::query("PRAGMA synchronous = FULL").execute(&mut *conn).await?;
+        let limit = format!("PRAGMA soft_heap_limit = {}", crate::memory::SQLITE_HEAP_BYTES);
+        sqlx::query(sqlx::AssertSqlSafe(limit)).execute(&mut *conn).await?;
     }
     Ok(())
 }

@@ -337,11 +337,7 @@ async fn write(
     if let Some(head) = tip.filter(|h| Some(*h) != named) {
         let written_ref = repo
             .with(move |r| {
-                // Nothing written since the last barrier of the batch (a group's trip
-                // makes its objects durable itself): none to wait for.
-                if !written.is_empty() {
-                    git::sync_objects(r, &written)?;
-                }
+                git::sync_objects(r, &written)?;
                 git::write_ref(r, head, named)
             })
             .await;
