@@ -16,11 +16,13 @@ OUT.smaps and asks the server, through gdb, for
 - `sqlite3_memory_used()` and `sqlite3_memory_highwater(0)` (into OUT.gdb): what SQLite
   holds, all connections together, and the most it held.
 
-Needs gdb and a binary with symbols (the release profile keeps them). The server stops
-for the second gdb takes; the bench's export row after it is then a little later.
+Needs gdb and a binary with symbols (the release profile keeps them). The bench (and
+the server) are stopped for the second or so this takes; the bench's export row after
+it starts that much later.
 """
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -72,6 +74,8 @@ with open(out + ".log", "w") as log:
         pid = state["pid"]
         if not snapped and pid and snap_at.search(line):
             snapped = True
+            # The bench held still meanwhile, so that it does not go on to stop the server.
+            os.kill(bench.pid, signal.SIGSTOP)
             subprocess.run(["cp", f"/proc/{pid}/smaps", out + ".smaps"], check=False)
             with open(out + ".gdb", "w") as g:
                 subprocess.run(
@@ -80,4 +84,5 @@ with open(out + ".log", "w") as log:
                      "-ex", "print (long long)sqlite3_memory_used()",
                      "-ex", "print (long long)sqlite3_memory_highwater(0)"],
                     stdout=g, stderr=subprocess.STDOUT, check=False)
+            os.kill(bench.pid, signal.SIGCONT)
 sys.exit(bench.wait())
