@@ -18,6 +18,7 @@ use serde_json::json;
 use cairn_bench::api::sign_up;
 use cairn_bench::corpus::{self, MAX_DEPTH, Page, rng_for};
 use cairn_bench::load::{self, Req, RunOpts, Stats, print_errors};
+use cairn_bench::probe;
 use cairn_bench::server::{self, Backend, Server, loadavg, ncpu};
 use cairn_bench::setup;
 
@@ -116,6 +117,11 @@ pub struct ScenarioResult {
     pub attempt: usize,
     /// Packing passes the server finished during the timed run.
     pub packing_passes: usize,
+    /// The machine's speed just before the timed run ([`cairn_bench::probe`]).
+    pub probe: probe::Probe,
+    /// Group commits' batches the server flushed during the timed run (and just after
+    /// it, for the last).
+    pub batches: server::Batches,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -439,7 +445,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
             // the CPU in the middle of a timed run. When it took more than
             // --max-other-cpu, wait for a quiet moment and measure again (at most
             // --retries more times); keep the least disturbed attempt.
-            let mut best: Option<(Stats, f64, CpuPerOp, usize, usize)> = None;
+            let mut best: Option<ScenarioResult> = None;
             for attempt in 0..=args.retries {
                 if attempt > 0 {
                     let quiet = wait_for_quiet(&server, args.max_other_cpu, args.quiet_wait_secs).await;
@@ -464,8 +470,10 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                     eprintln!("  warm-up of {op} had {} errors", w.errors);
                     print_errors(&w);
                 }
+                let machine = probe::measure(&server.data_dir());
                 let cpu0 = server.cpu_snapshot();
                 let packs0 = server.packing_passes();
+                let batches0 = server.batches();
                 let st = load::run(
                     &clients,
                     &base,
@@ -478,11 +486,13 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                 // still counted once the logger's queue has drained.
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 let packs = server.packing_passes() - packs0;
+                let batches = server.batches().since(&batches0);
                 let other = cpu1.other_since(&cpu0) / (st.wall_secs * ncpu());
                 let cpu = CpuPerOp::between(&cpu0, &cpu1, st.count);
                 eprintln!(
                     "  {op:<8} {clients_n:>2} clients: {} ops, {} errors, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {:.0} ops/s, \
-                     CPU per op: server {:.2} ms, PostgreSQL {:.2} ms; other CPU {:.0}%; packing passes {}",
+                     CPU per op: server {:.2} ms, PostgreSQL {:.2} ms; other CPU {:.0}%; packing passes {}; \
+                     probes: CPU {:.1} ms, fsync {:.2} ms; {} batches{}",
                     st.count,
                     st.errors,
                     st.pct(50.0),
@@ -492,27 +502,32 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                     cpu.server,
                     cpu.postgres,
                     other * 100.0,
-                    packs
+                    packs,
+                    machine.cpu_ms,
+                    machine.fsync_ms,
+                    batches.count,
+                    batches.mean().map_or(String::new(), |m| format!(" of {m:.1} saves"))
                 );
                 print_errors(&st);
                 let done = other <= args.max_other_cpu;
-                if best.as_ref().is_none_or(|(_, o, ..)| other < *o) {
-                    best = Some((st, other, cpu, attempt + 1, packs));
+                if best.as_ref().is_none_or(|b| other < b.other_cpu_share) {
+                    best = Some(ScenarioResult {
+                        op: op.to_string(),
+                        clients: clients_n,
+                        stats: st,
+                        other_cpu_share: other,
+                        cpu_ms_per_op: cpu,
+                        attempt: attempt + 1,
+                        packing_passes: packs,
+                        probe: machine,
+                        batches,
+                    });
                 }
                 if done {
                     break;
                 }
             }
-            let (st, other_cpu_share, cpu_ms_per_op, attempt, packing_passes) = best.expect("at least one attempt");
-            scenarios.push(ScenarioResult {
-                op: op.to_string(),
-                clients: clients_n,
-                stats: st,
-                other_cpu_share,
-                cpu_ms_per_op,
-                attempt,
-                packing_passes,
-            });
+            scenarios.push(best.expect("at least one attempt"));
         }
     }
     let rss_end_kib = server.pid().map_or(0, server::rss_kib);

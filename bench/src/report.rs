@@ -61,14 +61,14 @@ pub fn run_markdown(r: &RunResult) -> String {
     let _ = writeln!(
         s,
         "| operation | clients | count | errors | p50 ms | p95 ms | p99 ms | mean ms | max ms | ops/s | \
-         server CPU ms/op | PostgreSQL CPU ms/op | other CPU | packing passes |"
+         server CPU ms/op | PostgreSQL CPU ms/op | other CPU | packing passes | probes ms | saves per batch |"
     );
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for sc in &r.scenarios {
         let st = &sc.stats;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.0}%{} | {} |",
+            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.0}%{} | {} | {:.1} / {:.2} | {} |",
             sc.op,
             sc.clients,
             st.count,
@@ -78,7 +78,10 @@ pub fn run_markdown(r: &RunResult) -> String {
             sc.cpu_ms_per_op.postgres,
             sc.other_cpu_share * 100.0,
             if sc.attempt > 1 { format!(" (try {})", sc.attempt) } else { String::new() },
-            sc.packing_passes
+            sc.packing_passes,
+            sc.probe.cpu_ms,
+            sc.probe.fsync_ms,
+            sc.batches.mean().map_or("–".to_owned(), |m| format!("{m:.1} ({})", sc.batches.count))
         );
     }
     let _ = writeln!(
@@ -86,7 +89,9 @@ pub fn run_markdown(r: &RunResult) -> String {
         "\n(other CPU: share of both cores used, during the timed run, by processes other than the bench client, \
          the server and PostgreSQL; CPU ms/op: CPU time the server and PostgreSQL used during the timed run, per \
          operation; \"try N\": the run kept is the Nth, earlier ones were disturbed by other processes; packing \
-         passes: passes of the server's packing worker that ended during the timed run.)"
+         passes: passes of the server's packing worker that ended during the timed run; probes: the machine's own \
+         speed just before the timed run — one thread's fixed arithmetic / one 4 KiB synced write; saves per batch: \
+         saves per group commit flushed during the timed run, and (in brackets) how many were flushed.)"
     );
     if r.server_log_problems > 0 {
         let _ = writeln!(s, "\nThe server logged {} warning/error lines during this run.", r.server_log_problems);
@@ -233,6 +238,10 @@ pub fn json(config: &Value, results: &[RunResult]) -> Value {
                     v["postgres_cpu_ms_per_op"] = round2(s.cpu_ms_per_op.postgres);
                     v["attempt"] = json!(s.attempt);
                     v["packing_passes"] = json!(s.packing_passes);
+                    v["probe_cpu_ms"] = round2(s.probe.cpu_ms);
+                    v["probe_fsync_ms"] = round2(s.probe.fsync_ms);
+                    v["batches"] = json!(s.batches.count);
+                    v["saves_per_batch"] = s.batches.mean().map_or(json!(null), round2);
                     v
                 }).collect::<Vec<_>>(),
                 "server_log_problems": r.server_log_problems,

@@ -114,8 +114,9 @@ impl Server {
             .env("LOG_DIR", self.dir.join("logs"))
             .env("PORT", port.to_string())
             .env("HOST", "127.0.0.1")
-            // Warnings, and the packing worker's passes (`packing_passes`).
-            .env("LOG_LEVEL", "warn,cairn::core::packing=info")
+            // Warnings, the packing worker's passes (`packing_passes`) and the group
+            // commits' batches (`batches`).
+            .env("LOG_LEVEL", "warn,cairn::core::packing=info,cairn::core::pages::batch=debug")
             .env("DATABASE_URL", &self.database_url)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
@@ -180,9 +181,24 @@ impl Server {
             .sum()
     }
 
+    /// Batches the server flushed so far, and the saves they held (its `flushed a batch
+    /// of N saves` lines; none from a binary that does not log them).
+    pub fn batches(&self) -> Batches {
+        let mut b = Batches::default();
+        for t in ["server.out", "server.err"].iter().filter_map(|f| fs::read_to_string(self.dir.join(f)).ok()) {
+            b.add_lines(&t);
+        }
+        b
+    }
+
     /// The server's process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(|c| c.id())
+    }
+
+    /// The server's data directory (for the machine's probes: the same filesystem).
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.join("data")
     }
 
     /// Disk used by the data directory (git repositories, SQLite file), in bytes.
@@ -380,6 +396,35 @@ pub fn machine_busy_secs() -> f64 {
     busy / 100.0
 }
 
+/// Group commits' batches flushed, and the saves in them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Batches {
+    pub count: u64,
+    pub saves: u64,
+}
+
+impl Batches {
+    /// Adds the batches a log's text tells of (plain or coloured: the count is in the
+    /// message, which the formatter does not style).
+    fn add_lines(&mut self, log: &str) {
+        let counts =
+            log.lines().filter_map(|l| l.split("flushed a batch of ").nth(1)?.split(' ').next()?.parse::<u64>().ok());
+        for n in counts {
+            self.count += 1;
+            self.saves += n;
+        }
+    }
+
+    pub fn since(&self, before: &Batches) -> Batches {
+        Batches { count: self.count - before.count, saves: self.saves - before.saves }
+    }
+
+    /// Saves per batch, if any batch was flushed.
+    pub fn mean(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.saves as f64 / self.count as f64)
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CpuSnapshot {
     pub machine: f64,
@@ -520,4 +565,22 @@ fn dir_bytes(p: &Path) -> u64 {
             Err(_) => 0,
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_are_read_from_plain_and_coloured_lines_and_nothing_else() {
+        let log = "2026-12-02T20:00:00.1Z DEBUG flushed a batch of 1 saves\n\
+                   \x1b[2m2026-12-02T20:00:00.2Z\x1b[0m \x1b[34mDEBUG\x1b[0m flushed a batch of 14 saves\n\
+                   2026-12-02T20:00:00.3Z  WARN a group of saves failed together; saving them one by one\n";
+        let mut b = Batches::default();
+        b.add_lines(log);
+        assert_eq!(b, Batches { count: 2, saves: 15 });
+        assert_eq!(b.mean(), Some(7.5));
+        assert_eq!(b.since(&Batches { count: 1, saves: 1 }), Batches { count: 1, saves: 14 });
+        assert_eq!(Batches::default().mean(), None);
+    }
 }

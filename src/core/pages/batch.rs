@@ -294,6 +294,10 @@ pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
         Ok(()) => {
             ctx.writers.flushes.fetch_add(1, Ordering::Relaxed);
             ctx.writers.flushed_saves.fetch_add(saves as u64, Ordering::Relaxed);
+            // How groups form under load, for an operator's `LOG_LEVEL` and the bench's
+            // batches column (bench/README.md); the count in the message, where a reader
+            // of the plain or coloured log finds it the same way.
+            tracing::debug!("flushed a batch of {saves} saves");
             // The batch queued pages for embedding, left SQLite's search file behind, and
             // maybe queued deliveries; nudge the workers. The delivery worker only when it
             // has something new: its claim is a write statement, which would queue behind

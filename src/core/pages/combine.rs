@@ -164,7 +164,8 @@ async fn one_by_one(ctx: &Ctx, access: &Access, slot: Arc<Slot>, guard: OwnedMut
             Err(e) => {
                 // The batch could not be opened: nothing of this save, or of the ones
                 // after it, was made.
-                saved.extend(group[i..].iter().map(|_| (Err(refusal(&Outcome::refused(&e))), None)));
+                let outcome = Outcome::refused(&e);
+                saved.extend(group[i..].iter().map(|_| (Err(refusal(&outcome)), None)));
                 break;
             }
         };
@@ -230,26 +231,29 @@ impl Known {
     }
 }
 
-/// What the group decided for one save.
+/// What the group decided for one save: a change to commit (boxed: a change is large,
+/// an answer two words), or its answer already.
 enum Decided {
-    /// Answered without a commit.
-    Now(Result<Page>),
-    /// Its change, for the group to commit.
-    Commit(Change),
-    /// The group's `k`-th commit, which this save would not change.
-    Same(usize),
-    /// Based on a revision the group's `k`-th commit replaced.
-    Stale(usize),
+    Commit(Box<Change>),
+    Answered(Answer),
 }
 
 /// A save's answer once the group has committed.
 enum Answer {
-    /// Boxed: a page is large, and most answers are the other kinds.
+    /// Answered without a commit. Boxed: a page is large, and most answers are the other
+    /// kinds.
     Now(Box<Result<Page>>),
-    /// The page as the group's `k`-th commit left it.
+    /// The page as the group's `k`-th commit left it (its own commit, or one it would not
+    /// change).
     Page(usize),
-    /// Refused as stale: the current revision is the group's `k`-th commit.
+    /// Refused as stale: based on a revision the group's `k`-th commit replaced.
     Stale(usize),
+}
+
+impl Decided {
+    fn now(answer: Result<Page>) -> Decided {
+        Decided::Answered(Answer::Now(Box::new(answer)))
+    }
 }
 
 /// The saves of `group` decided in order, committed and indexed together. On an error,
@@ -276,12 +280,10 @@ async fn together(w: &mut Writer, group: &[Taken]) -> Result<Vec<Result<Page>>> 
             Decided::Commit(change) => {
                 let k = changes.len();
                 known.insert(change.state.slug.clone(), Known::Changed { state: after(&change), by: k });
-                changes.push((p.user.clone(), change));
+                changes.push((p.user.clone(), *change));
                 Answer::Page(k)
             }
-            Decided::Now(answer) => Answer::Now(Box::new(answer)),
-            Decided::Same(k) => Answer::Page(k),
-            Decided::Stale(k) => Answer::Stale(k),
+            Decided::Answered(answer) => answer,
         });
     }
     let n = changes.len();
@@ -299,21 +301,21 @@ async fn together(w: &mut Writer, group: &[Taken]) -> Result<Vec<Result<Page>>> 
 
 fn decide_create(c: &Creation, known: &HashMap<String, Known>) -> Decided {
     if known.contains_key(&c.slug) {
-        return Decided::Now(Err(Error::page_exists(&c.slug)));
+        return Decided::now(Err(Error::page_exists(&c.slug)));
     }
     let parent = match &c.parent {
         None => None,
         Some(p) => match known.get(p.as_str()).filter(|k| k.live()) {
             Some(k) => Some(k.as_parent()),
-            None => return Decided::Now(Err(Error::parent_not_found(p))),
+            None => return Decided::now(Err(Error::parent_not_found(p))),
         },
     };
-    Decided::Commit(c.change(parent))
+    Decided::Commit(Box::new(c.change(parent)))
 }
 
 fn decide_edit(e: &Edit, known: &HashMap<String, Known>, workspace: &str) -> Decided {
     let Some(page) = known.get(&e.slug).filter(|k| k.live()) else {
-        return Decided::Now(Err(Error::page_not_found(&e.slug)));
+        return Decided::now(Err(Error::page_not_found(&e.slug)));
     };
     let content = |now: &str| e.req.content.clone().unwrap_or_else(|| now.to_owned());
     match page {
@@ -321,18 +323,18 @@ fn decide_edit(e: &Edit, known: &HashMap<String, Known>, workspace: &str) -> Dec
             if let Some(base) = e.base()
                 && base != row.revision
             {
-                return Decided::Now(Err(Error::stale_revision(&row.revision)));
+                return Decided::now(Err(Error::stale_revision(&row.revision)));
             }
             match e.change(listed_state_of(row, lists.clone()), content(&row.content)) {
-                Some(change) => Decided::Commit(change),
-                None => Decided::Now(Ok(row.clone().into_page(lists.tags.clone(), lists.links.clone(), workspace))),
+                Some(change) => Decided::Commit(Box::new(change)),
+                None => Decided::now(Ok(row.clone().into_page(lists.tags.clone(), lists.links.clone(), workspace))),
             }
         }
         // No request can name the revision of a commit not answered yet.
-        Known::Changed { by, .. } if e.base().is_some() => Decided::Stale(*by),
+        Known::Changed { by, .. } if e.base().is_some() => Decided::Answered(Answer::Stale(*by)),
         Known::Changed { state, by } => match e.change(state.clone(), content(&state.content)) {
-            Some(change) => Decided::Commit(change),
-            None => Decided::Same(*by),
+            Some(change) => Decided::Commit(Box::new(change)),
+            None => Decided::Answered(Answer::Page(*by)),
         },
     }
 }

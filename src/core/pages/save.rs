@@ -149,7 +149,8 @@ pub struct Writer {
     /// The batch this operation answers after (it committed there, or read what the
     /// batch's saves wrote): its id, and where its outcome appears.
     follows: Option<(u64, watch::Receiver<Option<Outcome>>)>,
-    /// Other saves of a group follow this writer's under the same lock (`combine`).
+    /// Other saves of a group follow this writer's under the same lock (`combine`); set
+    /// for every writer that commits a [`Saves::Group`].
     grouped: bool,
 }
 
@@ -326,6 +327,7 @@ impl Writer {
         if changes.is_empty() {
             return Ok(vec![]);
         }
+        debug_assert!(self.grouped || saves == Saves::One, "a group's writer is marked grouped");
         let origin = Origin::current();
         let committed_at = self.ctx.clock.now();
         // A replayed save keeps its source commit's date: the revision's time.
@@ -361,7 +363,7 @@ impl Writer {
         // to take its rows back and leave the batch as it found it.
         let alone = {
             let b = self.batch();
-            saves == Saves::One && !self.grouped && b.saves == 0 && !b.keep && !self.slot.others_waiting()
+            !self.grouped && b.saves == 0 && !b.keep && !self.slot.others_waiting()
         };
         let moved = self.batch().moved.clone();
         // A group makes its objects durable in its own trip, and with them every object

@@ -1,0 +1,86 @@
+//! How fast the machine itself is right now, measured beside each timed run.
+//!
+//! Machines here are shared: the same server binary's 16-client updates have gone from
+//! 261 to 1,070 per second between two rounds a few minutes apart, and its lone creates
+//! from 1.9 to 5.8 ms, with no other process in sight (the "other CPU" column near zero,
+//! `/proc/stat`'s steal counter too). So a slow row could be the server or the machine.
+//! Two fixed pieces of work, timed just before each timed run, tell which: the same
+//! arithmetic on one thread (how much CPU a thread gets, and how fast), and small
+//! synced writes beside the server's data directory (what a barrier costs the disk now).
+//! They are meant to tell a slow machine from a slow server; how well they do is still
+//! being learnt (bench/README.md).
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+/// The probes' readings, in ms: medians of a few runs each.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Probe {
+    /// One thread's fixed arithmetic (15–17 ms on issue 12's thirty-fourth session's
+    /// machine when it was quiet, 18–28 ms while something else ran).
+    pub cpu_ms: f64,
+    /// One 4 KiB write and its `fdatasync`.
+    pub fsync_ms: f64,
+}
+
+/// Runs both probes, `dir` holding the synced file (the server's filesystem). A probe
+/// that cannot run (no such directory) reads 0.
+pub fn measure(dir: &Path) -> Probe {
+    Probe { cpu_ms: median((0..5).map(|_| cpu_once()).collect()), fsync_ms: fsync_ms(dir).unwrap_or(0.0) }
+}
+
+fn cpu_once() -> f64 {
+    let t = Instant::now();
+    // A chain of dependent multiplications and shifts (xorshift*): no memory traffic, no
+    // instruction-level parallelism to hide a slower core.
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..4_000_000 {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        x = x.wrapping_mul(0x2545_F491_4F6C_DD1D);
+    }
+    std::hint::black_box(x);
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
+fn fsync_ms(dir: &Path) -> std::io::Result<f64> {
+    let path = dir.join("bench-probe");
+    let mut file = std::fs::File::create(&path)?;
+    let block = [0x5au8; 4096];
+    let mut times = Vec::with_capacity(9);
+    for _ in 0..9 {
+        let t = Instant::now();
+        file.write_all(&block)?;
+        file.sync_data()?;
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    drop(file);
+    std::fs::remove_file(&path)?;
+    Ok(median(times))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_probes_read_a_time_and_leave_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = measure(dir.path());
+        assert!(p.cpu_ms > 0.0 && p.fsync_ms > 0.0, "{p:?}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_missing_directory_reads_zero() {
+        let p = measure(Path::new("/nonexistent/cairn-bench-probe"));
+        assert_eq!(p.fsync_ms, 0.0);
+    }
+}
