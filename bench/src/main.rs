@@ -472,8 +472,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                 }
                 let machine = probe::measure(&server.data_dir());
                 let cpu0 = server.cpu_snapshot();
-                let packs0 = server.packing_passes();
-                let batches0 = server.batches();
+                let logged0 = server.log_counts();
                 let st = load::run(
                     &clients,
                     &base,
@@ -485,14 +484,14 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                 // A pass's line is written as it ends: one ending just after the run is
                 // still counted once the logger's queue has drained.
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                let packs = server.packing_passes() - packs0;
-                let batches = server.batches().since(&batches0);
+                let logged = server.log_counts().since(&logged0);
+                let (packs, batches) = (logged.packing_passes, logged.batches);
                 let other = cpu1.other_since(&cpu0) / (st.wall_secs * ncpu());
                 let cpu = CpuPerOp::between(&cpu0, &cpu1, st.count);
                 eprintln!(
                     "  {op:<8} {clients_n:>2} clients: {} ops, {} errors, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {:.0} ops/s, \
                      CPU per op: server {:.2} ms, PostgreSQL {:.2} ms; other CPU {:.0}%; packing passes {}; \
-                     probes: CPU {:.1} ms, fsync {:.2} ms; {} batches{}",
+                     probes: CPU {:.1} ms, memory {:.1} ms, fsync {:.2} ms; {} batches{}",
                     st.count,
                     st.errors,
                     st.pct(50.0),
@@ -504,6 +503,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                     other * 100.0,
                     packs,
                     machine.cpu_ms,
+                    machine.memory_ms,
                     machine.fsync_ms,
                     batches.count,
                     batches.mean().map_or(String::new(), |m| format!(" of {m:.1} saves"))

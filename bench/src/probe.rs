@@ -4,14 +4,18 @@
 //! 261 to 1,070 per second between two rounds a few minutes apart, and its lone creates
 //! from 1.9 to 5.8 ms, with no other process in sight (the "other CPU" column near zero,
 //! `/proc/stat`'s steal counter too). So a slow row could be the server or the machine.
-//! Two fixed pieces of work, timed just before each timed run, tell which: the same
-//! arithmetic on one thread (how much CPU a thread gets, and how fast), and small
-//! synced writes beside the server's data directory (what a barrier costs the disk now).
-//! They are meant to tell a slow machine from a slow server; how well they do is still
-//! being learnt (bench/README.md).
+//! Three fixed pieces of work, timed just before each timed run, tell which: the same
+//! arithmetic on one thread (how much CPU a thread gets, and how fast), a chain of
+//! dependent reads through memory no cache holds (what a neighbour on the same host
+//! leaves of the memory system: the arithmetic runs in registers and cannot see that,
+//! while the server's work is mostly pointer chasing), and small synced writes beside
+//! the server's data directory (what a barrier costs the disk now). They are meant to
+//! tell a slow machine from a slow server; how well they do is still being learnt
+//! (bench/README.md).
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::OnceLock;
 use std::time::Instant;
 
 /// The probes' readings, in ms: medians of a few runs each.
@@ -20,6 +24,8 @@ pub struct Probe {
     /// One thread's fixed arithmetic (15–17 ms on issue 12's thirty-fourth session's
     /// machine when it was quiet, 18–28 ms while something else ran).
     pub cpu_ms: f64,
+    /// A fixed number of dependent reads at random places in 64 MiB.
+    pub memory_ms: f64,
     /// One 4 KiB write and its `fdatasync`.
     pub fsync_ms: f64,
 }
@@ -27,7 +33,46 @@ pub struct Probe {
 /// Runs both probes, `dir` holding the synced file (the server's filesystem). A probe
 /// that cannot run (no such directory) reads 0.
 pub fn measure(dir: &Path) -> Probe {
-    Probe { cpu_ms: median((0..5).map(|_| cpu_once()).collect()), fsync_ms: fsync_ms(dir).unwrap_or(0.0) }
+    Probe {
+        cpu_ms: median((0..5).map(|_| cpu_once()).collect()),
+        memory_ms: median((0..5).map(|_| memory_once()).collect()),
+        fsync_ms: fsync_ms(dir).unwrap_or(0.0),
+    }
+}
+
+/// Slots of the memory probe's cycle: 64 MiB, more than the last-level cache of the
+/// machines here, so nearly every read goes to memory.
+const MEMORY_SLOTS: usize = 16 << 20;
+/// Reads per probe: ≈ 20 ms at 100 ns each.
+const MEMORY_READS: usize = 200_000;
+
+/// One cycle through every slot in a random order (Sattolo's shuffle), made once: each
+/// slot holds the next one's index, so every read waits for the one before.
+fn memory_cycle() -> &'static [u32] {
+    static CYCLE: OnceLock<Vec<u32>> = OnceLock::new();
+    CYCLE.get_or_init(|| {
+        let mut next: Vec<u32> = (0..MEMORY_SLOTS as u32).collect();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for i in (1..MEMORY_SLOTS).rev() {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            let j = (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as usize % i;
+            next.swap(i, j);
+        }
+        next
+    })
+}
+
+fn memory_once() -> f64 {
+    let cycle = memory_cycle();
+    let t = Instant::now();
+    let mut at = 0u32;
+    for _ in 0..MEMORY_READS {
+        at = cycle[at as usize];
+    }
+    std::hint::black_box(at);
+    t.elapsed().as_secs_f64() * 1000.0
 }
 
 fn cpu_once() -> f64 {
@@ -74,7 +119,7 @@ mod tests {
     fn both_probes_read_a_time_and_leave_no_file() {
         let dir = tempfile::tempdir().unwrap();
         let p = measure(dir.path());
-        assert!(p.cpu_ms > 0.0 && p.fsync_ms > 0.0, "{p:?}");
+        assert!(p.cpu_ms > 0.0 && p.memory_ms > 0.0 && p.fsync_ms > 0.0, "{p:?}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
@@ -82,5 +127,18 @@ mod tests {
     fn a_missing_directory_reads_zero() {
         let p = measure(Path::new("/nonexistent/cairn-bench-probe"));
         assert_eq!(p.fsync_ms, 0.0);
+    }
+
+    #[test]
+    fn the_memory_cycle_visits_every_slot_once() {
+        // Sattolo's shuffle makes one cycle: following it from any slot comes back only
+        // after visiting all of them, so the probe's reads never settle into a cached loop.
+        let cycle = memory_cycle();
+        let (mut at, mut steps) = (cycle[0], 1usize);
+        while at != 0 {
+            at = cycle[at as usize];
+            steps += 1;
+        }
+        assert_eq!(steps, MEMORY_SLOTS);
     }
 }

@@ -68,7 +68,7 @@ pub fn run_markdown(r: &RunResult) -> String {
         let st = &sc.stats;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.0}%{} | {} | {:.1} / {:.2} | {} |",
+            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.0}%{} | {} | {:.1} / {:.1} / {:.2} | {} |",
             sc.op,
             sc.clients,
             st.count,
@@ -80,6 +80,7 @@ pub fn run_markdown(r: &RunResult) -> String {
             if sc.attempt > 1 { format!(" (try {})", sc.attempt) } else { String::new() },
             sc.packing_passes,
             sc.probe.cpu_ms,
+            sc.probe.memory_ms,
             sc.probe.fsync_ms,
             sc.batches.mean().map_or("–".to_owned(), |m| format!("{m:.1} ({})", sc.batches.count))
         );
@@ -90,7 +91,8 @@ pub fn run_markdown(r: &RunResult) -> String {
          the server and PostgreSQL; CPU ms/op: CPU time the server and PostgreSQL used during the timed run, per \
          operation; \"try N\": the run kept is the Nth, earlier ones were disturbed by other processes; packing \
          passes: passes of the server's packing worker that ended during the timed run; probes: the machine's own \
-         speed just before the timed run — one thread's fixed arithmetic / one 4 KiB synced write; saves per batch: \
+         speed just before the timed run — one thread's fixed arithmetic / dependent reads through 64 MiB / \
+         one 4 KiB synced write; saves per batch: \
          saves per group commit flushed during the timed run, and (in brackets) how many were flushed.)"
     );
     if r.server_log_problems > 0 {
@@ -239,6 +241,7 @@ pub fn json(config: &Value, results: &[RunResult]) -> Value {
                     v["attempt"] = json!(s.attempt);
                     v["packing_passes"] = json!(s.packing_passes);
                     v["probe_cpu_ms"] = round2(s.probe.cpu_ms);
+                    v["probe_memory_ms"] = round2(s.probe.memory_ms);
                     v["probe_fsync_ms"] = round2(s.probe.fsync_ms);
                     v["batches"] = json!(s.batches.count);
                     v["saves_per_batch"] = s.batches.mean().map_or(json!(null), round2);

@@ -162,33 +162,24 @@ impl Server {
         s
     }
 
+    /// Both of the server's log streams as written so far, one after the other.
+    fn log_text(&self) -> String {
+        ["server.out", "server.err"]
+            .iter()
+            .filter_map(|f| fs::read_to_string(self.dir.join(f)).ok())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// Warning and error lines the server logged (LOG_LEVEL=warn), counted.
     pub fn logged_problems(&self) -> usize {
-        ["server.out", "server.err"]
-            .iter()
-            .filter_map(|f| fs::read_to_string(self.dir.join(f)).ok())
-            .map(|t| t.lines().filter(|l| l.contains("WARN") || l.contains("ERROR")).count())
-            .sum()
+        self.log_text().lines().filter(|l| l.contains("WARN") || l.contains("ERROR")).count()
     }
 
-    /// Packing passes the server logged so far (its `packed` lines): a pass inside a
-    /// timed scenario competes with the requests for the disk and the CPU.
-    pub fn packing_passes(&self) -> usize {
-        ["server.out", "server.err"]
-            .iter()
-            .filter_map(|f| fs::read_to_string(self.dir.join(f)).ok())
-            .map(|t| t.lines().filter(|l| l.contains("packed") && l.contains("loose")).count())
-            .sum()
-    }
-
-    /// Batches the server flushed so far, and the saves they held (its `flushed a batch
-    /// of N saves` lines; none from a binary that does not log them).
-    pub fn batches(&self) -> Batches {
-        let mut b = Batches::default();
-        for t in ["server.out", "server.err"].iter().filter_map(|f| fs::read_to_string(self.dir.join(f)).ok()) {
-            b.add_lines(&t);
-        }
-        b
+    /// What the server logged so far of its packing passes and batches, from one read of
+    /// its logs (a timed run takes it before and after).
+    pub fn log_counts(&self) -> LogCounts {
+        LogCounts::of(&self.log_text())
     }
 
     /// The server's process id, while it runs.
@@ -415,13 +406,40 @@ impl Batches {
         }
     }
 
-    pub fn since(&self, before: &Batches) -> Batches {
-        Batches { count: self.count - before.count, saves: self.saves - before.saves }
-    }
-
     /// Saves per batch, if any batch was flushed.
     pub fn mean(&self) -> Option<f64> {
         (self.count > 0).then(|| self.saves as f64 / self.count as f64)
+    }
+}
+
+/// Counts read off the server's logs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LogCounts {
+    /// Packing passes (their `packed … loose` lines): a pass inside a timed scenario
+    /// competes with the requests for the disk and the CPU.
+    pub packing_passes: usize,
+    /// Batches flushed and the saves they held (`flushed a batch of N saves`; none from
+    /// a binary that does not log them).
+    pub batches: Batches,
+}
+
+impl LogCounts {
+    fn of(log: &str) -> LogCounts {
+        let mut batches = Batches::default();
+        batches.add_lines(log);
+        let packing_passes = log.lines().filter(|l| l.contains("packed") && l.contains("loose")).count();
+        LogCounts { packing_passes, batches }
+    }
+
+    /// What was logged after `before`.
+    pub fn since(&self, before: &LogCounts) -> LogCounts {
+        LogCounts {
+            packing_passes: self.packing_passes - before.packing_passes,
+            batches: Batches {
+                count: self.batches.count - before.batches.count,
+                saves: self.batches.saves - before.batches.saves,
+            },
+        }
     }
 }
 
@@ -572,15 +590,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn batches_are_read_from_plain_and_coloured_lines_and_nothing_else() {
+    fn log_counts_read_batches_and_packing_passes_and_nothing_else() {
         let log = "2026-12-02T20:00:00.1Z DEBUG flushed a batch of 1 saves\n\
                    \x1b[2m2026-12-02T20:00:00.2Z\x1b[0m \x1b[34mDEBUG\x1b[0m flushed a batch of 14 saves\n\
+                   2026-12-02T20:00:00.25Z  INFO cairn::core::packing: packed workspace=w loose=120 folded=0 objects=130\n\
                    2026-12-02T20:00:00.3Z  WARN a group of saves failed together; saving them one by one\n";
-        let mut b = Batches::default();
-        b.add_lines(log);
-        assert_eq!(b, Batches { count: 2, saves: 15 });
-        assert_eq!(b.mean(), Some(7.5));
-        assert_eq!(b.since(&Batches { count: 1, saves: 1 }), Batches { count: 1, saves: 14 });
+        let counts = LogCounts::of(log);
+        assert_eq!(counts.batches, Batches { count: 2, saves: 15 });
+        assert_eq!(counts.packing_passes, 1);
+        assert_eq!(counts.batches.mean(), Some(7.5));
+        let before = LogCounts { packing_passes: 1, batches: Batches { count: 1, saves: 1 } };
+        let since = counts.since(&before);
+        assert_eq!((since.packing_passes, since.batches), (0, Batches { count: 1, saves: 14 }));
         assert_eq!(Batches::default().mean(), None);
     }
 }
