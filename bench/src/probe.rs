@@ -30,7 +30,7 @@ pub struct Probe {
     pub fsync_ms: f64,
 }
 
-/// Runs both probes, `dir` holding the synced file (the server's filesystem). A probe
+/// Runs the three probes, `dir` holding the synced file (the server's filesystem). A probe
 /// that cannot run (no such directory) reads 0.
 pub fn measure(dir: &Path) -> Probe {
     Probe {

@@ -395,15 +395,16 @@ pub struct Batches {
 }
 
 impl Batches {
-    /// Adds the batches a log's text tells of (plain or coloured: the count is in the
+    /// The batches a log's text tells of (plain or coloured: the count is in the
     /// message, which the formatter does not style).
-    fn add_lines(&mut self, log: &str) {
+    fn of(log: &str) -> Batches {
         let counts =
             log.lines().filter_map(|l| l.split("flushed a batch of ").nth(1)?.split(' ').next()?.parse::<u64>().ok());
-        for n in counts {
-            self.count += 1;
-            self.saves += n;
-        }
+        counts.fold(Batches::default(), |b, n| Batches { count: b.count + 1, saves: b.saves + n })
+    }
+
+    fn since(&self, before: &Batches) -> Batches {
+        Batches { count: self.count - before.count, saves: self.saves - before.saves }
     }
 
     /// Saves per batch, if any batch was flushed.
@@ -425,20 +426,15 @@ pub struct LogCounts {
 
 impl LogCounts {
     fn of(log: &str) -> LogCounts {
-        let mut batches = Batches::default();
-        batches.add_lines(log);
         let packing_passes = log.lines().filter(|l| l.contains("packed") && l.contains("loose")).count();
-        LogCounts { packing_passes, batches }
+        LogCounts { packing_passes, batches: Batches::of(log) }
     }
 
     /// What was logged after `before`.
     pub fn since(&self, before: &LogCounts) -> LogCounts {
         LogCounts {
             packing_passes: self.packing_passes - before.packing_passes,
-            batches: Batches {
-                count: self.batches.count - before.batches.count,
-                saves: self.batches.saves - before.batches.saves,
-            },
+            batches: self.batches.since(&before.batches),
         }
     }
 }
