@@ -113,7 +113,7 @@ pub fn start(ctx: &Ctx) -> Workers {
     }
     if ctx.db.backend == crate::store::Backend::Postgres {
         tasks.push(tokio::spawn(statistics(ctx.clone(), stopped.clone())));
-        let (cache, url) = (ctx.tokens.clone(), ctx.config.database_url());
+        let (cache, url) = (ctx.credentials.clone(), ctx.config.database_url());
         tasks.push(tokio::spawn(crate::core::credentials::cache::listen(cache, url, stopped.clone())));
     }
     tasks.push(tokio::spawn(delivery(ctx.clone(), stopped)));

@@ -124,6 +124,20 @@ mod postgres_only {
         srv.stop().await;
     }
 
+    /// Two processes on one database, the second one's credential cache listening (so
+    /// in use).
+    async fn two_listening(env: &Env) -> (Server, Server) {
+        assert_eq!(backend(), "postgres", "run with CAIRN_TEST_BACKEND=postgres");
+        let a = env.start(&[]).await;
+        let b = env.start(&[]).await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !b.ctx.credentials.usable() {
+            assert!(Instant::now() < deadline, "the credential cache never started listening");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        (a, b)
+    }
+
     /// A token checked (and cached) by one process stops working there as soon as
     /// another process sharing the database revokes it; a profile change shows at once
     /// too. The cache's own expiry (10 s) is far longer than the 3 s allowed here, so
@@ -132,21 +146,14 @@ mod postgres_only {
     async fn postgres_only_a_token_revoked_by_one_process_stops_working_in_another() {
         use cairn::core::credentials::cache::TTL;
         let env = Env::new().await;
-        assert_eq!(backend(), "postgres", "run with CAIRN_TEST_BACKEND=postgres");
-        let a = env.start(&[]).await;
-        let b = env.start(&[]).await;
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !b.ctx.tokens.usable() {
-            assert!(Instant::now() < deadline, "the credential cache never started listening");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let (a, b) = two_listening(&env).await;
         let owner = a.user("rev@x.io").await;
         let token = owner.pat().await;
         let hash = cairn::auth::secrets::sha256_hex(&token);
         let on_b = Api { base: b.url.clone(), ..owner.with_bearer(&token) };
         let (s, me) = on_b.get("/api/me").await;
         assert_eq!(s, StatusCode::OK, "{me}");
-        assert!(b.ctx.tokens.get(&hash).is_some(), "process b keeps the checked token");
+        assert!(b.ctx.credentials.get(&hash).is_some(), "process b keeps the checked token");
 
         let eventually = |want: StatusCode, check: &'static str| {
             let on_b = on_b.clone();
@@ -171,6 +178,57 @@ mod postgres_only {
         let id = list["items"][0]["id"].as_i64().unwrap();
         assert_eq!(owner.delete(&format!("/api/tokens/{id}")).await.0, StatusCode::NO_CONTENT);
         eventually(StatusCode::UNAUTHORIZED, "").await;
+        a.stop().await;
+        b.stop().await;
+    }
+
+    /// A workspace access checked (and kept) by one process stops letting the member in
+    /// there as soon as another process removes the membership: reads and saves are 404
+    /// well within the cache's own expiry, so only the notification can make this pass.
+    #[tokio::test]
+    async fn postgres_only_a_membership_removed_by_one_process_ends_access_in_another() {
+        use cairn::core::credentials::cache::TTL;
+        let env = Env::new().await;
+        let (a, b) = two_listening(&env).await;
+        let owner = a.user("own@x.io").await;
+        let member = a.user("mem@x.io").await;
+        let token = member.pat().await;
+        owner.post("/api/workspaces", json!({"name": "Shared"})).await;
+        let (s, m) = owner.post("/api/workspaces/shared/members", json!({"email": "mem@x.io"})).await;
+        assert_eq!(s, StatusCode::CREATED, "{m}");
+        let member_id = m["id"].as_i64().unwrap();
+        owner.post("/api/pages?ws=shared", json!({"slug": "note", "content": "one"})).await;
+        let on_b = Api { base: b.url.clone(), ..member.with_bearer(&token) };
+        // Until process b keeps the access (a notification of the setup's own changes may
+        // still arrive and empty its cache once).
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let (s, body) = on_b.put("/api/pages/note?ws=shared", json!({"content": "two"})).await;
+            assert_eq!(s, StatusCode::OK, "{body}");
+            if b.ctx.credentials.access(member_id, "shared").is_some() {
+                break;
+            }
+            assert!(Instant::now() < deadline, "process b never kept the access");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+
+        assert_eq!(
+            owner.delete(&format!("/api/workspaces/shared/members/{member_id}")).await.0,
+            StatusCode::NO_CONTENT
+        );
+        let until = Instant::now() + Duration::from_secs(3);
+        assert!(Duration::from_secs(3) < TTL);
+        loop {
+            let r = on_b.send(Method::GET, "/api/workspaces/shared/members", None).await;
+            if r.status == StatusCode::NOT_FOUND {
+                break;
+            }
+            assert!(Instant::now() < until, "process b still answers {}: {}", r.status, r.text);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let r = on_b.send(Method::PUT, "/api/pages/note?ws=shared", Some(json!({"content": "three"}))).await;
+        assert_problem(&r, 404, "workspace_not_found");
+        assert_eq!(owner.get("/api/pages/note?ws=shared").await.1["content"], "two");
         a.stop().await;
         b.stop().await;
     }

@@ -144,6 +144,66 @@ async fn members_and_roles() {
     srv.stop().await;
 }
 
+/// A workspace access is checked once and then kept (credentials/cache.rs); what
+/// changes it shows on the very next request: a removed member gets 404 for reads and
+/// saves alike, a renamed workspace answers its new name, and a member added again is
+/// let in at once.
+#[tokio::test]
+async fn a_kept_access_never_outlives_its_membership() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let owner = srv.user("keep@x.io").await;
+    let member = srv.user("kept@x.io").await;
+    let member = member.with_bearer(&member.pat().await);
+    owner.post("/api/workspaces", json!({"name": "Team Notes"})).await;
+    let (s, m) = owner.post("/api/workspaces/team-notes/members", json!({"email": "kept@x.io"})).await;
+    assert_eq!(s, StatusCode::CREATED, "{m}");
+    let member_id = m["id"].as_i64().unwrap();
+    let (s, page) = member.post("/api/pages?ws=team-notes", json!({"slug": "note", "content": "one"})).await;
+    assert_eq!(s, StatusCode::CREATED, "{page}");
+    // Twice each, so the second request is answered from the kept access.
+    for _ in 0..2 {
+        assert_eq!(member.get("/api/workspaces/team-notes/members").await.0, StatusCode::OK);
+        let (s, body) = member.put("/api/pages/note?ws=team-notes", json!({"content": "two"})).await;
+        assert_eq!(s, StatusCode::OK, "{body}");
+    }
+
+    // Renamed: the owner's own kept access carries the new name.
+    let (s, ws) = owner.put("/api/workspaces/team-notes", json!({"name": "Renamed"})).await;
+    assert_eq!((s, ws["name"].clone()), (StatusCode::OK, json!("Renamed")));
+    let (_, ws) = owner.put("/api/workspaces/team-notes", json!({})).await;
+    assert_eq!(ws["name"], "Renamed", "{ws}");
+
+    // Removed: the member's next requests, reads and saves, are 404.
+    assert_eq!(
+        owner.delete(&format!("/api/workspaces/team-notes/members/{member_id}")).await.0,
+        StatusCode::NO_CONTENT
+    );
+    assert_problem(
+        &member.send(Method::GET, "/api/workspaces/team-notes/members", None).await,
+        404,
+        "workspace_not_found",
+    );
+    let r = member.send(Method::PUT, "/api/pages/note?ws=team-notes", Some(json!({"content": "three"}))).await;
+    assert_problem(&r, 404, "workspace_not_found");
+    let r = member.send(Method::POST, "/api/pages?ws=team-notes", Some(json!({"slug": "other", "content": "x"}))).await;
+    assert_problem(&r, 404, "workspace_not_found");
+    let (_, now) = owner.get("/api/pages/note?ws=team-notes").await;
+    assert_eq!(now["content"], "two", "the refused save wrote nothing");
+
+    // Added again: let in at once (a refusal is never kept).
+    let (s, _) = owner.post("/api/workspaces/team-notes/members", json!({"email": "kept@x.io"})).await;
+    assert_eq!(s, StatusCode::CREATED);
+    let (s, body) = member.put("/api/pages/note?ws=team-notes", json!({"content": "four"})).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+
+    // Deleted: gone for everyone at once.
+    assert_eq!(owner.delete("/api/workspaces/team-notes").await.0, StatusCode::NO_CONTENT);
+    let r = member.send(Method::PUT, "/api/pages/note?ws=team-notes", Some(json!({"content": "five"}))).await;
+    assert_problem(&r, 404, "workspace_not_found");
+    srv.stop().await;
+}
+
 #[tokio::test]
 async fn switch_changes_the_default_for_every_credential() {
     let env = Env::new().await;

@@ -57,8 +57,8 @@ pub struct CtxInner {
     pub ocr_wake: tokio::sync::Notify,
     /// The workspaces' write locks and their open group commits.
     pub writers: pages::batch::Slots,
-    /// Personal access tokens already checked (credentials/cache.rs).
-    pub tokens: Arc<credentials::cache::TokenCache>,
+    /// Tokens and workspace accesses already checked (credentials/cache.rs).
+    pub credentials: Arc<credentials::cache::CredentialCache>,
     /// Ways for tests to widen race windows; inert unless a test sets them.
     pub test_hooks: TestHooks,
 }
@@ -145,9 +145,10 @@ impl Ctx {
         let ocr = uploads::ocr::Ocr::detect(&config);
         // With PostgreSQL the cache waits for its listener (workers.rs): other processes
         // may revoke tokens too.
-        let tokens = Arc::new(credentials::cache::TokenCache::new(db.backend == crate::store::Backend::Sqlite));
+        let credentials =
+            Arc::new(credentials::cache::CredentialCache::new(db.backend == crate::store::Backend::Sqlite));
         Ok(Ctx(Arc::new(CtxInner {
-            tokens,
+            credentials,
             models,
             config,
             db,

@@ -129,11 +129,16 @@ impl Access {
 }
 
 /// The caller's access to workspace `slug`; 404 when it does not exist or the caller
-/// is not a member.
+/// is not a member. An access found is kept for the next request
+/// (credentials/cache.rs: forgotten when a membership or the workspace changes).
 pub async fn access(ctx: &Ctx, user: &User, ws: &str) -> Result<Access> {
     if !Slug::is_valid(ws) {
         return Err(Error::workspace_not_found(ws));
     }
+    if let Some(hit) = ctx.credentials.access(user.id, ws) {
+        return Ok(hit);
+    }
+    let generation = ctx.credentials.generation();
     let row: Option<(i64, String, String, String, String)> = sqlx::query_as(
         "SELECT w.id, w.slug, w.name, w.created_at, m.role FROM workspaces w \
          JOIN memberships m ON m.workspace_id = w.id AND m.user_id = $2 WHERE w.slug = $1",
@@ -143,7 +148,9 @@ pub async fn access(ctx: &Ctx, user: &User, ws: &str) -> Result<Access> {
     .fetch_optional(&ctx.db.pool)
     .await?;
     let (workspace_id, slug, name, created_at, role) = row.ok_or_else(|| Error::workspace_not_found(ws))?;
-    Ok(Access { workspace_id, slug, name, created_at, role: Role::parse(&role), user_id: user.id })
+    let access = Access { workspace_id, slug, name, created_at, role: Role::parse(&role), user_id: user.id };
+    ctx.credentials.put_access(generation, access.clone());
+    Ok(access)
 }
 
 /// Access to the workspace named by `ws=`, or else the caller's default workspace.
@@ -247,6 +254,8 @@ pub async fn update(ctx: &Ctx, owner: &Owner, name: Option<&str>) -> Result<Work
             .bind(owner.workspace_id)
             .execute(&ctx.db.pool)
             .await?;
+        // Accesses kept in the cache carry the old name.
+        super::credentials::changed(ctx).await;
         info.name = name;
     }
     Ok(info)

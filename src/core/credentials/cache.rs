@@ -1,10 +1,14 @@
-//! Personal access tokens already checked, kept in memory so a request with a PAT costs
-//! no credential query (a read is then one query, not two).
+//! Credentials already checked, kept in memory so a request costs no credential query:
+//! personal access tokens (a read with a PAT is then one query, not two) and workspace
+//! accesses (a save is then one hand-off to the database fewer: BENCHMARKS.md, issue 12,
+//! thirty-seventh session).
 //!
-//! Revocation stays immediate (SPEC: `DELETE /api/tokens/{id}` "revokes immediately"):
+//! Revocation stays immediate (SPEC: `DELETE /api/tokens/{id}` "revokes immediately";
+//! a removed member gets 404 at once):
 //! - every write that changes what an entry holds — a token revoked, a user's profile,
-//!   password or language, a default workspace — calls [`TokenCache::forget`] after it
-//!   commits, which empties the cache of this process;
+//!   password or language, a default workspace, a membership removed, a workspace
+//!   renamed or deleted — calls [`CredentialCache::forget`] after it commits, which
+//!   empties the cache of this process;
 //! - with PostgreSQL, several processes may share the database: the same writes send a
 //!   `NOTIFY` on [`CHANNEL`], and every process's listener ([`listen`]) forgets on it.
 //!   While a process's listener is not connected its cache is not used at all (a missed
@@ -13,6 +17,8 @@
 //!   above could miss (a write by another tool, a process killed between its commit and
 //!   its notification).
 //!
+//! Only what was found is kept: a token that is not known, or a workspace the caller is
+//! not a member of, is looked up again every time (a membership added shows at once).
 //! Entries are stamped with the cache's generation read *before* the database lookup, so
 //! a lookup that raced with a revocation is never kept.
 
@@ -22,12 +28,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::core::users::User;
+use crate::core::workspaces::Access;
 
 /// The PostgreSQL channel writes notify on.
 pub const CHANNEL: &str = "cairn_credentials";
 /// The longest an entry is trusted.
 pub const TTL: Duration = Duration::from_secs(10);
-/// Entries kept at most; past it the cache starts over (tokens in use are few).
+/// Entries of each kind kept at most; past it that kind starts over (tokens in use, and
+/// the workspaces their users work in, are few).
 const MAX_ENTRIES: usize = 10_000;
 
 /// A checked token: whose it is, and when its use was last recorded.
@@ -38,24 +46,47 @@ pub struct Checked {
     pub last_used: Option<String>,
 }
 
-struct Entry {
-    checked: Checked,
+struct Entry<T> {
+    value: T,
     generation: u64,
     at: Instant,
 }
 
-pub struct TokenCache {
-    entries: Mutex<HashMap<String, Entry>>,
+/// Checked tokens by their hash; accesses by user id and workspace slug.
+#[derive(Default)]
+struct Entries {
+    tokens: HashMap<String, Entry<Checked>>,
+    accesses: HashMap<(i64, String), Entry<Access>>,
+}
+
+/// Keeps `value` unless `generation` is not the current one (see the module's doc).
+fn keep<K: std::hash::Hash + Eq, T>(map: &mut HashMap<K, Entry<T>>, key: K, generation: u64, now: u64, value: T) {
+    if generation != now {
+        return;
+    }
+    if map.len() >= MAX_ENTRIES {
+        map.clear();
+    }
+    map.insert(key, Entry { value, generation, at: Instant::now() });
+}
+
+/// The value of a current, young entry.
+fn fresh<T>(e: Option<&Entry<T>>, generation: u64) -> Option<&T> {
+    e.filter(|e| e.generation == generation && e.at.elapsed() < TTL).map(|e| &e.value)
+}
+
+pub struct CredentialCache {
+    entries: Mutex<Entries>,
     generation: AtomicU64,
     /// Whether entries may be used: always with SQLite (one process owns the database);
     /// with PostgreSQL only while this process listens for other processes' changes.
     usable: AtomicBool,
 }
 
-impl TokenCache {
+impl CredentialCache {
     pub fn new(usable: bool) -> Self {
-        TokenCache {
-            entries: Mutex::new(HashMap::new()),
+        CredentialCache {
+            entries: Mutex::new(Entries::default()),
             generation: AtomicU64::new(0),
             usable: AtomicBool::new(usable),
         }
@@ -66,42 +97,55 @@ impl TokenCache {
         self.generation.load(Ordering::SeqCst)
     }
 
+    fn entries(&self) -> std::sync::MutexGuard<'_, Entries> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The token with this hash, if it was checked since the last change and not long ago.
     pub fn get(&self, hash: &str) -> Option<Checked> {
-        if !self.usable.load(Ordering::SeqCst) {
+        if !self.usable() {
             return None;
         }
         let generation = self.generation();
-        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        let e = entries.get(hash)?;
-        (e.generation == generation && e.at.elapsed() < TTL).then(|| e.checked.clone())
+        fresh(self.entries().tokens.get(hash), generation).cloned()
     }
 
     /// Keeps a token checked by a lookup that started at `generation`.
     pub fn put(&self, hash: String, generation: u64, checked: Checked) {
-        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        if generation != self.generation() {
-            return;
+        let mut entries = self.entries();
+        keep(&mut entries.tokens, hash, generation, self.generation(), checked);
+    }
+
+    /// The user's access to workspace `slug`, if it was checked since the last change
+    /// and not long ago.
+    pub fn access(&self, user_id: i64, slug: &str) -> Option<Access> {
+        if !self.usable() {
+            return None;
         }
-        if entries.len() >= MAX_ENTRIES {
-            entries.clear();
-        }
-        entries.insert(hash, Entry { checked, generation, at: Instant::now() });
+        let generation = self.generation();
+        fresh(self.entries().accesses.get(&(user_id, slug.to_owned())), generation).cloned()
+    }
+
+    /// Keeps an access checked by a lookup that started at `generation`.
+    pub fn put_access(&self, generation: u64, access: Access) {
+        let mut entries = self.entries();
+        let key = (access.user_id(), access.slug().to_owned());
+        keep(&mut entries.accesses, key, generation, self.generation(), access);
     }
 
     /// Records that a token's use was written down, so it is not written again soon.
     pub fn used(&self, hash: &str, at: String) {
-        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(e) = entries.get_mut(hash) {
-            e.checked.last_used = Some(at);
+        if let Some(e) = self.entries().tokens.get_mut(hash) {
+            e.value.last_used = Some(at);
         }
     }
 
     /// Forgets every entry: something they hold may have changed.
     pub fn forget(&self) {
-        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        // Under the lock, so no lookup stamped with the old generation is kept after it.
+        let mut entries = self.entries();
         self.generation.fetch_add(1, Ordering::SeqCst);
-        entries.clear();
+        *entries = Entries::default();
     }
 
     /// Whether entries are used now (with PostgreSQL: while the listener is connected).
@@ -117,7 +161,11 @@ impl TokenCache {
 
 /// PostgreSQL: listens on [`CHANNEL`] until `stopped`, forgetting on every notification;
 /// the cache is usable only while the listener is connected.
-pub async fn listen(cache: std::sync::Arc<TokenCache>, url: String, mut stopped: tokio::sync::watch::Receiver<bool>) {
+pub async fn listen(
+    cache: std::sync::Arc<CredentialCache>,
+    url: String,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
+) {
     use sqlx::postgres::PgListener;
     const RETRY: Duration = Duration::from_secs(1);
     loop {

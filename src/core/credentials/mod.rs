@@ -5,7 +5,8 @@
 //! personal access token, looked up by its SHA-256 (the plaintext is never stored) and
 //! compared in constant time; any other bearer is tried as a JWT; then the session
 //! cookie. A present but bad bearer is 401 — it never falls through to the cookie.
-//! Tokens already checked are kept in [`cache`] (revocation stays immediate: see there).
+//! Tokens already checked are kept in [`cache`] (revocation stays immediate: see there),
+//! as are the workspace accesses `workspaces::access` checks.
 
 pub mod cache;
 
@@ -73,11 +74,11 @@ async fn personal_token(ctx: &Ctx, bearer: &str) -> Result<(User, Credential)> {
     let hash = secrets::sha256_hex(bearer);
     // Keyed by the SHA-256 of the token, as the database is: how long a lookup takes
     // tells nothing about a token that is not known.
-    if let Some(hit) = ctx.tokens.get(&hash) {
+    if let Some(hit) = ctx.credentials.get(&hash) {
         touch_token(ctx, &hash, hit.token_id, hit.last_used.as_deref()).await;
         return Ok((hit.user, Credential::Token(hit.token_id)));
     }
-    let generation = ctx.tokens.generation();
+    let generation = ctx.credentials.generation();
     let sql = format!(
         "SELECT {USER_COLUMNS}, t.id AS token_id, t.token_hash, t.last_used_at FROM api_tokens t \
          JOIN users u ON u.id = t.user_id LEFT JOIN workspaces w ON w.id = u.default_workspace_id \
@@ -92,7 +93,7 @@ async fn personal_token(ctx: &Ctx, bearer: &str) -> Result<(User, Credential)> {
     let id: i64 = row.try_get("token_id")?;
     let last_used: Option<String> = row.try_get("last_used_at")?;
     let user = users::from_row(&row)?;
-    ctx.tokens.put(
+    ctx.credentials.put(
         hash.clone(),
         generation,
         cache::Checked { user: user.clone(), token_id: id, last_used: last_used.clone() },
@@ -101,12 +102,13 @@ async fn personal_token(ctx: &Ctx, bearer: &str) -> Result<(User, Credential)> {
     Ok((user, Credential::Token(id)))
 }
 
-/// After a committed write that changes what a checked token stands for (a token
-/// revoked; a user's name, email, language, password or default workspace): forgets the
-/// tokens checked by this process and, with PostgreSQL, tells the other processes
-/// sharing the database to do the same ([`cache`]).
+/// After a committed write that changes what a checked token or access stands for (a
+/// token revoked; a user's name, email, language, password or default workspace; a
+/// membership removed; a workspace renamed or deleted): forgets what this process
+/// checked and, with PostgreSQL, tells the other processes sharing the database to do
+/// the same ([`cache`]).
 pub async fn changed(ctx: &Ctx) {
-    ctx.tokens.forget();
+    ctx.credentials.forget();
     if ctx.db.backend == crate::store::Backend::Postgres {
         let notify = format!("NOTIFY {}", cache::CHANNEL);
         if let Err(e) = sqlx::raw_sql(sqlx::AssertSqlSafe(notify)).execute(&ctx.db.pool).await {
@@ -157,7 +159,7 @@ async fn touch_token(ctx: &Ctx, hash: &str, id: i64, last_used: Option<&str>) {
             .execute(&ctx.db.pool)
             .await;
         match r {
-            Ok(_) => ctx.tokens.used(hash, now),
+            Ok(_) => ctx.credentials.used(hash, now),
             Err(e) => tracing::debug!(error = %e, "could not record token use"),
         }
     }
