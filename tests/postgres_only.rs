@@ -205,7 +205,7 @@ mod postgres_only {
         loop {
             let (s, body) = on_b.put("/api/pages/note?ws=shared", json!({"content": "two"})).await;
             assert_eq!(s, StatusCode::OK, "{body}");
-            if b.ctx.credentials.access(member_id, "shared").is_some() {
+            if cairn::core::workspaces::kept_access(&b.ctx, member_id, "shared").is_some() {
                 break;
             }
             assert!(Instant::now() < deadline, "process b never kept the access");

@@ -59,6 +59,9 @@ pub struct CtxInner {
     pub writers: pages::batch::Slots,
     /// Tokens and workspace accesses already checked (credentials/cache.rs).
     pub credentials: Arc<credentials::cache::CredentialCache>,
+    /// Workspace accesses already checked, by user id and workspace slug, kept under the
+    /// credential cache's rules (`workspaces::access`).
+    pub accesses: credentials::cache::Kept<(i64, String), workspaces::Access>,
     /// Ways for tests to widen race windows; inert unless a test sets them.
     pub test_hooks: TestHooks,
 }
@@ -149,6 +152,7 @@ impl Ctx {
             Arc::new(credentials::cache::CredentialCache::new(db.backend == crate::store::Backend::Sqlite));
         Ok(Ctx(Arc::new(CtxInner {
             credentials,
+            accesses: Default::default(),
             models,
             config,
             db,

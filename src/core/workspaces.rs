@@ -135,7 +135,7 @@ pub async fn access(ctx: &Ctx, user: &User, ws: &str) -> Result<Access> {
     if !Slug::is_valid(ws) {
         return Err(Error::workspace_not_found(ws));
     }
-    if let Some(hit) = ctx.credentials.access(user.id, ws) {
+    if let Some(hit) = kept_access(ctx, user.id, ws) {
         return Ok(hit);
     }
     let generation = ctx.credentials.generation();
@@ -149,8 +149,14 @@ pub async fn access(ctx: &Ctx, user: &User, ws: &str) -> Result<Access> {
     .await?;
     let (workspace_id, slug, name, created_at, role) = row.ok_or_else(|| Error::workspace_not_found(ws))?;
     let access = Access { workspace_id, slug, name, created_at, role: Role::parse(&role), user_id: user.id };
-    ctx.credentials.put_access(generation, access.clone());
+    ctx.accesses.put(&ctx.credentials, generation, (user.id, access.slug.clone()), access.clone());
     Ok(access)
+}
+
+/// The access of `user_id` to workspace `slug` that [`access`] kept, if it still may be
+/// used (credentials/cache.rs).
+pub fn kept_access(ctx: &Ctx, user_id: i64, slug: &str) -> Option<Access> {
+    ctx.accesses.get(&ctx.credentials, &(user_id, slug.to_owned()))
 }
 
 /// Access to the workspace named by `ws=`, or else the caller's default workspace.

@@ -8,7 +8,7 @@
 //! - every write that changes what an entry holds — a token revoked, a user's profile,
 //!   password or language, a default workspace, a membership removed, a workspace
 //!   renamed or deleted — calls [`CredentialCache::forget`] after it commits, which
-//!   empties the cache of this process;
+//!   moves this process's cache to a new generation: nothing kept before is used again;
 //! - with PostgreSQL, several processes may share the database: the same writes send a
 //!   `NOTIFY` on [`CHANNEL`], and every process's listener ([`listen`]) forgets on it.
 //!   While a process's listener is not connected its cache is not used at all (a missed
@@ -17,6 +17,8 @@
 //!   above could miss (a write by another tool, a process killed between its commit and
 //!   its notification).
 //!
+//! Each kind of entry is a [`Kept`] map under one cache: tokens here, accesses in
+//! `Ctx::accesses` (kept by `workspaces::access`, which this module does not know).
 //! Only what was found is kept: a token that is not known, or a workspace the caller is
 //! not a member of, is looked up again every time (a membership added shows at once).
 //! Entries are stamped with the cache's generation read *before* the database lookup, so
@@ -28,7 +30,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::core::users::User;
-use crate::core::workspaces::Access;
 
 /// The PostgreSQL channel writes notify on.
 pub const CHANNEL: &str = "cairn_credentials";
@@ -46,50 +47,87 @@ pub struct Checked {
     pub last_used: Option<String>,
 }
 
-struct Entry<T> {
-    value: T,
+/// Values checked against the database, by key, kept under the rules of a
+/// [`CredentialCache`]: only while it is usable, only from its current generation, never
+/// past [`TTL`]. The cache keeps tokens in one; `workspaces` keeps accesses in another.
+pub struct Kept<K, V> {
+    map: Mutex<Stamped<K, V>>,
+}
+
+/// A map's entries, all from one generation of the cache.
+struct Stamped<K, V> {
     generation: u64,
-    at: Instant,
+    entries: HashMap<K, (V, Instant)>,
 }
 
-/// Checked tokens by their hash; accesses by user id and workspace slug.
-#[derive(Default)]
-struct Entries {
-    tokens: HashMap<String, Entry<Checked>>,
-    accesses: HashMap<(i64, String), Entry<Access>>,
-}
-
-/// Keeps `value` unless `generation` is not the current one (see the module's doc).
-fn keep<K: std::hash::Hash + Eq, T>(map: &mut HashMap<K, Entry<T>>, key: K, generation: u64, now: u64, value: T) {
-    if generation != now {
-        return;
+impl<K: std::hash::Hash + Eq, V: Clone> Default for Kept<K, V> {
+    fn default() -> Self {
+        Kept { map: Mutex::new(Stamped { generation: 0, entries: HashMap::new() }) }
     }
-    if map.len() >= MAX_ENTRIES {
-        map.clear();
-    }
-    map.insert(key, Entry { value, generation, at: Instant::now() });
 }
 
-/// The value of a current, young entry.
-fn fresh<T>(e: Option<&Entry<T>>, generation: u64) -> Option<&T> {
-    e.filter(|e| e.generation == generation && e.at.elapsed() < TTL).map(|e| &e.value)
+impl<K: std::hash::Hash + Eq, V: Clone> Kept<K, V> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Stamped<K, V>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The value kept for `key`, if it was checked since the cache's last change and not
+    /// long ago.
+    pub fn get<Q>(&self, cache: &CredentialCache, key: &Q) -> Option<V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ?Sized,
+    {
+        if !cache.usable() {
+            return None;
+        }
+        let m = self.lock();
+        if m.generation != cache.generation() {
+            return None;
+        }
+        m.entries.get(key).filter(|(_, at)| at.elapsed() < TTL).map(|(v, _)| v.clone())
+    }
+
+    /// Keeps a value checked by a lookup that started at `generation` (read with
+    /// [`CredentialCache::generation`] before the lookup); nothing if the cache changed
+    /// since. A map still holding an older generation's entries starts over.
+    pub fn put(&self, cache: &CredentialCache, generation: u64, key: K, value: V) {
+        let mut m = self.lock();
+        let now = cache.generation();
+        if generation != now {
+            return;
+        }
+        if m.generation != now || m.entries.len() >= MAX_ENTRIES {
+            m.entries.clear();
+            m.generation = now;
+        }
+        m.entries.insert(key, (value, Instant::now()));
+    }
+
+    /// Changes the value kept for `key`, if any.
+    fn update<Q>(&self, key: &Q, change: impl FnOnce(&mut V))
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ?Sized,
+    {
+        if let Some((v, _)) = self.lock().entries.get_mut(key) {
+            change(v);
+        }
+    }
 }
 
 pub struct CredentialCache {
-    entries: Mutex<Entries>,
+    /// Bumped by every change: what was kept before it is not used again.
     generation: AtomicU64,
     /// Whether entries may be used: always with SQLite (one process owns the database);
     /// with PostgreSQL only while this process listens for other processes' changes.
     usable: AtomicBool,
+    tokens: Kept<String, Checked>,
 }
 
 impl CredentialCache {
     pub fn new(usable: bool) -> Self {
-        CredentialCache {
-            entries: Mutex::new(Entries::default()),
-            generation: AtomicU64::new(0),
-            usable: AtomicBool::new(usable),
-        }
+        CredentialCache { generation: AtomicU64::new(0), usable: AtomicBool::new(usable), tokens: Kept::default() }
     }
 
     /// The generation to stamp a lookup with: read it before querying the database.
@@ -97,55 +135,24 @@ impl CredentialCache {
         self.generation.load(Ordering::SeqCst)
     }
 
-    fn entries(&self) -> std::sync::MutexGuard<'_, Entries> {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// The token with this hash, if it was checked since the last change and not long ago.
     pub fn get(&self, hash: &str) -> Option<Checked> {
-        if !self.usable() {
-            return None;
-        }
-        let generation = self.generation();
-        fresh(self.entries().tokens.get(hash), generation).cloned()
+        self.tokens.get(self, hash)
     }
 
     /// Keeps a token checked by a lookup that started at `generation`.
     pub fn put(&self, hash: String, generation: u64, checked: Checked) {
-        let mut entries = self.entries();
-        keep(&mut entries.tokens, hash, generation, self.generation(), checked);
-    }
-
-    /// The user's access to workspace `slug`, if it was checked since the last change
-    /// and not long ago.
-    pub fn access(&self, user_id: i64, slug: &str) -> Option<Access> {
-        if !self.usable() {
-            return None;
-        }
-        let generation = self.generation();
-        fresh(self.entries().accesses.get(&(user_id, slug.to_owned())), generation).cloned()
-    }
-
-    /// Keeps an access checked by a lookup that started at `generation`.
-    pub fn put_access(&self, generation: u64, access: Access) {
-        let mut entries = self.entries();
-        let key = (access.user_id(), access.slug().to_owned());
-        keep(&mut entries.accesses, key, generation, self.generation(), access);
+        self.tokens.put(self, generation, hash, checked);
     }
 
     /// Records that a token's use was written down, so it is not written again soon.
     pub fn used(&self, hash: &str, at: String) {
-        if let Some(e) = self.entries().tokens.get_mut(hash) {
-            e.value.last_used = Some(at);
-        }
+        self.tokens.update(hash, |c| c.last_used = Some(at));
     }
 
-    /// Forgets every entry: something they hold may have changed.
+    /// Forgets every entry, of every [`Kept`] map: something they hold may have changed.
     pub fn forget(&self) {
-        // Under the lock, so no lookup stamped with the old generation is kept after it.
-        let mut entries = self.entries();
         self.generation.fetch_add(1, Ordering::SeqCst);
-        *entries = Entries::default();
     }
 
     /// Whether entries are used now (with PostgreSQL: while the listener is connected).
@@ -205,5 +212,30 @@ pub async fn listen(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_forgets_what_was_kept_and_a_lookup_that_raced_it_is_not_kept() {
+        let cache = CredentialCache::new(true);
+        let kept: Kept<String, u32> = Kept::default();
+        let before = cache.generation();
+        kept.put(&cache, before, "a".into(), 1);
+        assert_eq!(kept.get(&cache, "a"), Some(1));
+        cache.forget();
+        assert_eq!(kept.get(&cache, "a"), None, "kept before the change");
+        // Looked up before the change, answered after it: never kept.
+        kept.put(&cache, before, "b".into(), 2);
+        assert_eq!(kept.get(&cache, "b"), None);
+        kept.put(&cache, cache.generation(), "c".into(), 3);
+        assert_eq!(kept.get(&cache, "c"), Some(3));
+        // A cache that may not be used (PostgreSQL without its listener) answers nothing.
+        let deaf = CredentialCache::new(false);
+        kept.put(&deaf, deaf.generation(), "d".into(), 4);
+        assert_eq!(kept.get(&deaf, "d"), None);
     }
 }
