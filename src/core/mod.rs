@@ -57,7 +57,8 @@ pub struct CtxInner {
     pub ocr_wake: tokio::sync::Notify,
     /// The workspaces' write locks and their open group commits.
     pub writers: pages::batch::Slots,
-    /// Tokens and workspace accesses already checked (credentials/cache.rs).
+    /// Tokens already checked, and the rules (generation, usability) every kept
+    /// credential follows (credentials/cache.rs).
     pub credentials: Arc<credentials::cache::CredentialCache>,
     /// Workspace accesses already checked, by user id and workspace slug, kept under the
     /// credential cache's rules (`workspaces::access`).
