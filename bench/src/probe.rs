@@ -116,7 +116,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn both_probes_read_a_time_and_leave_no_file() {
+    fn every_probe_reads_a_time_and_leaves_no_file() {
         let dir = tempfile::tempdir().unwrap();
         let p = measure(dir.path());
         assert!(p.cpu_ms > 0.0 && p.memory_ms > 0.0 && p.fsync_ms > 0.0, "{p:?}");
