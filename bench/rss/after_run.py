@@ -8,7 +8,8 @@ Runs the bench command given after OUT, writes its stderr to OUT.log with the se
 since the start in front of each line, and samples the server's VmRSS, RssAnon and
 RssFile (KiB) twice a second into OUT.rss. When the bench reports the last timed
 scenario (the regex in SNAP_AT, by default the 16-client create row: the moment the bench
-reads "RSS after the timed scenarios"), it copies the server's /proc/PID/smaps to
+reads "RSS after the timed scenarios"; its SNAP_NTH-th match, 1 unless set: 2 for the
+10,000-page server of a run of both sizes), it copies the server's /proc/PID/smaps to
 OUT.smaps and asks the server, through gdb, for
 
 - glibc's `malloc_stats()` (written to the server's stderr: with `--keep`, the run's
@@ -65,6 +66,7 @@ def sample():
 
 threading.Thread(target=sample, daemon=True).start()
 snap_at = re.compile(os.environ.get("SNAP_AT", r"create\s+16 clients"))
+snap_nth = int(os.environ.get("SNAP_NTH", "1"))
 snapped = False
 with open(out + ".log", "w") as log:
     for line in bench.stderr:
@@ -73,6 +75,8 @@ with open(out + ".log", "w") as log:
         sys.stderr.write(line)
         pid = state["pid"]
         if not snapped and pid and snap_at.search(line):
+            snap_nth -= 1
+        if not snapped and pid and snap_nth == 0:
             snapped = True
             # The bench held still meanwhile, so that it does not go on to stop the server.
             os.kill(bench.pid, signal.SIGSTOP)
