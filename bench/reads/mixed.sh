@@ -19,29 +19,14 @@ PAGES=${PAGES:-10000}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
 PORT=${PORT:-18481}
-BASE="http://127.0.0.1:$PORT"
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../server.sh"
 dir=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
 export DATA_DIR="$dir/data" LOG_DIR="$dir/logs"
 
-start() {
-    PORT=$PORT "$BIN" serve >/dev/null 2>&1 &
-    pid=$!
-    for _ in $(seq 400); do curl -sf "$BASE/health" >/dev/null && return; sleep 0.05; done
-    echo "server did not start" >&2
-    exit 1
-}
-stop() {
-    kill "$pid"
-    wait "$pid" || true
-}
-
-start
-curl -sf -c "$dir/jar" -H 'content-type: application/json' \
-    -d '{"email":"bench@bench.example","password":"a long bench password"}' "$BASE/api/auth/register" >/dev/null
-token=$(curl -sf -b "$dir/jar" -H 'content-type: application/json' -d '{"name":"bench"}' "$BASE/api/tokens" |
-    python3 -c "import json,sys; print(json.load(sys.stdin)['token'])")
+start "$BIN"
+register
 python3 "$here/mixed_pages.py" "$BASE" "$token" "$PAGES"
 stop
 
@@ -78,7 +63,7 @@ run() { # CONNECTIONS SCRIPT
 
 for _ in $(seq "$ROUNDS"); do
     for pool in "$@"; do
-        DB_MAX_CONNECTIONS=$pool start
+        DB_MAX_CONNECTIONS=$pool start "$BIN"
         run 16 "$dir/get.lua" >/dev/null # warm the caches, as every turn does
         echo "pool=$pool read1  $(run 1 "$dir/get.lua")"
         echo "pool=$pool read16 $(run 16 "$dir/get.lua")"
