@@ -12,6 +12,15 @@ use crate::store::compact::DataDirLock;
 
 pub fn main() -> ExitCode {
     crate::memory::configure();
+    // The server's packing worker runs its passes as `cairn pack-pass DIR`
+    // (core/packing/process.rs): no settings, database or log of their own.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let [_, sub, dir] = &args[..]
+        && sub == crate::core::packing::process::SUBCOMMAND
+    {
+        return crate::core::packing::process::child_main(std::path::Path::new(dir));
+    }
+    crate::core::packing::run_passes_in(this_program());
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return report_clap_error(e),
@@ -42,6 +51,17 @@ pub fn main() -> ExitCode {
             eprintln!("cairn: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// This binary, to run again: on Linux `/proc/self/exe`, which still names it after an
+/// upgrade replaced the file on disk (the running server's packing passes then run the
+/// same build as the server).
+fn this_program() -> std::path::PathBuf {
+    if cfg!(target_os = "linux") {
+        "/proc/self/exe".into()
+    } else {
+        std::env::current_exe().unwrap_or_else(|_| std::env::args_os().next().unwrap_or_default().into())
     }
 }
 

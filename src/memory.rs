@@ -25,9 +25,10 @@
 //! file rather than in memory: the wiki's graph, read from all its links, is sorted so;
 //! a list or a history sorts one page of results, under its `LIMIT`.)
 //!
-//! And what is freed goes back to the system: [`trim`] (after each packing pass, whose
-//! delta search is the largest transient user) hands back the free pages inside the
-//! heap. (glibc's thresholds for `mmap`ed blocks and for trimming the heap's top are left
+//! And what is freed goes back to the system: [`trim`] (after each packing pass, once a
+//! minute) hands back the free pages inside the heap. (The pass itself, whose delta
+//! search was the largest transient user, runs in a child process of its own since the
+//! thirty-ninth session: core/packing/process.rs.) (glibc's thresholds for `mmap`ed blocks and for trimming the heap's top are left
 //! to adapt. Fixed at 1 MiB, they left 83–95 MiB after the 10,000-page run against 89–99
 //! MiB with SQLite's limit alone — no difference the runs could tell apart — while a
 //! fixed threshold would map and unmap at each use any large block a save holds for a

@@ -9,12 +9,12 @@
 //! has passed, webhook records past their retention and SQLite's search entries of page
 //! rows that are gone (and, on PostgreSQL without autovacuum, refreshes the planner's
 //! statistics, as the statistics worker does every 30 s for the tables that changed
-//! much); packing packs workspace repositories that are due (core/packing.rs); embedding
-//! refresh drains `embed_queue` when `SEMANTIC_SEARCH=1`; OCR reads uploaded images when
-//! `OCR_UPLOADS=1`; webhook delivery drains `deliveries`; on SQLite, indexing writes the
-//! search file's entries of the pages each group commit saved (core/pages/fulltext.rs);
-//! with PostgreSQL, the credential cache's listener forgets checked tokens when another
-//! process changes credentials.
+//! much); packing packs workspace repositories that are due (core/packing/, each pass in
+//! a child process); embedding refresh drains `embed_queue` when `SEMANTIC_SEARCH=1`; OCR
+//! reads uploaded images when `OCR_UPLOADS=1`; webhook delivery drains `deliveries`; on
+//! SQLite, indexing writes the search file's entries of the pages each group commit saved
+//! (core/pages/fulltext.rs); with PostgreSQL, the credential cache's listener forgets
+//! checked tokens when another process changes credentials.
 
 use std::time::Duration;
 
@@ -196,7 +196,7 @@ async fn statistics(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
 }
 
 /// Packs the workspaces whose loose objects passed the threshold or that went idle
-/// (core/packing.rs). It never takes a write lock, so saves go on while it runs. A stop
+/// (core/packing/). It never takes a write lock, so saves go on while it runs. A stop
 /// during a pass asks the pass to give up (packing 50,000 loose objects takes half a
 /// minute here, and a shutdown must not wait for it); what it did not pack stays loose
 /// for the next start.
@@ -224,8 +224,9 @@ async fn packing(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
         if let Err(e) = result {
             tracing::warn!(error = %e, "packing pass failed");
         }
-        // What the pass (and the saves of the last minute) freed goes back to the system;
-        // on the blocking pool, as trimming a large heap takes a while.
+        // What the saves of the last minute (and a pass that could not start its own
+        // process) freed goes back to the system; on the blocking pool, as trimming a
+        // large heap takes a while.
         let _ = tokio::task::spawn_blocking(crate::memory::trim).await;
     }
 }

@@ -172,6 +172,9 @@ pub struct RunResult {
     pub rss_end_kib: u64,
     /// What the RSS after the timed scenarios holds.
     pub rss_end_parts: server::RssParts,
+    /// The most memory a packing pass's process held during the run (0 when the passes
+    /// ran in the server's process, whose RSS then holds it).
+    pub packing_peak_rss_kib: u64,
     pub export: Export,
     pub loadavg_before: String,
     pub loadavg_after: String,
@@ -532,6 +535,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
     }
     let rss_end_kib = server.pid().map_or(0, server::rss_kib);
     let rss_end_parts = server.pid().map_or_else(Default::default, server::rss_parts);
+    let packing_peak_rss_kib = server.log_counts().packing_peak_rss_kib;
     let export = measure_export(&base, &token, server.pid()).await?;
     eprintln!(
         "  export: {:.1} MiB zip in {:.2} s; server RSS {:.1} MiB before, peak {:.1} MiB during",
@@ -585,6 +589,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
         rss_idle_kib,
         rss_end_kib,
         rss_end_parts,
+        packing_peak_rss_kib,
         export,
         loadavg_before,
         loadavg_after: loadavg(),

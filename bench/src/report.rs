@@ -19,7 +19,7 @@ pub fn run_markdown(r: &RunResult) -> String {
          after `cairn gc`: {:.1} MiB, of which repositories {:.1} MiB for {} commits ({:.2} KiB per save; \
          the timed scenarios' {} saves added {} KiB each). \
          Server RSS idle {:.1} MiB, after the timed scenarios {:.1} MiB ({:.1} anonymous, {:.1} file-backed, \
-         of which removed packs still mapped {:.1}). \
+         of which removed packs still mapped {:.1}); a packing pass's own process at most {:.1} MiB. \
          Load average before/after: {} / {}. CPU during the run: {:.0} core-seconds busy on the machine, \
          of which the bench client {:.0}, the server {:.0}, PostgreSQL {:.0}, other processes {:.0}. Run took {:.1} min.\n",
         r.pages_created,
@@ -49,6 +49,7 @@ pub fn run_markdown(r: &RunResult) -> String {
         r.rss_end_parts.anon_kib as f64 / 1024.0,
         r.rss_end_parts.file_kib as f64 / 1024.0,
         r.rss_end_parts.removed_packs_kib as f64 / 1024.0,
+        r.packing_peak_rss_kib as f64 / 1024.0,
         r.loadavg_before,
         r.loadavg_after,
         r.cpu.machine,
@@ -255,7 +256,8 @@ pub fn json(config: &Value, results: &[RunResult]) -> Value {
                 "kib_per_save_after_setup": r.packed.kib_per_save_since(&r.setup_packed).map(round2),
                 "rss_kib": {"idle": r.rss_idle_kib, "after_scenarios": r.rss_end_kib,
                     "after_scenarios_anon": r.rss_end_parts.anon_kib, "after_scenarios_file": r.rss_end_parts.file_kib,
-                    "after_scenarios_removed_packs": r.rss_end_parts.removed_packs_kib},
+                    "after_scenarios_removed_packs": r.rss_end_parts.removed_packs_kib,
+                    "packing_pass_peak": r.packing_peak_rss_kib},
                 "export": {"bytes": r.export.bytes, "secs": round2(r.export.secs),
                     "rss_before_kib": r.export.rss_before_kib, "rss_peak_kib": r.export.rss_peak_kib},
                 "loadavg_before": r.loadavg_before, "loadavg_after": r.loadavg_after,

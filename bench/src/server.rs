@@ -422,12 +422,22 @@ pub struct LogCounts {
     /// Batches flushed and the saves they held (`flushed a batch of N saves`; none from
     /// a binary that does not log them).
     pub batches: Batches,
+    /// The most memory a packing pass's own process held (`peak_rss_kib=` of its
+    /// `packed` line; 0 from a binary that packs in the server's process).
+    pub packing_peak_rss_kib: u64,
 }
 
 impl LogCounts {
     fn of(log: &str) -> LogCounts {
-        let packing_passes = log.lines().filter(|l| l.contains("packed") && l.contains("loose")).count();
-        LogCounts { packing_passes, batches: Batches::of(log) }
+        let passes = log.lines().filter(|l| l.contains("packed") && l.contains("loose"));
+        let (mut packing_passes, mut packing_peak_rss_kib) = (0, 0);
+        for line in passes {
+            packing_passes += 1;
+            let peak =
+                line.split_once("peak_rss_kib=").and_then(|(_, rest)| rest.split(|c: char| !c.is_ascii_digit()).next());
+            packing_peak_rss_kib = packing_peak_rss_kib.max(peak.and_then(|n| n.parse().ok()).unwrap_or(0));
+        }
+        LogCounts { packing_passes, batches: Batches::of(log), packing_peak_rss_kib }
     }
 
     /// What was logged after `before`.
@@ -435,6 +445,8 @@ impl LogCounts {
         LogCounts {
             packing_passes: self.packing_passes - before.packing_passes,
             batches: self.batches.since(&before.batches),
+            // A peak is not a count: the largest seen so far.
+            packing_peak_rss_kib: self.packing_peak_rss_kib,
         }
     }
 }
@@ -590,14 +602,15 @@ mod tests {
         let log = "2026-12-02T20:00:00.1Z DEBUG flushed a batch of 1 saves\n\
                    \x1b[2m2026-12-02T20:00:00.2Z\x1b[0m \x1b[34mDEBUG\x1b[0m flushed a batch of 14 saves\n\
                    2026-12-02T20:00:00.25Z  INFO cairn::core::packing: packed workspace=w loose=120 folded=0 objects=130\n\
+                   2026-12-02T20:00:00.27Z  INFO cairn::core::packing: packed workspace=w loose=9 folded=1 objects=139 peak_rss_kib=4321\n\
                    2026-12-02T20:00:00.3Z  WARN a group of saves failed together; saving them one by one\n";
         let counts = LogCounts::of(log);
         assert_eq!(counts.batches, Batches { count: 2, saves: 15 });
-        assert_eq!(counts.packing_passes, 1);
+        assert_eq!((counts.packing_passes, counts.packing_peak_rss_kib), (2, 4321));
         assert_eq!(counts.batches.mean(), Some(7.5));
-        let before = LogCounts { packing_passes: 1, batches: Batches { count: 1, saves: 1 } };
+        let before = LogCounts { packing_passes: 1, batches: Batches { count: 1, saves: 1 }, packing_peak_rss_kib: 0 };
         let since = counts.since(&before);
-        assert_eq!((since.packing_passes, since.batches), (0, Batches { count: 1, saves: 14 }));
+        assert_eq!((since.packing_passes, since.batches), (1, Batches { count: 1, saves: 14 }));
         assert_eq!(Batches::default().mean(), None);
     }
 }

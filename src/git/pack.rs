@@ -44,7 +44,7 @@ pub const PACK_LOCK: &str = "cairn-pack.lock";
 const GEOMETRIC_FACTOR: u64 = 2;
 
 /// What one packing run did.
-#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PackReport {
     /// Loose objects moved into the new pack (and their files removed).
     pub loose_packed: usize,

@@ -144,6 +144,9 @@ impl Server {
         let config = env.config(extra);
         let (db, report) = Db::connect(&config).await.expect("database connects");
         let ctx = Ctx::new(config, db).expect("context");
+        // As `cairn serve` does: the packing worker's passes run in child processes of the
+        // binary (core/packing/process.rs).
+        cairn::core::packing::run_passes_in(process::BIN.into());
         // What `cairn serve` does before listening: repair an index behind its repository.
         cairn::core::reindex::repair(&ctx).await.expect("start-up check");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

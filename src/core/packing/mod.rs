@@ -1,10 +1,14 @@
 //! Keeping workspace repositories small: which to pack and when. The mechanics, and why
 //! they are safe beside saves, reads and other processes without the write lock, are in
-//! `git/pack.rs`. The packing worker (workers.rs) calls [`pack_due`]; `cairn gc` calls
-//! [`pack_all`].
+//! `git/pack.rs`. The packing worker (workers.rs) calls [`pack_due`], whose passes run in
+//! a child process once [`run_passes_in`] named the program (`process.rs`); `cairn gc`
+//! calls [`pack_all`], which packs in its own process.
 
-use std::sync::Arc;
+pub mod process;
+
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::core::Ctx;
@@ -22,6 +26,17 @@ pub const IDLE: Duration = Duration::from_secs(300);
 /// scheduler gives a thread at 0 about ten times its share while both want the CPU; when
 /// nothing else does, the pass runs at full speed.
 const BACKGROUND_NICE: i32 = 10;
+
+/// The program the worker's passes run in, a child process each (`process.rs`); unset,
+/// they run on a thread of this process (a library user's server, unit tests).
+static PASS_PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+
+/// Runs the worker's packing passes in child processes of `program` — this binary, which
+/// answers `cairn pack-pass DIR`. Set once, at start (`cli::main`); later calls change
+/// nothing.
+pub fn run_passes_in(program: PathBuf) {
+    let _ = PASS_PROGRAM.set(program);
+}
 
 /// Packs every workspace that is due (see `git::pack::due`); answers what was packed.
 /// Setting `stop` ends the pass early — between workspaces, or inside a long run
@@ -42,19 +57,8 @@ async fn run(ctx: &Ctx, all: bool, stop: &Arc<AtomicBool>) -> Result<Vec<(String
             break;
         }
         let dir = ctx.workspace_dir(&slug);
-        let stop = stop.clone();
-        // `cairn gc` (all) is what its operator waits for: it keeps the usual priority.
-        let report = on_thread(!all, move || -> anyhow::Result<PackReport> {
-            // A workspace nobody has written to yet has no repository (and one being
-            // deleted may lose it at any moment): nothing to pack.
-            if !dir.join("objects").is_dir() || (!all && !pack::due(&dir, IDLE)?) {
-                return Ok(PackReport::default());
-            }
-            pack::pack(&dir, all, &|| stop.load(Ordering::Relaxed))
-        })
-        .await?;
-        let report = match report {
-            Ok(report) => report,
+        let (report, peak_rss_kib) = match pack_one(dir, all, stop).await {
+            Ok(done) => done,
             Err(e) if e.is::<pack::Stopped>() => {
                 tracing::info!(workspace = %slug, "packing stopped for shutdown; it resumes at the next start");
                 break;
@@ -62,11 +66,45 @@ async fn run(ctx: &Ctx, all: bool, stop: &Arc<AtomicBool>) -> Result<Vec<(String
             Err(e) => return Err(e.into()),
         };
         if report != PackReport::default() {
-            tracing::info!(workspace = %slug, loose = report.loose_packed, folded = report.packs_folded, objects = report.objects, "packed");
+            tracing::info!(workspace = %slug, loose = report.loose_packed, folded = report.packs_folded, objects = report.objects, peak_rss_kib, "packed");
         }
         done.push((slug, report));
     }
     Ok(done)
+}
+
+/// Packs the repository at `dir` if it is due (always for `cairn gc`: `all`); answers
+/// what was done, and the peak memory of the process that packed it when that was a
+/// child.
+async fn pack_one(dir: PathBuf, all: bool, stop: &Arc<AtomicBool>) -> anyhow::Result<(PackReport, Option<u64>)> {
+    // A workspace nobody has written to yet has no repository (and one being deleted may
+    // lose it at any moment): nothing to pack.
+    let due = move |dir: &std::path::Path| -> anyhow::Result<bool> {
+        Ok(dir.join("objects").is_dir() && (all || pack::due(dir, IDLE)?))
+    };
+    if let Some(program) = PASS_PROGRAM.get().filter(|_| !all) {
+        let checked = dir.clone();
+        if !tokio::task::spawn_blocking(move || due(&checked)).await?? {
+            return Ok((PackReport::default(), None));
+        }
+        match process::pass(program, &dir, stop).await {
+            Ok(done) => return Ok((done.report, Some(done.peak_rss_kib))),
+            // A machine that cannot start the child still packs, in this process.
+            Err(e) if e.is::<process::CannotStart>() => {
+                tracing::warn!(error = %format!("{e:#}"), "packing on a thread of the server instead");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let stop = stop.clone();
+    // `cairn gc` (all) is what its operator waits for: it keeps the usual priority.
+    on_thread(!all, move || {
+        if !due(&dir)? {
+            return Ok((PackReport::default(), None));
+        }
+        Ok((pack::pack(&dir, all, &|| stop.load(Ordering::Relaxed))?, None))
+    })
+    .await?
 }
 
 /// Runs `f` on a thread of its own — at [`BACKGROUND_NICE`] when `background` — rather
