@@ -28,11 +28,12 @@
 //! And what is freed goes back to the system: [`trim`] (after each packing pass, once a
 //! minute) hands back the free pages inside the heap. (The pass itself, whose delta
 //! search was the largest transient user, runs in a child process of its own since the
-//! thirty-ninth session: core/packing/process.rs.) (glibc's thresholds for `mmap`ed blocks and for trimming the heap's top are left
-//! to adapt. Fixed at 1 MiB, they left 83–95 MiB after the 10,000-page run against 89–99
-//! MiB with SQLite's limit alone — no difference the runs could tell apart — while a
-//! fixed threshold would map and unmap at each use any large block a save holds for a
-//! moment, such as the tree of a directory that many pages share.)
+//! thirty-ninth session: core/packing/process.rs.) (glibc's thresholds for `mmap`ed
+//! blocks and for trimming the heap's top are left to adapt. Fixed at 1 MiB, they left
+//! 83–95 MiB after the 10,000-page run against 89–99 MiB with SQLite's limit alone — no
+//! difference the runs could tell apart — while a fixed threshold would map and unmap at
+//! each use any large block a save holds for a moment, such as the tree of a directory
+//! that many pages share.)
 
 /// libgit2's object cache, for all repositories of the process together. Small objects
 /// (commits, the trees on a page's path: tens of entries each) re-read from disk cost

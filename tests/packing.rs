@@ -426,10 +426,9 @@ fn pass_processes(repo: &Path) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        .filter(|&pid| {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().nth(1)) == Some(&me)
+            stat_field(pid, 1).as_ref() == Some(&me)
                 && String::from_utf8_lossy(&cmdline).contains(&*repo.to_string_lossy())
         })
         .collect()
@@ -437,8 +436,14 @@ fn pass_processes(repo: &Path) -> Vec<u32> {
 
 /// Whether a process has ended (gone, or a zombie nobody reaped yet).
 fn ended(pid: u32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()).is_none_or(|state| state == "Z")
+    stat_field(pid, 0).is_none_or(|state| state == "Z")
+}
+
+/// The `n`-th field of a process's `/proc/PID/stat` after its name (0: its state, 1: its
+/// parent's id), while the process exists.
+fn stat_field(pid: u32, n: usize) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')').next()?.split_whitespace().nth(n).map(str::to_owned)
 }
 
 /// The worker's pass runs in a child process (`cairn pack-pass`), named `cairn-pack`:
