@@ -29,6 +29,7 @@
 //! repository at once at worst both write a pack of the same objects.
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -58,11 +59,20 @@ pub struct PackReport {
 /// the newest of them older than `idle` (nobody is saving there now); or packs out of
 /// geometric progression (written by another process, or an operator's git).
 pub fn due(dir: &Path, idle: std::time::Duration) -> anyhow::Result<bool> {
-    let loose = loose_objects(dir)?;
-    if loose.len() >= LOOSE_THRESHOLD || !rollup(&packs(dir)?, 0).is_empty() {
+    if !rollup(&packs(dir)?, 0).is_empty() {
         return Ok(true);
     }
-    let newest = loose.iter().filter_map(|(_, path)| std::fs::metadata(path).and_then(|m| m.modified()).ok()).max();
+    // Counted, not listed: this runs in the server for every workspace at every look,
+    // and stops at the threshold (a workspace 25,000 objects behind costs 256 names).
+    let mut loose = Vec::new();
+    visit_loose(dir, |_, path| {
+        loose.push(path);
+        if loose.len() >= LOOSE_THRESHOLD { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+    })?;
+    if loose.len() >= LOOSE_THRESHOLD {
+        return Ok(true);
+    }
+    let newest = loose.iter().filter_map(|path| std::fs::metadata(path).and_then(|m| m.modified()).ok()).max();
     Ok(newest.is_some_and(|t| t.elapsed().unwrap_or_default() >= idle))
 }
 
@@ -314,8 +324,17 @@ fn insert(
 
 /// The loose objects of a repository: (id, file).
 pub fn loose_objects(dir: &Path) -> anyhow::Result<Vec<(Oid, PathBuf)>> {
-    let objects = dir.join("objects");
     let mut found = Vec::new();
+    visit_loose(dir, |oid, path| {
+        found.push((oid, path));
+        ControlFlow::Continue(())
+    })?;
+    Ok(found)
+}
+
+/// Hands each loose object of a repository (id, file) to `visit` until it breaks.
+fn visit_loose(dir: &Path, mut visit: impl FnMut(Oid, PathBuf) -> ControlFlow<()>) -> anyhow::Result<()> {
+    let objects = dir.join("objects");
     for fan in std::fs::read_dir(&objects).with_context(|| format!("cannot list {}", objects.display()))? {
         let fan = fan?;
         let prefix = fan.file_name();
@@ -329,10 +348,12 @@ pub fn loose_objects(dir: &Path) -> anyhow::Result<Vec<(Oid, PathBuf)>> {
             let Some(rest) = rest.to_str().filter(|r| r.len() == 38 && r.bytes().all(|b| b.is_ascii_hexdigit())) else {
                 continue;
             };
-            found.push((Oid::from_str(&format!("{prefix}{rest}"))?, entry.path()));
+            if visit(Oid::from_str(&format!("{prefix}{rest}"))?, entry.path()).is_break() {
+                return Ok(());
+            }
         }
     }
-    Ok(found)
+    Ok(())
 }
 
 /// The `.pack` files of a repository.
@@ -413,6 +434,27 @@ mod tests {
         // And the worker packs once nobody else does.
         repo.blob(b"one more").unwrap();
         assert_eq!(pack(dir.path(), false, &|| false).unwrap().loose_packed, 1);
+    }
+
+    #[test]
+    fn a_repository_is_due_at_the_threshold_or_once_idle() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let long = std::time::Duration::from_secs(3600);
+        // Nothing loose: never due.
+        assert!(!due(dir.path(), std::time::Duration::ZERO).unwrap());
+        // A few fresh objects: due only once idle.
+        for i in 0..3 {
+            repo.blob(format!("blob {i}").as_bytes()).unwrap();
+        }
+        assert!(!due(dir.path(), long).unwrap());
+        assert!(due(dir.path(), std::time::Duration::ZERO).unwrap());
+        // The threshold, however fresh: due at once (the count stops there).
+        for i in 3..LOOSE_THRESHOLD {
+            repo.blob(format!("blob {i}").as_bytes()).unwrap();
+        }
+        assert!(due(dir.path(), long).unwrap());
+        assert_eq!(loose_objects(dir.path()).unwrap().len(), LOOSE_THRESHOLD);
     }
 
     #[test]

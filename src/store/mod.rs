@@ -7,6 +7,7 @@
 //! cannot read SQLite columns declared `BOOLEAN` or `TIMESTAMP` (STACK.md).
 
 pub mod compact;
+pub mod save_conn;
 pub mod schema;
 pub mod script;
 pub mod search_file;
@@ -20,6 +21,7 @@ use sqlx::{AnyPool, ConnectOptions, Connection};
 
 pub use crate::config::Backend;
 use crate::config::Config;
+pub use save_conn::SaveConn;
 pub use schema::ConvergeReport;
 pub use script::{Script, Value};
 pub use search_file::SearchFile;
@@ -43,6 +45,8 @@ pub struct Db {
     pub backend: Backend,
     /// SQLite: the full-text index's own file (attached to every pooled connection).
     pub search: Option<Arc<SearchFile>>,
+    /// SQLite: the connection the group commits write through, outside the pool.
+    pub saves: Option<SaveConn>,
 }
 
 impl Db {
@@ -104,7 +108,12 @@ impl Db {
             .connect_with(options)
             .await
             .context("cannot open the database pool")?;
-        Ok((Db { pool, backend, search }, report))
+        let saves = match backend {
+            // Made by the pool, so configured and attached as its connections are.
+            Backend::Sqlite => Some(SaveConn::new(pool.acquire().await?.detach())),
+            Backend::Postgres => None,
+        };
+        Ok((Db { pool, backend, search, saves }, report))
     }
 
     /// A read-only transaction whose statements all see one snapshot, so that a page of

@@ -1,8 +1,9 @@
 //! Group commit: saves queued on a workspace's write lock share one flush.
 //!
 //! The write lock of a workspace guards a [`State`] holding at most one open [`Batch`]: a
-//! database transaction (SQLite `BEGIN IMMEDIATE`; PostgreSQL with the workspace's
-//! transaction-level advisory lock, so other processes queue too) and the commits written
+//! database transaction ([`Tx`]: SQLite `BEGIN IMMEDIATE` on the one connection saves
+//! share; PostgreSQL with the workspace's transaction-level advisory lock, so other
+//! processes queue too) and the commits written
 //! into it but not yet durable nor named by the branch. Each save takes the lock, reads
 //! and decides inside the batch's transaction (so it sees the saves before it), writes its
 //! own commit on top of the batch's newest one and its index rows (under a savepoint once
@@ -29,17 +30,19 @@
 //! flush itself runs on a task of its own, so a cancelled request never interrupts one.
 
 use std::collections::HashMap;
+use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use git2::Oid;
-use sqlx::{Any, AssertSqlSafe, Transaction};
+use sqlx::{Any, AnyConnection, AssertSqlSafe, Transaction};
 use tokio::sync::{Mutex, OwnedMutexGuard, watch};
 
 use crate::core::Ctx;
 use crate::error::{Error, Result};
 use crate::git::{self, Tip, WorkspaceRepo};
 use crate::store::Backend;
+use crate::store::save_conn::SaveTx;
 
 /// How a batch ended, for each save in it.
 #[derive(Debug, Clone)]
@@ -74,7 +77,7 @@ impl Outcome {
 pub struct Batch {
     pub id: u64,
     pub workspace_id: i64,
-    pub tx: Transaction<'static, Any>,
+    pub tx: Tx,
     /// Where the branch stood and where the batch has taken it; None until the batch's
     /// first commit reads the branch.
     pub heads: Option<Heads>,
@@ -99,6 +102,50 @@ impl Batch {
 
     fn has_writes(&self) -> bool {
         self.saves > 0 || self.keep
+    }
+}
+
+/// A batch's transaction. On SQLite, which lets one writer in at a time, on the one
+/// connection every workspace's batches share (`store::SaveConn`: no pooled connection
+/// to take and hand back per batch); on PostgreSQL, where workspaces write side by side,
+/// on a pooled connection of its own.
+pub enum Tx {
+    Shared(SaveTx),
+    Pooled(Transaction<'static, Any>),
+}
+
+impl Tx {
+    async fn commit(self) -> Result<(), sqlx::Error> {
+        match self {
+            Tx::Shared(tx) => tx.commit().await,
+            Tx::Pooled(tx) => tx.commit().await,
+        }
+    }
+
+    async fn rollback(self) -> Result<(), sqlx::Error> {
+        match self {
+            Tx::Shared(tx) => tx.rollback().await,
+            Tx::Pooled(tx) => tx.rollback().await,
+        }
+    }
+}
+
+impl Deref for Tx {
+    type Target = AnyConnection;
+    fn deref(&self) -> &AnyConnection {
+        match self {
+            Tx::Shared(tx) => tx,
+            Tx::Pooled(tx) => tx,
+        }
+    }
+}
+
+impl DerefMut for Tx {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        match self {
+            Tx::Shared(tx) => tx,
+            Tx::Pooled(tx) => tx,
+        }
     }
 }
 
@@ -252,13 +299,14 @@ pub async fn open(ctx: &Ctx, workspace_id: i64, state: &mut State) -> Result<()>
     if state.batch.is_some() {
         return Ok(());
     }
-    let tx = match ctx.db.backend {
-        Backend::Sqlite => ctx.db.pool.begin_with("BEGIN IMMEDIATE").await?,
+    let tx = match (&ctx.db.saves, ctx.db.backend) {
+        (Some(saves), _) => Tx::Shared(saves.begin().await?),
+        (None, Backend::Sqlite) => Tx::Pooled(ctx.db.pool.begin_with("BEGIN IMMEDIATE").await?),
         // The lock in the same message as the BEGIN: one round trip fewer for every
         // save. The key is a number of ours (no value from a client is spliced in).
-        Backend::Postgres => {
+        (None, Backend::Postgres) => {
             let begin = format!("BEGIN; SELECT pg_advisory_xact_lock({})", lock_key(workspace_id));
-            ctx.db.pool.begin_with(AssertSqlSafe(begin)).await?
+            Tx::Pooled(ctx.db.pool.begin_with(AssertSqlSafe(begin)).await?)
         }
     };
     state.next_id += 1;
@@ -326,7 +374,7 @@ pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
 async fn write(
     ctx: &Ctx,
     repo: &WorkspaceRepo,
-    tx: Transaction<'static, Any>,
+    tx: Tx,
     heads: Option<Heads>,
     written: Vec<Oid>,
     moved_early: Arc<Early>,
