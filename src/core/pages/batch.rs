@@ -3,11 +3,11 @@
 //! The write lock of a workspace guards a [`State`] holding at most one open [`Batch`]: a
 //! database transaction ([`Tx`]: SQLite `BEGIN IMMEDIATE` on the one connection saves
 //! share; PostgreSQL with the workspace's transaction-level advisory lock, so other
-//! processes queue too) and the commits written
-//! into it but not yet durable nor named by the branch. Each save takes the lock, reads
-//! and decides inside the batch's transaction (so it sees the saves before it), writes its
-//! own commit on top of the batch's newest one and its index rows (under a savepoint once
-//! the batch holds another save, so a refused save leaves the others intact), and then:
+//! processes queue too) and the commits written into it but not yet durable nor named by
+//! the branch. Each save takes the lock, reads and decides inside the batch's transaction
+//! (so it sees the saves before it), writes its own commit on top of the batch's newest
+//! one and its index rows (under a savepoint once the batch holds another save, so a
+//! refused save leaves the others intact), and then:
 //!
 //! - when nobody else is waiting for the lock, flushes the batch at once — one
 //!   `sync_objects` barrier, one `write_ref` (visible; the database commit records the
@@ -41,7 +41,6 @@ use tokio::sync::{Mutex, OwnedMutexGuard, watch};
 use crate::core::Ctx;
 use crate::error::{Error, Result};
 use crate::git::{self, Tip, WorkspaceRepo};
-use crate::store::Backend;
 use crate::store::save_conn::SaveTx;
 
 /// How a batch ended, for each save in it.
@@ -299,12 +298,12 @@ pub async fn open(ctx: &Ctx, workspace_id: i64, state: &mut State) -> Result<()>
     if state.batch.is_some() {
         return Ok(());
     }
-    let tx = match (&ctx.db.saves, ctx.db.backend) {
-        (Some(saves), _) => Tx::Shared(saves.begin().await?),
-        (None, Backend::Sqlite) => Tx::Pooled(ctx.db.pool.begin_with("BEGIN IMMEDIATE").await?),
-        // The lock in the same message as the BEGIN: one round trip fewer for every
-        // save. The key is a number of ours (no value from a client is spliced in).
-        (None, Backend::Postgres) => {
+    let tx = match &ctx.db.saves {
+        // SQLite, the only backend with a connection kept for the batches.
+        Some(saves) => Tx::Shared(saves.begin().await?),
+        // PostgreSQL: the lock in the same message as the BEGIN, one round trip fewer for
+        // every save. The key is a number of ours (no value from a client is spliced in).
+        None => {
             let begin = format!("BEGIN; SELECT pg_advisory_xact_lock({})", lock_key(workspace_id));
             Tx::Pooled(ctx.db.pool.begin_with(AssertSqlSafe(begin)).await?)
         }
