@@ -90,6 +90,11 @@ pub struct Args {
     /// the filesystem to be quiet again (see `Server::settle`). 0 times saves at once.
     #[arg(long, default_value_t = 180)]
     settle_secs: u64,
+    /// Wait for the filesystem the same way (at most --settle-secs) before each update
+    /// and create row too, so that no save row runs in the window the previous rows'
+    /// packing opened (a row's own passes still open theirs).
+    #[arg(long)]
+    settle_rows: bool,
     /// Slugs of the pages the create scenario adds: `prefixed` (`bench-<run>-<k>`, all in
     /// one directory of the repository, `b/be/`, as pages sharing a prefix are) or
     /// `titled` (from each page's title and `k`, spread over the repository as the
@@ -122,6 +127,10 @@ pub struct ScenarioResult {
     /// Group commits' batches the server flushed during the timed run (and just after
     /// it, for the last).
     pub batches: server::Batches,
+    /// [`probe::create_ms`] just after the timed run (the probe's own reading is from
+    /// just before it): a save row that ends well above where it began ran in a window
+    /// its packing passes opened.
+    pub create_ms_after: f64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -259,6 +268,8 @@ fn args_json(a: &Args) -> serde_json::Value {
         "setup_budget_secs": a.setup_budget_secs, "history_pages": a.history_pages,
         "history_revisions": a.history_revisions, "scenarios": a.scenarios,
         "max_other_cpu": a.max_other_cpu, "retries": a.retries, "quiet_wait_secs": a.quiet_wait_secs,
+        "settle_secs": a.settle_secs, "settle_rows": a.settle_rows,
+        "data_filesystem": server::filesystem_of(&std::env::temp_dir()),
         "server_bin": a.server_bin.display().to_string(),
         "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
     })
@@ -458,6 +469,14 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                         if quiet { "quiet" } else { "still busy" }
                     );
                 }
+                let saves = matches!(*op, "update" | "create");
+                if saves && args.settle_rows && args.settle_secs > 0 {
+                    let (waited, _, create_ms) = server.settle(Duration::from_secs(args.settle_secs)).await?;
+                    eprintln!(
+                        "    filesystem settled in {:.0} s (a file's creation {create_ms:.3} ms)",
+                        waited.as_secs_f64()
+                    );
+                }
                 let suffix = if attempt == 0 { String::new() } else { format!("{attempt}") };
                 let warm = Arc::new(make(&format!("warm{suffix}"), args.warmup));
                 let timed = Arc::new(make(&format!("timed{suffix}"), n));
@@ -484,6 +503,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                 )
                 .await;
                 let cpu1 = server.cpu_snapshot();
+                let create_ms_after = probe::create_ms(&server.data_dir()).unwrap_or(0.0);
                 // A pass's line is written as it ends: one ending just after the run is
                 // still counted once the logger's queue has drained.
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -494,7 +514,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                 eprintln!(
                     "  {op:<8} {clients_n:>2} clients: {} ops, {} errors, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {:.0} ops/s, \
                      CPU per op: server {:.2} ms, PostgreSQL {:.2} ms; other CPU {:.0}%; packing passes {}; \
-                     probes: CPU {:.1} ms, memory {:.1} ms, fsync {:.2} ms; {} batches{}",
+                     probes: CPU {:.1} ms, memory {:.1} ms, fsync {:.2} ms, file creation {:.3} → {:.3} ms; {} batches{}",
                     st.count,
                     st.errors,
                     st.pct(50.0),
@@ -508,6 +528,8 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                     machine.cpu_ms,
                     machine.memory_ms,
                     machine.fsync_ms,
+                    machine.create_ms,
+                    create_ms_after,
                     batches.count,
                     batches.mean().map_or(String::new(), |m| format!(" of {m:.1} saves"))
                 );
@@ -524,6 +546,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                         packing_passes: packs,
                         probe: machine,
                         batches,
+                        create_ms_after,
                     });
                 }
                 if done {

@@ -20,6 +20,11 @@ pub fn round2(x: f64) -> Value {
     if x.is_finite() { json!((x * 100.0).round() / 100.0) } else { Value::Null }
 }
 
+/// Rounded to three decimals (a settled file creation is a few hundredths of a ms).
+pub fn round3(x: f64) -> Value {
+    if x.is_finite() { json!((x * 1000.0).round() / 1000.0) } else { Value::Null }
+}
+
 /// The latency cells every report table shares: `p50 | p95 | p99 | mean | max | ops/s`.
 pub fn latency_cells(st: &Stats) -> String {
     format!(

@@ -18,6 +18,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use anyhow::{Context, Result};
+
 /// The probes' readings, in ms: medians of a few runs each.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Probe {
@@ -28,16 +30,33 @@ pub struct Probe {
     pub memory_ms: f64,
     /// One 4 KiB write and its `fdatasync`.
     pub fsync_ms: f64,
+    /// A directory and a file made in the repositories' `objects/` ([`create_ms`]).
+    pub create_ms: f64,
 }
 
-/// Runs the three probes, `dir` holding the synced file (the server's filesystem). A probe
-/// that cannot run (no such directory) reads 0.
+/// Runs the probes, `dir` being the server's data directory (which holds the synced
+/// file and the repositories). A probe that cannot run (no such directory) reads 0.
 pub fn measure(dir: &Path) -> Probe {
     Probe {
         cpu_ms: median((0..5).map(|_| cpu_once()).collect()),
         memory_ms: median((0..5).map(|_| memory_once()).collect()),
         fsync_ms: fsync_ms(dir).unwrap_or(0.0),
+        create_ms: create_ms(dir).unwrap_or(0.0),
     }
+}
+
+/// What a save does first in its repository's `objects/`, in ms: the most any of the
+/// data directory's repositories takes (0 without any).
+pub fn create_ms(data: &Path) -> Result<f64> {
+    let mut most: f64 = 0.0;
+    let Ok(repos) = std::fs::read_dir(data.join("workspaces")) else { return Ok(0.0) };
+    for repo in repos {
+        let objects = repo?.path().join("objects");
+        if objects.is_dir() {
+            most = most.max(create_cost_ms(&objects)?);
+        }
+    }
+    Ok(most)
 }
 
 /// Slots of the memory probe's cycle: 64 MiB, more than the last-level cache of the
@@ -90,6 +109,36 @@ fn cpu_once() -> f64 {
     t.elapsed().as_secs_f64() * 1000.0
 }
 
+/// The median cost, in ms, of what a save does first in `objects/` after packing: making
+/// a directory (libgit2's `objects/xx/`, which packing removed) and a small file in it —
+/// 64 times. ext4 places a new directory's inode, and its files', near its parent's,
+/// where packing just freed thousands: on an ext4 without a journal, until the kernel
+/// stops counting them as recently deleted (`recently_deleted` in `fs/ext4/ialloc.c`:
+/// freed within the last minute, or five more while the inode's table block is not yet
+/// written back), each new inode scans past them. A file made in `objects/` itself, as
+/// this probe did before, did not see it.
+///
+/// The directories and files are left where they are (empty, named `.bench-probe-*`,
+/// which neither git nor Cairn reads), never removed while the server runs: a probe that
+/// removed its 128 inodes again freed them itself, and the next probes, and the saves,
+/// scanned past those.
+fn create_cost_ms(objects: &Path) -> Result<f64> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static MADE: AtomicU64 = AtomicU64::new(0);
+    let mut times = Vec::with_capacity(64);
+    for _ in 0..64 {
+        let dir = objects.join(format!(".bench-probe-{}", MADE.fetch_add(1, Ordering::Relaxed)));
+        let file = dir.join("probe");
+        let t = Instant::now();
+        std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let made = std::fs::OpenOptions::new().write(true).create_new(true).open(&file);
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        drop(made.with_context(|| format!("cannot create {}", file.display()))?);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
 fn fsync_ms(dir: &Path) -> std::io::Result<f64> {
     let path = dir.join("bench-probe");
     let mut file = std::fs::File::create(&path)?;
@@ -121,6 +170,19 @@ mod tests {
         let p = measure(dir.path());
         assert!(p.cpu_ms > 0.0 && p.memory_ms > 0.0 && p.fsync_ms > 0.0, "{p:?}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_creation_probe_times_each_repository_and_frees_no_inode() {
+        let data = tempfile::tempdir().unwrap();
+        assert_eq!(create_ms(data.path()).unwrap(), 0.0, "no repositories yet");
+        let objects = data.path().join("workspaces/w.git/objects");
+        std::fs::create_dir_all(&objects).unwrap();
+        assert!(create_ms(data.path()).unwrap() > 0.0);
+        assert!(create_ms(data.path()).unwrap() > 0.0, "a second probe makes new names");
+        let made: Vec<_> = std::fs::read_dir(&objects).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(made.len(), 128, "each probe keeps its 64 directories");
+        assert!(made.iter().all(|n| n.to_string_lossy().starts_with(".bench-probe-")), "{made:?}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use cairn_bench::load::Stats;
-use cairn_bench::numbers::{f0, f2, latency_cells, round2, stats_json};
+use cairn_bench::numbers::{f0, f2, latency_cells, round2, round3, stats_json};
 use cairn_bench::server::Backend;
 use serde_json::{Value, json};
 
@@ -69,7 +69,7 @@ pub fn run_markdown(r: &RunResult) -> String {
         let st = &sc.stats;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.0}%{} | {} | {:.1} / {:.1} / {:.2} | {} |",
+            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.0}%{} | {} | {:.1} / {:.1} / {:.2} / {:.3} → {:.3} | {} |",
             sc.op,
             sc.clients,
             st.count,
@@ -83,6 +83,8 @@ pub fn run_markdown(r: &RunResult) -> String {
             sc.probe.cpu_ms,
             sc.probe.memory_ms,
             sc.probe.fsync_ms,
+            sc.probe.create_ms,
+            sc.create_ms_after,
             sc.batches.mean().map_or("–".to_owned(), |m| format!("{m:.1} ({})", sc.batches.count))
         );
     }
@@ -93,7 +95,8 @@ pub fn run_markdown(r: &RunResult) -> String {
          operation; \"try N\": the run kept is the Nth, earlier ones were disturbed by other processes; packing \
          passes: passes of the server's packing worker that ended during the timed run; probes: the machine's own \
          speed just before the timed run — one thread's fixed arithmetic / dependent reads through 64 MiB / \
-         one 4 KiB synced write; saves per batch: \
+         one 4 KiB synced write / a directory and a file made in a repository's objects/, before → after the \
+         timed run (high after packing freed thousands of inodes, on an ext4 without a journal); saves per batch: \
          saves per group commit flushed during the timed run, and (in brackets) how many were flushed.)"
     );
     if r.server_log_problems > 0 {
@@ -251,6 +254,8 @@ pub fn json(config: &Value, results: &[RunResult]) -> Value {
                     v["probe_cpu_ms"] = round2(s.probe.cpu_ms);
                     v["probe_memory_ms"] = round2(s.probe.memory_ms);
                     v["probe_fsync_ms"] = round2(s.probe.fsync_ms);
+                    v["probe_create_ms"] = round3(s.probe.create_ms);
+                    v["probe_create_ms_after"] = round3(s.create_ms_after);
                     v["batches"] = json!(s.batches.count);
                     v["saves_per_batch"] = s.batches.mean().map_or(json!(null), round2);
                     v

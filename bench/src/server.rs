@@ -260,15 +260,7 @@ impl Server {
         let data = self.dir.join("data");
         loop {
             let sync_ms = syncfs_ms(&data)?;
-            // Where libgit2 creates each new object's directory and file, so in the block
-            // group whose inodes packing freed.
-            let mut create_ms: f64 = 0.0;
-            for repo in std::fs::read_dir(data.join("workspaces"))? {
-                let objects = repo?.path().join("objects");
-                if objects.is_dir() {
-                    create_ms = create_ms.max(create_cost_ms(&objects)?);
-                }
-            }
+            let create_ms = crate::probe::create_ms(&data)?;
             let quiet = sync_ms < SETTLED_SYNC_MS && create_ms < SETTLED_CREATE_MS;
             if quiet || started.elapsed() >= max {
                 return Ok((started.elapsed(), sync_ms, create_ms));
@@ -539,7 +531,7 @@ pub fn rss_parts(pid: u32) -> RssParts {
     RssParts { anon_kib: status_kib(&status, "RssAnon:"), file_kib: status_kib(&status, "RssFile:"), removed_packs_kib }
 }
 
-/// A directory and a file's creation (`create_cost_ms`), and a `syncfs`, in ms, below
+/// A directory and a file's creation (`probe::create_ms`), and a `syncfs`, in ms, below
 /// which the filesystem counts as settled.
 const SETTLED_CREATE_MS: f64 = 0.05;
 const SETTLED_SYNC_MS: f64 = 2.0;
@@ -557,28 +549,30 @@ fn syncfs_ms(dir: &Path) -> Result<f64> {
     Ok(t.elapsed().as_secs_f64() * 1000.0)
 }
 
-/// The median cost, in ms, of what a save does first in `objects/` after packing: making
-/// a directory (libgit2's `objects/xx/`, which packing removed) and a small file in it —
-/// 64 times, each removed again. ext4 places a new directory's inode, and its files',
-/// near its parent's, where packing just freed thousands: until the kernel stops counting
-/// them as recently deleted (about half a minute after they were written back), each new
-/// inode scans past them (`recently_deleted` in a `perf` profile). A file made in
-/// `objects/` itself, as this probe did before, did not see it.
-fn create_cost_ms(objects: &Path) -> Result<f64> {
-    let mut times = Vec::with_capacity(64);
-    for n in 0..64 {
-        let dir = objects.join(format!(".settle-probe-{n}"));
-        let file = dir.join("probe");
-        let t = Instant::now();
-        std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let made = std::fs::OpenOptions::new().write(true).create_new(true).open(&file);
-        times.push(t.elapsed().as_secs_f64() * 1000.0);
-        drop(made.with_context(|| format!("cannot create {}", file.display()))?);
-        std::fs::remove_file(&file)?;
-        std::fs::remove_dir(&dir)?;
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+/// The filesystem holding `path`, as the run's JSON records it: its type and device,
+/// and for ext4 whether it keeps a journal (without one, each new inode scans past the
+/// inodes freed in the last minute: see `probe::create_ms`).
+pub fn filesystem_of(path: &Path) -> String {
+    let path = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+    let mounts = fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let Some((device, point, kind)) = mounts
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            Some((f.next()?, f.next()?, f.next()?))
+        })
+        .filter(|(_, point, _)| path.starts_with(point))
+        .max_by_key(|(_, point, _)| point.len())
+    else {
+        return "unknown".to_owned();
+    };
+    let name = device.rsplit('/').next().unwrap_or(device);
+    let journal = match fs::read_to_string(format!("/sys/fs/ext4/{name}/journal_task")) {
+        Ok(task) if task.trim() == "<none>" => ", no journal",
+        Ok(_) => ", journal",
+        Err(_) => "",
+    };
+    format!("{kind} on {device} at {point}{journal}")
 }
 
 /// Bytes of every file under `p`.
@@ -596,6 +590,14 @@ fn dir_bytes(p: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_directory_is_on_the_filesystem_mounted_deepest_above_it() {
+        let root = filesystem_of(Path::new("/"));
+        assert!(root.ends_with(" at /") || root.contains(" at /, "), "{root}");
+        // /proc is a mount of its own on every Linux machine.
+        assert!(filesystem_of(Path::new("/proc/self")).starts_with("proc on "));
+    }
 
     #[test]
     fn log_counts_read_batches_and_packing_passes_and_nothing_else() {
