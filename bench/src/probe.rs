@@ -135,8 +135,7 @@ fn create_cost_ms(objects: &Path) -> Result<f64> {
         times.push(t.elapsed().as_secs_f64() * 1000.0);
         drop(made.with_context(|| format!("cannot create {}", file.display()))?);
     }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+    Ok(median(times))
 }
 
 fn fsync_ms(dir: &Path) -> std::io::Result<f64> {
