@@ -109,8 +109,13 @@ async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
     // Every delta names its base by offset (ofs_delta.rs), none by id as libgit2 writes.
     let (by_offset, by_id) = deltas(&repo);
     assert!(by_offset > 100 && by_id == 0, "{by_offset} deltas by offset, {by_id} by id");
-    // (What stays is mostly the emptied fan-out directories, 4 KiB each, at most 256: a
-    // writer may be about to create a file in one, so they are left in place.)
+    // The packed loose files wait aside until nobody is saving (`pack::HELD`); once they
+    // go, what stays is mostly the emptied fan-out directories, 4 KiB each, at most 256
+    // (a writer may be about to create a file in one, so they are left in place).
+    assert!(repo.join(pack::HELD).is_dir());
+    let quiet = std::time::Duration::ZERO;
+    assert_eq!(pack::release_held(&repo, quiet, std::time::Duration::from_secs(3600)).unwrap(), before);
+    assert!(!repo.join(pack::HELD).read_dir().unwrap().any(|_| true));
     assert!(dir_size(&repo) * 2 < size_before, "{} → {} bytes", size_before, dir_size(&repo));
     assert_all_readable(&api, &pages).await;
 

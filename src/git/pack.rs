@@ -19,7 +19,9 @@
 //!    and made durable, with the directory naming them;
 //! 3. only then are the listed loose files and packs removed — every object in them is
 //!    in the new, durable pack, so a reader or writer that misses a removed loose file
-//!    finds the object in the pack (libgit2 re-reads the pack list on a miss).
+//!    finds the object in the pack (libgit2 re-reads the pack list on a miss). A worker's
+//!    run moves the loose files aside into [`HELD`] rather than unlinking them there and
+//!    then; [`release_held`] unlinks them once nobody is saving (see [`HELD`] for why).
 //!
 //! Objects written while it runs are not listed, so they stay loose until the next run;
 //! nothing reachable or in flight is ever dropped (unreachable objects are kept too:
@@ -31,6 +33,7 @@
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context;
 use git2::{Oid, Repository};
@@ -40,6 +43,19 @@ pub const LOOSE_THRESHOLD: usize = 256;
 
 /// The file in a repository that one packer at a time holds (see [`pack`]).
 pub const PACK_LOCK: &str = "cairn-pack.lock";
+
+/// The directory of a repository where a worker's run puts the loose files it packed, one
+/// directory per run, until [`release_held`] unlinks them. Outside `objects/`, so to git
+/// and libgit2 they are gone the moment they are moved (git ignores what it does not know
+/// in a repository's directory; `git fsck --strict` is clean, a clone or a backup leaves
+/// them behind). Why not unlink them at once: on an ext4 without a journal every inode
+/// made within a minute of an unlink scans past each inode unlinked in that minute, so a
+/// run that unlinked thousands of files made the saves of the next minute pay for it:
+/// after a pass of ≈ 6,000 objects, lone updates spent 18–29 % of the server's CPU there
+/// (bench/switches/after_big_pass.py; BENCHMARKS.md, issue 12, forty-second session). A
+/// rename frees no inode.
+pub const HELD: &str = "cairn-packed";
+
 /// Each pack a run leaves must hold at least this many times the objects of the next
 /// smaller one (git's `repack --geometric` factor).
 const GEOMETRIC_FACTOR: u64 = 2;
@@ -47,7 +63,7 @@ const GEOMETRIC_FACTOR: u64 = 2;
 /// What one packing run did.
 #[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PackReport {
-    /// Loose objects moved into the new pack (and their files removed).
+    /// Loose objects moved into the new pack (and their files removed, or held aside).
     pub loose_packed: usize,
     /// Older packs folded into the new one (and removed).
     pub packs_folded: usize,
@@ -58,7 +74,7 @@ pub struct PackReport {
 /// Whether a repository is due for packing: [`LOOSE_THRESHOLD`] loose objects; or any,
 /// the newest of them older than `idle` (nobody is saving there now); or packs out of
 /// geometric progression (written by another process, or an operator's git).
-pub fn due(dir: &Path, idle: std::time::Duration) -> anyhow::Result<bool> {
+pub fn due(dir: &Path, idle: Duration) -> anyhow::Result<bool> {
     if !rollup(&packs(dir)?, 0).is_empty() {
         return Ok(true);
     }
@@ -99,6 +115,12 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
     // issue 12, sixteenth session). A fold (`cairn gc`) waits for the other packer; the
     // worker's pass gives way and comes back at its next pass.
     let Some(_one_packer) = lock_packing(dir, fold)? else { return Ok(PackReport::default()) };
+    // `cairn gc` (asked to fold) unlinks at once; `fold` below is whether there is
+    // anything to fold.
+    let gc = fold;
+    if gc {
+        release_locked(dir, Duration::ZERO, Duration::ZERO)?;
+    }
     let repo = Repository::open_bare(dir).with_context(|| format!("cannot open {}", dir.display()))?;
     let loose = loose_objects(dir)?;
     let old_packs = packs(dir)?;
@@ -170,10 +192,15 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
     if name != written {
         remove_pack(&pack_dir.join(format!("pack-{written}.pack")))?;
     }
-    // Durable: now the copies it replaces can go. A file already gone (another packer,
-    // or an operator's `git gc`) is fine.
-    for (_, path) in &loose {
-        remove_if_present(path)?;
+    // Durable: now the copies it replaces can go — `cairn gc`'s at once, a worker's run's
+    // aside until nobody is saving ([`HELD`]). A file already gone (another packer, or
+    // an operator's `git gc`) is fine.
+    if gc {
+        for (_, path) in &loose {
+            remove_if_present(path)?;
+        }
+    } else {
+        hold(dir, &name, &loose)?;
     }
     let mut packs_folded = 0;
     // (The new pack has the name of an old one when it holds exactly its objects.)
@@ -182,6 +209,57 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
         packs_folded += 1;
     }
     Ok(PackReport { loose_packed: loose.len(), packs_folded, objects })
+}
+
+/// Moves a run's packed loose files into a directory of [`HELD`] named for its pack.
+fn hold(dir: &Path, pack_name: &str, loose: &[(Oid, PathBuf)]) -> anyhow::Result<()> {
+    let aside = dir.join(HELD).join(pack_name);
+    std::fs::create_dir_all(&aside)?;
+    for (oid, path) in loose {
+        match std::fs::rename(path, aside.join(oid.to_string())) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("cannot move {} aside", path.display()));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Unlinks the packed loose files a worker's runs held aside ([`HELD`]) once the
+/// repository has had no save for `idle` — a save makes its objects' temporary files in
+/// `objects/`, so that directory's modification time is the last save's — or, busy or
+/// not, once a run's files have waited `at_most`. Answers how many files went. Nothing
+/// while another packer holds the repository (a run may be moving files aside); `cairn
+/// gc` releases everything first.
+pub fn release_held(dir: &Path, idle: Duration, at_most: Duration) -> anyhow::Result<usize> {
+    if !dir.join(HELD).is_dir() {
+        return Ok(0);
+    }
+    let Some(_one_packer) = lock_packing(dir, false)? else { return Ok(0) };
+    release_locked(dir, idle, at_most)
+}
+
+fn release_locked(dir: &Path, idle: Duration, at_most: Duration) -> anyhow::Result<usize> {
+    let Ok(runs) = std::fs::read_dir(dir.join(HELD)) else { return Ok(0) };
+    let since = |path: &Path| -> Duration {
+        std::fs::metadata(path).and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).unwrap_or_default()
+    };
+    let quiet = since(&dir.join("objects")) >= idle;
+    let mut released = 0;
+    for run in runs {
+        let run = run?.path();
+        if quiet || since(&run) >= at_most {
+            released += std::fs::read_dir(&run).map(|files| files.count()).unwrap_or(0);
+            match std::fs::remove_dir_all(&run) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e).with_context(|| format!("cannot remove {}", run.display()));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(released)
 }
 
 /// The packs a worker's run folds into its new pack with `loose` loose objects, as git's
@@ -426,7 +504,7 @@ mod tests {
         // gc waits until the other packer is done, then packs.
         let path = dir.path().to_owned();
         let gc = std::thread::spawn(move || pack(&path, true, &|| false).unwrap());
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        std::thread::sleep(Duration::from_millis(300));
         assert!(!gc.is_finished(), "gc packed beside another packer");
         drop(held);
         assert_eq!(gc.join().unwrap().loose_packed, 5);
@@ -436,19 +514,75 @@ mod tests {
         assert_eq!(pack(dir.path(), false, &|| false).unwrap().loose_packed, 1);
     }
 
+    /// The worker's run moves what it packed aside, where git no longer sees it and from
+    /// where only quiet (or age, or `cairn gc`) unlinks it.
+    #[test]
+    fn a_workers_run_holds_its_packed_loose_files_aside_until_nobody_saves() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let held_files = || -> usize {
+            std::fs::read_dir(dir.path().join(HELD))
+                .map(|runs| runs.map(|run| std::fs::read_dir(run.unwrap().path()).unwrap().count()).sum())
+                .unwrap_or(0)
+        };
+        // `cairn gc` with no pack yet (nothing to fold into) unlinks at once too.
+        repo.blob(b"before any pack").unwrap();
+        assert_eq!(pack(dir.path(), true, &|| false).unwrap().loose_packed, 1);
+        assert_eq!(held_files(), 0);
+        let ids: Vec<Oid> = (0..4).map(|i| repo.blob(format!("blob {i}").as_bytes()).unwrap()).collect();
+        assert_eq!(pack(dir.path(), false, &|| false).unwrap().loose_packed, 4);
+        assert!(loose_objects(dir.path()).unwrap().is_empty());
+        assert_eq!(held_files(), 4);
+        // To git the objects are packed only, and the repository is whole.
+        let repo = Repository::open_bare(dir.path()).unwrap();
+        for id in &ids {
+            assert!(repo.find_blob(*id).is_ok());
+        }
+        let fsck = std::process::Command::new("git")
+            .args(["fsck", "--strict", "--full"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(fsck.status.success(), "{}", String::from_utf8_lossy(&fsck.stderr));
+        // A save just now (its temporary file in objects/): nothing goes, unless the files
+        // waited long enough; another packer at work: nothing either.
+        repo.blob(b"a save").unwrap();
+        std::fs::write(dir.path().join("objects").join("tmp_obj_test"), b"").unwrap();
+        let (long, none) = (Duration::from_secs(3600), Duration::ZERO);
+        assert_eq!(release_held(dir.path(), long, long).unwrap(), 0);
+        let other = lock_packing(dir.path(), false).unwrap().unwrap();
+        assert_eq!(release_held(dir.path(), none, none).unwrap(), 0);
+        drop(other);
+        assert_eq!(held_files(), 4);
+        assert_eq!(release_held(dir.path(), long, none).unwrap(), 4);
+        assert_eq!(held_files(), 0);
+        // Quiet for long enough releases them too; and `cairn gc` unlinks its own at once
+        // and anything held before.
+        assert_eq!(pack(dir.path(), false, &|| false).unwrap().loose_packed, 1);
+        assert_eq!(release_held(dir.path(), none, long).unwrap(), 1);
+        repo.blob(b"another save").unwrap();
+        assert_eq!(pack(dir.path(), false, &|| false).unwrap().loose_packed, 1);
+        repo.blob(b"and one more").unwrap();
+        assert_eq!(held_files(), 1);
+        assert_eq!(pack(dir.path(), true, &|| false).unwrap().loose_packed, 1);
+        assert_eq!(held_files(), 0);
+        assert!(loose_objects(dir.path()).unwrap().is_empty());
+        assert!(repo.find_blob(ids[0]).is_ok());
+    }
+
     #[test]
     fn a_repository_is_due_at_the_threshold_or_once_idle() {
         let dir = tempfile::tempdir().unwrap();
         let repo = Repository::init_bare(dir.path()).unwrap();
-        let long = std::time::Duration::from_secs(3600);
+        let long = Duration::from_secs(3600);
         // Nothing loose: never due.
-        assert!(!due(dir.path(), std::time::Duration::ZERO).unwrap());
+        assert!(!due(dir.path(), Duration::ZERO).unwrap());
         // A few fresh objects: due only once idle.
         for i in 0..3 {
             repo.blob(format!("blob {i}").as_bytes()).unwrap();
         }
         assert!(!due(dir.path(), long).unwrap());
-        assert!(due(dir.path(), std::time::Duration::ZERO).unwrap());
+        assert!(due(dir.path(), Duration::ZERO).unwrap());
         // The threshold, however fresh: due at once (the count stops there).
         for i in 3..LOOSE_THRESHOLD {
             repo.blob(format!("blob {i}").as_bytes()).unwrap();

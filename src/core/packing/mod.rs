@@ -19,6 +19,15 @@ use crate::git::pack::{self, PackReport};
 /// threshold, so a quiet wiki ends up fully packed.
 pub const IDLE: Duration = Duration::from_secs(300);
 
+/// A workspace with no save for this long has the loose files its packing runs held
+/// aside unlinked (`git::pack::HELD`): the minute after an unlink is when new files cost
+/// more on some disks, and then nobody is making any.
+pub const RELEASE_IDLE: Duration = Duration::from_secs(30);
+
+/// However busy the workspace, held files are unlinked once they have waited this long,
+/// which bounds the disk they take to what ten minutes of saves write loose.
+pub const HOLD_AT_MOST: Duration = Duration::from_secs(600);
+
 /// The nice value of the worker's packing thread (0 is everybody else's): a pass is
 /// seconds of CPU at 10,000 pages (compressing, finding deltas, the offset rewrite
 /// re-reading the pack), and on a small machine it ran beside requests as their equal,
@@ -82,6 +91,15 @@ async fn pack_one(dir: PathBuf, all: bool, stop: &Arc<AtomicBool>) -> anyhow::Re
     let due = move |dir: &std::path::Path| -> anyhow::Result<bool> {
         Ok(dir.join("objects").is_dir() && (all || pack::due(dir, IDLE)?))
     };
+    if !all {
+        let held = dir.clone();
+        let released = tokio::task::spawn_blocking(move || pack::release_held(&held, RELEASE_IDLE, HOLD_AT_MOST));
+        match released.await? {
+            Ok(0) => {}
+            Ok(files) => tracing::debug!(dir = %dir.display(), files, "unlinked the packed loose files held aside"),
+            Err(e) => tracing::warn!(error = %format!("{e:#}"), "could not unlink the packed loose files held aside"),
+        }
+    }
     if let Some(program) = PASS_PROGRAM.get().filter(|_| !all) {
         let checked = dir.clone();
         if !tokio::task::spawn_blocking(move || due(&checked)).await?? {
