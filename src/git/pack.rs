@@ -115,18 +115,16 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
     // issue 12, sixteenth session). A fold (`cairn gc`) waits for the other packer; the
     // worker's pass gives way and comes back at its next pass.
     let Some(_one_packer) = lock_packing(dir, fold)? else { return Ok(PackReport::default()) };
-    // `cairn gc` (asked to fold) unlinks at once; `fold` below is whether there is
-    // anything to fold.
-    let gc = fold;
-    if gc {
+    // `cairn gc` (asked to fold) unlinks at once, what earlier runs held aside included.
+    if fold {
         release_locked(dir, Duration::ZERO, Duration::ZERO)?;
     }
     let repo = Repository::open_bare(dir).with_context(|| format!("cannot open {}", dir.display()))?;
     let loose = loose_objects(dir)?;
     let old_packs = packs(dir)?;
     // Folding one pack with nothing loose would only rewrite it.
-    let fold = fold && (old_packs.len() > 1 || (old_packs.len() == 1 && !loose.is_empty()));
-    let folded = if fold { old_packs } else { rollup(&old_packs, loose.len()) };
+    let fold_all = fold && (old_packs.len() > 1 || (old_packs.len() == 1 && !loose.is_empty()));
+    let folded = if fold_all { old_packs } else { rollup(&old_packs, loose.len()) };
     if loose.is_empty() && folded.is_empty() {
         return Ok(PackReport::default());
     }
@@ -135,7 +133,7 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
     builder.set_threads(1);
     // Returning false makes libgit2 give up (its error is answered as `Stopped` below).
     builder.set_progress_callback(|_, _, _| !stopped())?;
-    if fold {
+    if fold_all {
         // The history first, every object under its path (see `insert_history`).
         let mut added = HashSet::new();
         if super::head(&repo)?.is_some() {
@@ -195,7 +193,7 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
     // Durable: now the copies it replaces can go — `cairn gc`'s at once, a worker's run's
     // aside until nobody is saving ([`HELD`]). A file already gone (another packer, or
     // an operator's `git gc`) is fine.
-    if gc {
+    if fold {
         for (_, path) in &loose {
             remove_if_present(path)?;
         }
@@ -216,12 +214,8 @@ fn hold(dir: &Path, pack_name: &str, loose: &[(Oid, PathBuf)]) -> anyhow::Result
     let aside = dir.join(HELD).join(pack_name);
     std::fs::create_dir_all(&aside)?;
     for (oid, path) in loose {
-        match std::fs::rename(path, aside.join(oid.to_string())) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(e).with_context(|| format!("cannot move {} aside", path.display()));
-            }
-            _ => {}
-        }
+        unless_gone(std::fs::rename(path, aside.join(oid.to_string())))
+            .with_context(|| format!("cannot move {} aside", path.display()))?;
     }
     Ok(())
 }
@@ -251,12 +245,7 @@ fn release_locked(dir: &Path, idle: Duration, at_most: Duration) -> anyhow::Resu
         let run = run?.path();
         if quiet || since(&run) >= at_most {
             released += std::fs::read_dir(&run).map(|files| files.count()).unwrap_or(0);
-            match std::fs::remove_dir_all(&run) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(e).with_context(|| format!("cannot remove {}", run.display()));
-                }
-                _ => {}
-            }
+            unless_gone(std::fs::remove_dir_all(&run)).with_context(|| format!("cannot remove {}", run.display()))?;
         }
     }
     Ok(released)
@@ -469,11 +458,14 @@ fn remove_pack(pack: &Path) -> anyhow::Result<()> {
 }
 
 fn remove_if_present(path: &Path) -> anyhow::Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("cannot remove {}", path.display()))
-        }
-        _ => Ok(()),
+    unless_gone(std::fs::remove_file(path)).with_context(|| format!("cannot remove {}", path.display()))
+}
+
+/// A file or directory already gone (another packer, an operator's `git gc`) is fine.
+fn unless_gone(done: std::io::Result<()>) -> std::io::Result<()> {
+    match done {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        done => done,
     }
 }
 
