@@ -95,6 +95,14 @@ pub struct Args {
     /// packing opened (a row's own passes still open theirs).
     #[arg(long)]
     settle_rows: bool,
+    /// The first `update` or `create` row starts no sooner than this many seconds after
+    /// the setup's `cairn gc` ended (the read rows run meanwhile). On an ext4 without a
+    /// journal, a new inode scans past every inode freed in the last 60 s, or the last
+    /// 360 s while its inode-table block is dirty, which any new file makes it; the
+    /// setup's pack just freed one for each loose object, tens of thousands at 10,000
+    /// pages. 0 starts them at once.
+    #[arg(long, default_value_t = 360)]
+    window_secs: u64,
     /// Slugs of the pages the create scenario adds: `prefixed` (`bench-<run>-<k>`, all in
     /// one directory of the repository, `b/be/`, as pages sharing a prefix are) or
     /// `titled` (from each page's title and `k`, spread over the repository as the
@@ -268,7 +276,7 @@ fn args_json(a: &Args) -> serde_json::Value {
         "setup_budget_secs": a.setup_budget_secs, "history_pages": a.history_pages,
         "history_revisions": a.history_revisions, "scenarios": a.scenarios,
         "max_other_cpu": a.max_other_cpu, "retries": a.retries, "quiet_wait_secs": a.quiet_wait_secs,
-        "settle_secs": a.settle_secs, "settle_rows": a.settle_rows,
+        "settle_secs": a.settle_secs, "settle_rows": a.settle_rows, "window_secs": a.window_secs,
         "data_filesystem": server::filesystem_of(&std::env::temp_dir()),
         "server_bin": a.server_bin.display().to_string(),
         "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
@@ -381,6 +389,7 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
     // The setup's loose objects packed now, not by the packing worker mid-scenario.
     let packing = Instant::now();
     server.pack_now()?;
+    let packed_at = Instant::now();
     let setup_packed =
         Packed { data_bytes: server.data_bytes(), repo_bytes: server.repo_bytes(), commits: server.commits() };
     eprintln!(
@@ -470,6 +479,16 @@ async fn run_one(args: &Args, backend: Backend, size: usize, corpus: &Arc<Vec<Pa
                     );
                 }
                 let saves = matches!(*op, "update" | "create");
+                let window_left =
+                    (packed_at + Duration::from_secs(args.window_secs)).saturating_duration_since(Instant::now());
+                if saves && !window_left.is_zero() {
+                    eprintln!(
+                        "    waiting {:.0} s more, until {} s after the setup's pack, before the first save row",
+                        window_left.as_secs_f64(),
+                        args.window_secs
+                    );
+                    tokio::time::sleep(window_left).await;
+                }
                 if saves && args.settle_rows && args.settle_secs > 0 {
                     let (waited, _, create_ms) = server.settle(Duration::from_secs(args.settle_secs)).await?;
                     eprintln!(
