@@ -432,3 +432,23 @@ async fn a_save_whose_objects_fail_leaves_no_row_and_no_commit() {
     assert_fsck(&repo);
     srv.stop().await;
 }
+
+/// SQLite: the connection the batches write through keeps its statement journals in
+/// memory (`temp_store=MEMORY`). A group of saves writes its rows under a savepoint, which
+/// copies every database page the group changes into such a journal; on disk, past 64
+/// KiB, that was a temporary file written one page per system call.
+#[tokio::test]
+async fn the_batches_connection_keeps_its_statement_journals_in_memory() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    match &srv.ctx.db.saves {
+        None => assert_eq!(backend(), "postgres", "only PostgreSQL has no connection kept for the batches"),
+        Some(saves) => {
+            let mut tx = saves.begin().await.unwrap();
+            let store: i64 = sqlx::query_scalar("PRAGMA temp_store").fetch_one(&mut *tx).await.unwrap();
+            tx.rollback().await.unwrap();
+            assert_eq!(store, 2, "temp_store is MEMORY (2)");
+        }
+    }
+    srv.stop().await;
+}

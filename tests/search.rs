@@ -499,6 +499,56 @@ async fn a_save_does_not_wait_for_the_search_file() {
     srv.stop().await;
 }
 
+/// The segments of the search file's FTS5 index (each has at least one row in `_idx`).
+async fn segments(srv: &Server) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(DISTINCT segid) FROM search.pages_fts_idx")
+        .fetch_one(&srv.ctx.db.pool)
+        .await
+        .unwrap()
+}
+
+/// SQLite: one catch-up writes its entries as one new FTS5 segment, whatever order the
+/// pages were saved in. FTS5 writes out what it gathered whenever an entry's rowid is
+/// below the last one's, so entries written in the saves' order (here, the reverse of
+/// the pages' ids) made a segment for nearly every entry, and merging them back cost
+/// more than anything else the search file does (BENCHMARKS.md, issue 12).
+#[tokio::test]
+async fn a_catch_up_writes_one_segment_whatever_the_order_of_the_saves() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    if !has_search_file(&env, &srv) {
+        return srv.stop().await;
+    }
+    let api = srv.user("order@x.io").await;
+    let n = 40;
+    for k in 0..n {
+        api.page(&format!("note-{k:02}"), &format!("# Note {k}\n\nLichen survey, plot {k}.\n")).await;
+    }
+    assert_eq!(search(&api, "q=lichen&limit=50").await["total"], n);
+    let before = segments(&srv).await;
+
+    // The file's lock held while the edits are saved, so that one catch-up writes them
+    // all once it is let go: the indexing worker's, or the search's below.
+    let mut holder = env.search_file_conn().await;
+    sqlx::query("BEGIN IMMEDIATE").execute(&mut holder).await.unwrap();
+    for k in (0..n).rev() {
+        let (status, body) = api
+            .put(
+                &format!("/api/pages/note-{k:02}"),
+                json!({"content": format!("# Note {k}\n\nMoss survey, plot {k}.\n")}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    sqlx::query("COMMIT").execute(&mut holder).await.unwrap();
+
+    assert_eq!(search(&api, "q=moss&limit=50").await["total"], n);
+    assert_eq!(search(&api, "q=lichen&limit=50").await["total"], 0);
+    let after = segments(&srv).await;
+    assert!(after <= before + 1, "{n} entries written in the saves' order made {} new segments", after - before);
+    srv.stop().await;
+}
+
 /// SQLite: a graceful stop empties the search file's write-ahead log. The pooled
 /// connections attach the file read-only, so closing them cannot; without this the log
 /// of every entry written since the last checkpoint stays on disk (≈ 20 MiB after the

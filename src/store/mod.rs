@@ -110,8 +110,18 @@ impl Db {
             .await
             .context("cannot open the database pool")?;
         let saves = match backend {
-            // Made by the pool, so configured and attached as its connections are.
-            Backend::Sqlite => Some(SaveConn::new(pool.acquire().await?.detach())),
+            // Made by the pool, so configured and attached as its connections are; and
+            // its statement journals kept in memory. A group of saves writes its rows
+            // under a savepoint, and SQLite copies each page the group changes into that
+            // journal first: past 64 KiB, a temporary file on disk, written with one
+            // system call per page (4 % of the server's CPU with 16 clients editing at
+            // 10,000 pages; BENCHMARKS.md, issue 12, forty-fourth session). The journal
+            // lives for one batch's transaction and holds what the batch changed.
+            Backend::Sqlite => {
+                let mut conn = pool.acquire().await?.detach();
+                sqlx::query("PRAGMA temp_store = MEMORY").execute(&mut conn).await?;
+                Some(SaveConn::new(conn))
+            }
             Backend::Postgres => None,
         };
         Ok((Db { pool, backend, search, saves }, report))

@@ -113,7 +113,7 @@ async fn write_entries(ctx: &Ctx, writer: &mut AnyConnection, ws_id: i64) -> Res
             })
             .collect::<std::result::Result<_, sqlx::Error>>()?;
         // Inflating and parsing the markdown again is CPU work: off the async threads.
-        let entries = tokio::task::spawn_blocking(move || {
+        let mut entries = tokio::task::spawn_blocking(move || {
             pages
                 .into_iter()
                 .map(|(id, title, content, packed, image_text)| {
@@ -124,6 +124,13 @@ async fn write_entries(ctx: &Ctx, writer: &mut AnyConnection, ws_id: i64) -> Res
         })
         .await
         .map_err(anyhow::Error::from)??;
+        // Written in rowid order. FTS5 gathers a transaction's entries in memory and
+        // writes them out as one new segment, but an entry whose rowid is below the last
+        // one written makes it write out what it gathered first (`BeginWrite`,
+        // fts5_index.c): in the rows' change order, random pages made a segment every
+        // other entry, and merging them back was 18 % of the server's CPU with 16 clients
+        // editing at 10,000 pages (BENCHMARKS.md, issue 12, forty-fourth session).
+        entries.sort_unstable_by_key(|(id, _, _)| *id);
         for (id, title, body) in entries {
             sqlx::query("INSERT OR REPLACE INTO pages_fts (rowid, search_title, body) VALUES ($1, $2, $3)")
                 .bind(id)
