@@ -549,6 +549,37 @@ async fn a_catch_up_writes_one_segment_whatever_the_order_of_the_saves() {
     srv.stop().await;
 }
 
+/// SQLite: the search file's FTS5 table rewrites a segment to drop replaced pages' entries
+/// once 30 % of its entries are replaced, not FTS5's tenth: under steady saving, rewriting
+/// the largest segment that often was about a third of the entries' CPU (BENCHMARKS.md,
+/// issue 12, forty-sixth session). And the replaced pages are found by their new text
+/// only.
+#[tokio::test]
+async fn the_search_file_merges_a_segment_once_30_percent_of_its_entries_are_replaced() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    if !has_search_file(&env, &srv) {
+        return srv.stop().await;
+    }
+    let setting: Option<i64> = sqlx::query_scalar("SELECT v FROM search.pages_fts_config WHERE k = 'deletemerge'")
+        .fetch_optional(&srv.ctx.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(setting, Some(30));
+    let api = srv.user("merge@x.io").await;
+    for k in 0..10 {
+        api.page(&format!("plot-{k}"), &format!("# Plot {k}\n\nLichen survey.\n")).await;
+    }
+    for k in 0..6 {
+        let content = format!("# Plot {k}\n\nMoss survey.\n");
+        let (status, body) = api.put(&format!("/api/pages/plot-{k}"), json!({"content": content})).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    assert_eq!(search(&api, "q=lichen&limit=50").await["total"], 4);
+    assert_eq!(search(&api, "q=moss&limit=50").await["total"], 6);
+    srv.stop().await;
+}
+
 /// SQLite: a graceful stop empties the search file's write-ahead log. The pooled
 /// connections attach the file read-only, so closing them cannot; without this the log
 /// of every entry written since the last checkpoint stays on disk (≈ 20 MiB after the

@@ -40,9 +40,19 @@ pub const SCHEMA: &str = "search";
 /// `contentless_delete` lets an entry be replaced or deleted without its old text.
 /// `fts_state`: per workspace, the change counter the entries reflect, and the last
 /// reset (rows removed) seen. Changing any statement makes the file again.
+///
+/// `deletemerge` 30: a segment is rewritten to drop the entries of replaced pages once
+/// 30 % of its entries are replaced, not a tenth (FTS5's default). Under steady saving
+/// the largest segment holds most pages, and rewriting it every tenth of the wiki's pages
+/// saved cost about a third of the entries' CPU (`bench/fts/merge_cost.py`, 10,000
+/// pages: 0.74-0.82 → 0.54-0.57 ms per replaced entry); the price is up to 30 % of that
+/// segment's entries read past by a query until then, and a file about an eighth larger,
+/// which `cairn gc`'s `optimize` gives back (BENCHMARKS.md, issue 12, forty-sixth
+/// session).
 const CREATE: &[&str] = &[
     "CREATE VIRTUAL TABLE pages_fts USING fts5(search_title, body, content='', contentless_delete=1, \
      tokenize='porter unicode61 remove_diacritics 2')",
+    "INSERT INTO pages_fts (pages_fts, rank) VALUES ('deletemerge', 30)",
     "CREATE TABLE fts_state (workspace_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL, reset_at INTEGER NOT NULL)",
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 ];
