@@ -221,8 +221,9 @@ fn hold(dir: &Path, pack_name: &str, loose: &[(Oid, PathBuf)]) -> anyhow::Result
 }
 
 /// Unlinks the packed loose files a worker's runs held aside ([`HELD`]) once the
-/// repository has had no save for `idle` — a save makes its objects' temporary files in
-/// `objects/`, so that directory's modification time is the last save's — or, busy or
+/// repository has had no save for `idle` — a save writes its branch's file (and, where
+/// it names its objects' temporary files, `objects/`), so the later of their modification
+/// times is the last save's — or, busy or
 /// not, once a run's files have waited `at_most`. Answers how many files went. Nothing
 /// while another packer holds the repository (a run may be moving files aside); `cairn
 /// gc` releases everything first.
@@ -236,10 +237,10 @@ pub fn release_held(dir: &Path, idle: Duration, at_most: Duration) -> anyhow::Re
 
 fn release_locked(dir: &Path, idle: Duration, at_most: Duration) -> anyhow::Result<usize> {
     let Ok(runs) = std::fs::read_dir(dir.join(HELD)) else { return Ok(0) };
-    let since = |path: &Path| -> Duration {
-        std::fs::metadata(path).and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).unwrap_or_default()
-    };
-    let quiet = since(&dir.join("objects")) >= idle;
+    let age = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
+    let since = |path: &Path| age(path).unwrap_or_default();
+    let last_save = [dir.join("objects"), dir.join(super::BRANCH)].iter().filter_map(|p| age(p)).min();
+    let quiet = last_save.unwrap_or_default() >= idle;
     let mut released = 0;
     for run in runs {
         let run = run?.path();
@@ -560,6 +561,17 @@ mod tests {
         assert_eq!(held_files(), 0);
         assert!(loose_objects(dir.path()).unwrap().is_empty());
         assert!(repo.find_blob(ids[0]).is_ok());
+        // A save whose objects left no name in `objects/` (written unnamed and linked
+        // into their own directories) still counts, by its branch's file.
+        repo.blob(b"a linked save").unwrap();
+        assert_eq!(pack(dir.path(), false, &|| false).unwrap().loose_packed, 1);
+        let hours_ago = std::time::SystemTime::now() - Duration::from_secs(7200);
+        std::fs::File::open(dir.path().join("objects")).unwrap().set_modified(hours_ago).unwrap();
+        std::fs::create_dir_all(dir.path().join("refs/heads")).unwrap();
+        std::fs::write(dir.path().join(crate::git::BRANCH), format!("{}\n", ids[0])).unwrap();
+        assert_eq!(release_held(dir.path(), long, long).unwrap(), 0);
+        std::fs::File::open(dir.path().join(crate::git::BRANCH)).unwrap().set_modified(hours_ago).unwrap();
+        assert_eq!(release_held(dir.path(), long, long).unwrap(), 1);
     }
 
     #[test]
