@@ -342,14 +342,13 @@ fn commit_body(
 /// by a file with no name linked into place once written ([`write_unnamed`]), elsewhere
 /// (or where that cannot be done) by way of a temporary file in `objects/` (`tmp_obj_*`,
 /// the name git gives its own, which `git gc` cleans up there after a crash) renamed
-/// into place. The temporary name sits in the
-/// one directory every object of a batch shares rather than in the object's own: a
-/// file's two names in one hashed directory usually fall in two of its blocks, and each
-/// block a save dirties is written back by the batch's barrier (bench/io/threads.sh:
-/// the object writers dirtied ≈ 92 KiB per save for ≈ 9 KiB of objects; BENCHMARKS.md,
-/// issue 12, twenty-sixth session). An object that is
-/// already there loose is not written again; one that is only packed gets a loose copy,
-/// which is harmless. Not durable until [`sync_objects`].
+/// into place. That temporary name sits in the one directory every object of a batch
+/// shares rather than in the object's own: a file's two names in one hashed directory
+/// usually fall in two of its blocks, and each block a save dirties is written back by
+/// the batch's barrier (bench/io/threads.sh: the object writers dirtied ≈ 92 KiB per save
+/// for ≈ 9 KiB of objects; BENCHMARKS.md, issue 12, twenty-sixth session). An object that
+/// is already there loose is not written again; one that is only packed gets a loose
+/// copy, which is harmless. Not durable until [`sync_objects`].
 /// `oid` is the object's id ([`object_id`]), which the caller already needed.
 fn write_loose(objects: &Path, oid: Oid, kind: ObjectType, body: &[u8]) -> anyhow::Result<()> {
     use std::io::Write;
@@ -391,26 +390,36 @@ fn write_loose(objects: &Path, oid: Oid, kind: ObjectType, body: &[u8]) -> anyho
 /// `objects/` for the batch's barrier to write back (16-client updates at 10,000 pages
 /// 973–975 → 1,018–1,117/s: BENCHMARKS.md, issue 12, forty-seventh session). A crash
 /// before the link leaves nothing to clean up. False when this system cannot (a
-/// filesystem without `O_TMPFILE`, no `/proc` to link through): the caller writes a
-/// named temporary file instead.
+/// filesystem without `O_TMPFILE`, no `/proc` to link through), from then on without
+/// trying: the caller writes a named temporary file instead.
 #[cfg(target_os = "linux")]
 fn write_unnamed(objects: &Path, dir: &Path, path: &Path, bytes: &[u8]) -> anyhow::Result<bool> {
-    use std::ffi::CString;
     use std::io::Write;
-    use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // Once this system could not, no object tries again (as [`exchanged`]).
+    static UNSUPPORTED: AtomicBool = AtomicBool::new(false);
+    let unsupported = || {
+        UNSUPPORTED.store(true, Ordering::Relaxed);
+        Ok(false)
+    };
+    if UNSUPPORTED.load(Ordering::Relaxed) {
+        return Ok(false);
+    }
     let mut options = std::fs::OpenOptions::new();
     options.write(true).custom_flags(libc::O_TMPFILE).mode(0o444);
     let mut file = match options.open(objects) {
         Ok(file) => file,
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => return Ok(false),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => {
+            return unsupported();
+        }
         Err(e) => return Err(e).with_context(|| format!("cannot create a file in {}", objects.display())),
     };
     file.write_all(bytes)?;
     // Linking a descriptor by its `/proc` name needs no privilege (`AT_EMPTY_PATH` does).
-    let from = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
-    let to = CString::new(path.as_os_str().as_bytes())?;
+    let from = c_path(Path::new(&format!("/proc/self/fd/{}", file.as_raw_fd())))?;
+    let to = c_path(path)?;
     let link = || {
         // SAFETY: two NUL-terminated paths that outlive the call.
         let done = unsafe {
@@ -429,10 +438,24 @@ fn write_unnamed(objects: &Path, dir: &Path, path: &Path, bytes: &[u8]) -> anyho
         Ok(()) => Ok(true),
         // Another writer (a second process) put the same object there first.
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(true),
-        // The directory is there, so the missing name is `/proc`'s.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        // No `/proc` to link through; or the directory went again (an operator's `git
+        // prune`), which the named file's way mends.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if Path::new("/proc/self/fd").is_dir() {
+                Ok(false)
+            } else {
+                unsupported()
+            }
+        }
         Err(e) => Err(e).with_context(|| format!("cannot link {} into place", path.display())),
     }
+}
+
+/// A path as the C string a system call takes.
+#[cfg(target_os = "linux")]
+fn c_path(path: &Path) -> anyhow::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(path.as_os_str().as_bytes()).context("a path with a NUL byte")
 }
 
 /// The id git gives an object. Blobs (what users wrote) through libgit2's SHA-1 with
@@ -570,7 +593,6 @@ fn put_ref(repo: &Repository, new: Oid) -> anyhow::Result<()> {
 /// when the filesystem cannot exchange two names (then never tried again in this process).
 #[cfg(target_os = "linux")]
 fn exchanged(repo: &Repository, branch: &Path, line: &[u8]) -> anyhow::Result<bool> {
-    use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::FileExt;
     use std::sync::atomic::{AtomicBool, Ordering};
     static UNSUPPORTED: AtomicBool = AtomicBool::new(false);
@@ -585,8 +607,7 @@ fn exchanged(repo: &Repository, branch: &Path, line: &[u8]) -> anyhow::Result<bo
         file.set_len(line.len() as u64)?;
     }
     drop(file);
-    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).context("a path with a NUL byte");
-    let (from, to) = (c(&spare)?, c(branch)?);
+    let (from, to) = (c_path(&spare)?, c_path(branch)?);
     // SAFETY: two NUL-terminated paths that live across the call; no descriptors.
     let done =
         unsafe { libc::renameat2(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::RENAME_EXCHANGE) };

@@ -222,9 +222,9 @@ fn hold(dir: &Path, pack_name: &str, loose: &[(Oid, PathBuf)]) -> anyhow::Result
 
 /// Unlinks the packed loose files a worker's runs held aside ([`HELD`]) once the
 /// repository has had no save for `idle` — a save writes its branch's file (and, where
-/// it names its objects' temporary files, `objects/`), so the later of their modification
-/// times is the last save's — or, busy or
-/// not, once a run's files have waited `at_most`. Answers how many files went. Nothing
+/// it names its objects' temporary files, `objects/`), so the later of their
+/// modification times is the last save's — or, busy or not, once a run's files have
+/// waited `at_most`. Answers how many files went. Nothing
 /// while another packer holds the repository (a run may be moving files aside); `cairn
 /// gc` releases everything first.
 pub fn release_held(dir: &Path, idle: Duration, at_most: Duration) -> anyhow::Result<usize> {
