@@ -37,6 +37,27 @@ impl Role {
     fn parse(s: &str) -> Role {
         if s == "owner" { Role::Owner } else { Role::Member }
     }
+
+    /// What this role may do in its workspace: the owner-only actions are the ones
+    /// [`Access::owner`] lets through.
+    pub fn capabilities(self) -> Capabilities {
+        let owner = self == Role::Owner;
+        Capabilities { rename: owner, delete: owner, manage_members: owner, manage_webhooks: owner }
+    }
+}
+
+/// What the caller may do in a workspace beyond reading and writing its pages, so a
+/// client shows the actions the server accepts without a copy of the rule. An extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Capabilities {
+    /// Rename the workspace.
+    pub rename: bool,
+    /// Delete the workspace.
+    pub delete: bool,
+    /// Add members, change roles, remove other members.
+    pub manage_members: bool,
+    /// Create, change and delete webhooks.
+    pub manage_webhooks: bool,
 }
 
 /// A workspace as listed for one user.
@@ -46,6 +67,14 @@ pub struct WorkspaceInfo {
     pub name: String,
     pub role: Role,
     pub created_at: String,
+    /// What the caller may do here (an extension).
+    pub can: Capabilities,
+}
+
+impl WorkspaceInfo {
+    fn new(slug: String, name: String, role: Role, created_at: String) -> WorkspaceInfo {
+        WorkspaceInfo { slug, name, role, created_at, can: role.capabilities() }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -119,12 +148,7 @@ impl Access {
     }
 
     pub fn info(&self) -> WorkspaceInfo {
-        WorkspaceInfo {
-            slug: self.slug.clone(),
-            name: self.name.clone(),
-            role: self.role,
-            created_at: self.created_at.clone(),
-        }
+        WorkspaceInfo::new(self.slug.clone(), self.name.clone(), self.role, self.created_at.clone())
     }
 }
 
@@ -189,7 +213,7 @@ pub async fn list(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<Workspa
     tx.commit().await?;
     let items = rows
         .into_iter()
-        .map(|(slug, name, role, created_at)| WorkspaceInfo { slug, name, role: Role::parse(&role), created_at })
+        .map(|(slug, name, role, created_at)| WorkspaceInfo::new(slug, name, Role::parse(&role), created_at))
         .collect();
     Ok((items, total))
 }

@@ -108,6 +108,7 @@ impl Modify for SecuritySchemes {
         (name = "webhooks", description = "Signed page events sent to other systems"),
         (name = "uploads", description = "Images, private to their workspace"),
         (name = "mcp", description = "The Model Context Protocol endpoint for AI agents"),
+        (name = "extension", description = "Additions beyond the specification"),
     )
 )]
 struct ApiDoc;
@@ -127,6 +128,7 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
         .split_for_parts();
     doc.info.version = crate::core::VERSION.to_owned();
     problem_media_types(&mut doc);
+    optional_bodies(&mut doc);
     declare_links(&mut doc);
     if let Ok(bytes) = serde_json::to_vec(&doc) {
         let _ = system::OPENAPI.set(bytes.into());
@@ -149,6 +151,22 @@ fn problem_media_types(doc: &mut utoipa::openapi::OpenApi) {
                 {
                     response.content.insert("application/problem+json".to_owned(), body);
                 }
+            }
+        }
+    }
+}
+
+/// Operations whose body may be left out (the `Json` extractor reads no body as `{}`):
+/// utoipa documents every body as required, so these are marked here.
+fn optional_bodies(doc: &mut utoipa::openapi::OpenApi) {
+    const OPTIONAL: &[&str] = &["restore_revision"];
+    for item in doc.paths.paths.values_mut() {
+        let ops = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
+        for op in ops.into_iter().flatten() {
+            if op.operation_id.as_deref().is_some_and(|id| OPTIONAL.contains(&id))
+                && let Some(utoipa::openapi::RefOr::T(body)) = op.request_body.as_mut()
+            {
+                body.required = Some(utoipa::openapi::Required::False);
             }
         }
     }

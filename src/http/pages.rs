@@ -11,7 +11,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::core::Ctx;
 use crate::core::pages::{
-    self, Diff, HistoryEntry, NewPage, Page, PageSummary, PageUpdate, PageView, Revision, TrashEntry, TreeNode, history,
+    self, Diff, HistoryEntry, NewPage, Page, PageSummary, PageUpdate, PageView, Revision, TrashEntry, TrashedPage,
+    TreeNode, history,
 };
 use crate::core::paging::Paging;
 use crate::core::workspaces::{self, Access};
@@ -35,6 +36,7 @@ pub fn router() -> OpenApiRouter<Ctx> {
         .routes(routes!(revision_diff))
         .routes(routes!(restore_revision))
         .routes(routes!(list_trash))
+        .routes(routes!(trashed_page))
         .routes(routes!(restore_from_trash))
         .routes(routes!(purge_from_trash))
 }
@@ -111,6 +113,14 @@ pub struct MovePage {
     /// Slug of the new parent; null for the top level.
     #[serde(default)]
     pub parent: Option<String>,
+}
+
+/// How a revision is restored (an optional body; an extension).
+#[derive(Deserialize, ToSchema, Default)]
+pub struct RestoreRevision {
+    /// Keep the page's current title instead of the one the revision had.
+    #[serde(default)]
+    pub keep_title: bool,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -346,17 +356,18 @@ async fn revision_diff(
     Ok(axum::Json(history::diff(&ctx, &a, &slug, &sha, q.against.as_deref()).await?))
 }
 
-/// Restores an earlier revision's content as a new revision.
-#[utoipa::path(post, path = "/api/pages/{slug}/restore/{sha}", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = Page), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+/// Restores an earlier revision's content, and the title it had, as a new revision.
+#[utoipa::path(post, path = "/api/pages/{slug}/restore/{sha}", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), Ws), request_body = RestoreRevision, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+    responses((status = 200, body = Page), (status = 401, body = Problem), (status = 404, body = Problem), (status = 422, body = Problem), (status = 503, body = Problem)))]
 async fn restore_revision(
     State(ctx): State<Ctx>,
     auth: AuthUser,
     Path((slug, sha)): Path<(String, String)>,
     Query(q): Query<Ws>,
+    Json(req): Json<RestoreRevision>,
 ) -> Result<Response> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(with_etag(StatusCode::OK, pages::restore_revision(&ctx, &a, &auth.user, &slug, &sha).await?))
+    Ok(with_etag(StatusCode::OK, pages::restore_revision(&ctx, &a, &auth.user, &slug, &sha, req.keep_title).await?))
 }
 
 /// Trashed pages, most recently trashed first.
@@ -374,7 +385,21 @@ async fn list_trash(
     Ok(axum::Json(List::new(items, total)))
 }
 
-/// Restores a trashed page (to the top level if its parent is gone).
+/// A trashed page with its markdown, to look at before restoring it.
+#[utoipa::path(get, path = "/api/trash/{slug}", tags = ["trash", "extension"], params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+    responses((status = 200, body = TrashedPage), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn trashed_page(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<Ws>,
+) -> Result<axum::Json<TrashedPage>> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    Ok(axum::Json(pages::trashed_page(&ctx, &a, &slug).await?))
+}
+
+/// Restores a trashed page (to the top level if its parent is gone), with the subpages
+/// the same delete trashed.
 #[utoipa::path(post, path = "/api/trash/{slug}/restore", tag = "trash", params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Page), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn restore_from_trash(

@@ -19,7 +19,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use pulldown_cmark::{Event, LinkType, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::ids::{Slug, normalize_tag};
@@ -119,13 +119,16 @@ pub fn parse(markdown: &str) -> Parsed {
 }
 
 /// Rewrites every wikilink outside code whose resolved slug is `old` so that it points to
-/// `new`: `[[old]]` → `[[new]]`, `[[old|label]]` → `[[new|label]]`, `[[Old Title]]` (which
-/// derives to `old`) → `[[new]]`, `[[old#sec]]` → `[[new#sec]]`. Everything else stays
-/// byte-identical (front matter, code blocks, inline code, whitespace, other links).
+/// `new`, keeping the text readers saw: `[[old]]` → `[[new]]`, `[[old|label]]` →
+/// `[[new|label]]`, `[[old#sec]]` → `[[new#sec]]`, and a link written as a title,
+/// `[[Old Title]]` (which derives to `old`), → `[[new|Old Title]]` (`[[Old Title#sec]]` →
+/// `[[new#sec|Old Title]]`; in a table the added pipe is written `\|`). Everything else
+/// stays byte-identical (front matter, code blocks, inline code, whitespace, other links).
 /// Returns None when nothing changed.
 ///
-/// Only the target itself is replaced: the whitespace around it, the `#section`, the `|`
-/// and the label are kept as written. Embeds (`![[old]]`) are not links (see
+/// Only the target is replaced, and a label added where the link had none and its target
+/// was not the slug itself: the whitespace around the target, the `#section`, the `|` and
+/// an existing label are kept as written. Embeds (`![[old]]`) are not links (see
 /// [`Parsed::links`]) and stay as they are.
 pub fn rewrite_links(markdown: &str, old: &str, new: &str) -> Option<String> {
     if old == new || !markdown.contains("[[") {
@@ -136,25 +139,89 @@ pub fn rewrite_links(markdown: &str, old: &str, new: &str) -> Option<String> {
     let body_start = markdown.len() - body.len();
     let mut out = String::with_capacity(markdown.len() + 64);
     let mut copied = 0;
+    let mut tables = 0usize;
     for (event, range) in Parser::new_ext(body, OPTIONS).into_offset_iter() {
-        let Event::Start(Tag::Link { link_type: LinkType::WikiLink { has_pothole }, dest_url, .. }) = event else {
+        let (has_pothole, dest_url) = match event {
+            Event::Start(Tag::Table(_)) => {
+                tables += 1;
+                continue;
+            }
+            Event::End(TagEnd::Table) => {
+                tables = tables.saturating_sub(1);
+                continue;
+            }
+            Event::Start(Tag::Link { link_type: LinkType::WikiLink { has_pothole }, dest_url, .. }) => {
+                (has_pothole, dest_url)
+            }
+            _ => continue,
+        };
+        let Some(span) = target_span(body, range.clone(), &dest_url, has_pothole) else {
             continue;
         };
-        let Some(span) = target_span(body, range, &dest_url, has_pothole) else {
-            continue;
-        };
-        if resolve(&body[span.clone()]) != old {
+        let target = &body[span.clone()];
+        if resolve(target) != old {
             continue;
         }
         out.push_str(&markdown[copied..body_start + span.start]);
         out.push_str(new);
         copied = body_start + span.end;
+        // A title-like target loses its words to the slug: they become the label.
+        let close = range.end.checked_sub(2).filter(|c| body.get(*c..range.end) == Some("]]"));
+        if let (false, false, Some(close)) = (has_pothole, target == old, close) {
+            out.push_str(&markdown[copied..body_start + close]);
+            out.push_str(if tables > 0 { "\\|" } else { "|" });
+            out.push_str(&target.split_whitespace().collect::<Vec<_>>().join(" "));
+            copied = body_start + close;
+        }
     }
     if copied == 0 {
         return None;
     }
     out.push_str(&markdown[copied..]);
     (out != markdown).then_some(out)
+}
+
+/// Replaces the text of the page's first level-1 heading (the one [`Parsed::h1`] reads)
+/// with `text`, when that heading reads `old` (a rename's new title replacing a heading
+/// that equalled the old title). The heading's markers (`# `, a setext underline, a
+/// closing `##`) and everything else stay as written. None when the first level-1
+/// heading is not `old`, or its text cannot be placed in the source.
+pub fn replace_h1(markdown: &str, old: &str, text: &str) -> Option<String> {
+    if parse(markdown).h1.as_deref() != Some(old) || text.contains(['\n', '\r']) {
+        return None;
+    }
+    let (_, body) = split_front_matter(markdown);
+    let body = strip_bom(body);
+    let body_start = markdown.len() - body.len();
+    let mut inner: Option<Range<usize>> = None;
+    let mut in_h1 = false;
+    for (event, range) in Parser::new_ext(body, OPTIONS).into_offset_iter() {
+        match event {
+            Event::Start(Tag::Heading { level: HeadingLevel::H1, .. }) => {
+                in_h1 = true;
+                inner = None;
+            }
+            Event::End(TagEnd::Heading(HeadingLevel::H1)) => {
+                in_h1 = false;
+                // The first heading with text is the one `h1` reads.
+                if inner.as_ref().is_some_and(|r| !body[r.clone()].trim().is_empty()) {
+                    break;
+                }
+                inner = None;
+            }
+            _ if in_h1 => {
+                inner = Some(match inner {
+                    Some(r) => r.start.min(range.start)..r.end.max(range.end),
+                    None => range,
+                });
+            }
+            _ => {}
+        }
+    }
+    let inner = inner?;
+    let out = format!("{}{text}{}", &markdown[..body_start + inner.start], &markdown[body_start + inner.end..]);
+    // Only if the page now reads as intended (the heading held plain text).
+    (parse(&out).h1.as_deref() == Some(text.trim())).then_some(out)
 }
 
 /// What kind of link a [`LinkSpan`] is.
@@ -1005,13 +1072,31 @@ mod tests {
         let md = "[[old]] [[old|label]] [[Old]] [[OLD]] [[ old ]] [[old#sec]] [[old#sec|L]] [[Other]] [[oldish]]";
         assert_eq!(
             rewrite_links(md, "old", "new").as_deref(),
-            Some("[[new]] [[new|label]] [[new]] [[new]] [[ new ]] [[new#sec]] [[new#sec|L]] [[Other]] [[oldish]]")
+            Some(
+                "[[new]] [[new|label]] [[new|Old]] [[new|OLD]] [[ new ]] [[new#sec]] [[new#sec|L]] [[Other]] [[oldish]]"
+            )
         );
         assert_eq!(
             rewrite_links("See [[Old Title]] and [[old title|it]].", "old-title", "fresh").as_deref(),
-            Some("See [[fresh]] and [[fresh|it]].")
+            Some("See [[fresh|Old Title]] and [[fresh|it]].")
         );
         assert_eq!(rewrite_links("| [[old\\|L]] |\n|---|", "old", "new").as_deref(), Some("| [[new\\|L]] |\n|---|"));
+        assert_eq!(rewrite_links("[[Old Title#Sec]]", "old-title", "new").as_deref(), Some("[[new#Sec|Old Title]]"));
+        assert_eq!(
+            rewrite_links("| h |\n|---|\n| [[Old Title]] |", "old-title", "new").as_deref(),
+            Some("| h |\n|---|\n| [[new\\|Old Title]] |")
+        );
+    }
+
+    #[test]
+    fn a_rewritten_title_link_reads_as_before() {
+        for (md, want) in
+            [("[[Getting Started]]", "Getting Started"), ("[[Getting Started#Install]]", "Getting Started")]
+        {
+            let out = rewrite_links(md, "getting-started", "onboarding").unwrap();
+            let link = &parse(&out).links[0];
+            assert_eq!((link.slug.as_str(), link.label.as_deref()), ("onboarding", Some(want)), "{out}");
+        }
     }
 
     #[test]
@@ -1039,7 +1124,29 @@ mod tests {
     #[test]
     fn rewrite_multibyte_and_multiline() {
         assert_eq!(rewrite_links("日本 [[Café Olé|ç]] ü", "café-olé", "neu").as_deref(), Some("日本 [[neu|ç]] ü"));
-        assert_eq!(rewrite_links("a [[Old\nTitle]] b", "old-title", "n").as_deref(), Some("a [[n]] b"));
+        assert_eq!(rewrite_links("a [[Old\nTitle]] b", "old-title", "n").as_deref(), Some("a [[n|Old Title]] b"));
+    }
+
+    // ---- replace_h1 ----
+
+    #[test]
+    fn replace_h1_keeps_the_markers_and_the_rest() {
+        let md = "---\ntags: [a]\n---\n# Getting Started\n\nBody.\n\n# Getting Started\n";
+        assert_eq!(
+            replace_h1(md, "Getting Started", "Onboarding Guide").as_deref(),
+            Some("---\ntags: [a]\n---\n# Onboarding Guide\n\nBody.\n\n# Getting Started\n")
+        );
+        assert_eq!(replace_h1("Old\n===\n\nx", "Old", "New").as_deref(), Some("New\n===\n\nx"));
+        assert_eq!(replace_h1("# Old ##\n", "Old", "New").as_deref(), Some("# New ##\n"));
+        assert_eq!(replace_h1("#\n\n# Old *one*\n", "Old one", "New").as_deref(), Some("#\n\n# New\n"));
+    }
+
+    #[test]
+    fn replace_h1_only_a_heading_that_reads_old() {
+        assert_eq!(replace_h1("# Other\n", "Old", "New"), None);
+        assert_eq!(replace_h1("## Old\n", "Old", "New"), None);
+        assert_eq!(replace_h1("```\n# Old\n```\n", "Old", "New"), None);
+        assert_eq!(replace_h1("# Old\n", "Old", "Two\nlines"), None);
     }
 
     // ---- split_front_matter ----
@@ -1111,6 +1218,7 @@ mod tests {
         for input in &inputs {
             let _ = parse(input);
             let _ = rewrite_links(input, "x", "y");
+            let _ = replace_h1(input, "a", "b");
             let _ = split_front_matter(input);
         }
     }

@@ -360,7 +360,7 @@ pub async fn call(ctx: &Ctx, user: &User, name: &str, args: Option<JsonObject>) 
         }),
         "restore_page_revision" => run!(RevisionArgs, |a| {
             let access = access(ctx, user, a.workspace.as_deref()).await?;
-            pages::restore_revision(ctx, &access, user, &a.slug, &a.sha).await
+            pages::restore_revision(ctx, &access, user, &a.slug, &a.sha, false).await
         }),
         "list_trash" => run!(ListArgs, |a| {
             let paging = a.paging()?;

@@ -113,6 +113,19 @@ pub struct TrashEntry {
     pub title: String,
     pub deleted_at: String,
     pub deleted_by: Actor,
+    /// The same for every page one delete trashed (a page with its subpages): restoring
+    /// one brings back those of its subpages that went with it. An extension.
+    pub group: String,
+    /// The page's parent when it was trashed (perhaps in the trash too), or null. An extension.
+    pub parent: Option<String>,
+}
+
+/// A trashed page with its markdown, to look at before restoring it. An extension.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TrashedPage {
+    #[serde(flatten)]
+    pub entry: TrashEntry,
+    pub content: String,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]

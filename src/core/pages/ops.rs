@@ -39,16 +39,32 @@ fn clean_title(title: &str) -> Result<Option<String>> {
     Ok((!t.is_empty()).then_some(t))
 }
 
-/// CONTRACT §5: the request's title, else front matter, else the first level-1 heading,
-/// else the previous title, else the slug.
-fn decide_title(requested: Option<String>, parsed: &Parsed, previous: Option<&str>, slug: &str) -> String {
+/// The title a save gives the page: the request's title, else front-matter `title:`,
+/// else the first level-1 heading when the page is new or this save changed that heading,
+/// else the previous title, else the slug. So a title a person set (at creation, in the
+/// editor's title field, by a rename) is never replaced by a heading nobody touched.
+/// `before` is the page as it was, None for a new page.
+fn decide_title(requested: Option<String>, parsed: &Parsed, before: Option<&PageState>, slug: &str) -> String {
+    let heading = parsed.h1.as_ref().filter(|h| match before {
+        None => true,
+        // The previous text is read only when its heading could decide.
+        Some(b) => **h != b.title && previous_h1(b).as_ref() != Some(*h),
+    });
     requested
         .or_else(|| parsed.front_title.clone())
-        .or_else(|| parsed.h1.clone())
-        .or_else(|| previous.map(str::to_owned))
+        .or_else(|| heading.cloned())
+        .or_else(|| before.map(|b| b.title.clone()))
         .map(|t| super::save::one_line(&t))
         .filter(|t| !t.is_empty())
         .unwrap_or_else(|| slug.to_owned())
+}
+
+/// The first level-1 heading of the page as it was.
+fn previous_h1(before: &PageState) -> Option<String> {
+    match &before.parsed {
+        Some(p) => p.h1.clone(),
+        None => markdown::parse(&before.content).h1,
+    }
 }
 
 fn state_of(row: &Row) -> PageState {
@@ -272,7 +288,7 @@ impl Edit {
             (Some(parsed), Some(c)) if *c == content => parsed.clone(),
             _ => Arc::new(markdown::parse(&content)),
         };
-        let title = decide_title(self.requested.clone(), &parsed, Some(&base.title), &base.slug);
+        let title = decide_title(self.requested.clone(), &parsed, Some(&base), &base.slug);
         if content == base.content && title == base.title {
             return None;
         }
@@ -307,8 +323,7 @@ async fn edit_in(w: &mut Writer, user: &User, e: &Edit, append: Option<&str>) ->
         if !req.merge || req.content.is_none() {
             return Err(Error::stale_revision(&row.revision));
         }
-        let base_content =
-            revision_content(w, row.id, base).await?.ok_or_else(|| Error::stale_revision(&row.revision))?;
+        let base_content = revision_of(w, row.id, base).await?.ok_or_else(|| Error::stale_revision(&row.revision))?.1;
         // From the saver's side, as git shows a merge to the one merging: "ours" is
         // the edit being saved, "theirs" the saves it did not see.
         match diffy::merge(&base_content, &content, &row.content) {
@@ -323,11 +338,12 @@ async fn edit_in(w: &mut Writer, user: &User, e: &Edit, append: Option<&str>) ->
     }
 }
 
-/// The content of revision `sha` of page `page_id`, if it is one of its revisions (read
-/// on the writer's own connection: the lock holds it).
-async fn revision_content(w: &mut Writer, page_id: i64, sha: &str) -> Result<Option<String>> {
+/// Revision `sha` of page `page_id` with its content, if it is one of its revisions
+/// (read on the writer's own connection: the lock holds it).
+async fn revision_of(w: &mut Writer, page_id: i64, sha: &str) -> Result<Option<(rows::RevRow, String)>> {
     let Some(r) = rows::revision(w.conn(), page_id, sha).await? else { return Ok(None) };
-    super::history::read_blob(&w.ctx, &w.access, &r.sha, &r.path, r.blob.as_deref()).await
+    let content = super::history::read_blob(&w.ctx, &w.access, &r.sha, &r.path, r.blob.as_deref()).await?;
+    Ok(content.map(|c| (r, c)))
 }
 
 /// Moves a page (and its subtree) under `parent`, or to the top level with None.
@@ -387,11 +403,19 @@ pub async fn rename(
             return Err(Error::page_exists(new_slug));
         }
         let title = requested.clone().unwrap_or_else(|| row.title.clone());
+        // A first heading that read the old title reads the new one, in the same commit.
+        let retitled = (title != row.title).then(|| markdown::replace_h1(&row.content, &row.title, &title)).flatten();
+        let mut state = PageState { slug: new_slug.to_owned(), title, ..listed_state_of(&row, lists) };
+        if let Some(content) = retitled {
+            check_content(&content)?;
+            state.parsed = Some(Arc::new(markdown::parse(&content)));
+            state.content = content;
+        }
         let mut changes = vec![Change {
             action: Action::Rename,
             summary: format!("Rename {slug} → {new_slug}"),
             before_path: Some(git::live_path(slug)),
-            state: PageState { slug: new_slug.to_owned(), title, ..listed_state_of(&row, lists) },
+            state,
             previous_slug: Some(slug.to_owned()),
         }];
         if new_slug != slug {
@@ -421,7 +445,7 @@ pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &str, recursi
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
-        let descendants = rows::descendants(w.conn(), ws, row.id).await?;
+        let descendants = rows::descendants(w.conn(), ws, row.id, rows::Among::Live).await?;
         if !descendants.is_empty() && !recursive {
             return Err(Error::page_has_children(slug));
         }
@@ -444,7 +468,9 @@ pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &str, recursi
     })
 }
 
-/// Restores a trashed page: under its parent if that is live, else at the top level.
+/// Restores a trashed page: under its parent if that is live, else at the top level; and
+/// with it, under it, the subpages the same delete trashed (one commit each, parents
+/// first). A subpage trashed on its own earlier stays in the trash.
 pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &str) -> Result<Page> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
@@ -456,14 +482,23 @@ pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &
             None => false,
         };
         let parent = if parent_live { parent_of(&row) } else { None };
-        let change = Change {
+        let deleted_at = row.deleted_at.clone().unwrap_or_default();
+        let with =
+            rows::descendants(w.conn(), ws, row.id, rows::Among::TrashedWith(&deleted_at, row.deleted_by)).await?;
+        let untrash = |r: &Row, lists, parent| Change {
             action: Action::Untrash,
-            summary: format!("Restore {} from the trash", row.title),
-            before_path: Some(git::trash_path(slug)),
-            state: PageState { trashed: false, parent, ..listed_state_of(&row, lists) },
+            summary: format!("Restore {} from the trash", r.title),
+            before_path: Some(git::trash_path(&r.slug)),
+            state: PageState { trashed: false, parent, ..listed_state_of(r, lists) },
             previous_slug: None,
         };
-        only(w.commit(user, vec![change]).await?)
+        let mut changes = vec![untrash(&row, lists, parent)];
+        changes.extend(with.into_iter().map(|(r, lists)| {
+            let parent = parent_of(&r);
+            untrash(&r, lists, parent)
+        }));
+        let mut pages = w.commit(user, changes).await?;
+        Ok(pages.swap_remove(0))
     })
 }
 
@@ -487,14 +522,23 @@ pub async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &str) -> Resul
     })
 }
 
-/// Restores the content of an earlier revision as a new revision.
-pub async fn restore_revision(ctx: &Ctx, access: &Access, user: &User, slug: &str, sha: &str) -> Result<Page> {
+/// Restores the content of an earlier revision as a new revision, with the title that
+/// revision had, or with `keep_title` the page's current one.
+pub async fn restore_revision(
+    ctx: &Ctx,
+    access: &Access,
+    user: &User,
+    slug: &str,
+    sha: &str,
+    keep_title: bool,
+) -> Result<Page> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
-        let content = revision_content(&mut w, row.id, sha).await?.ok_or_else(|| Error::revision_not_found(sha))?;
+        let (rev, content) = revision_of(&mut w, row.id, sha).await?.ok_or_else(|| Error::revision_not_found(sha))?;
         let parsed = Arc::new(markdown::parse(&content));
-        let title = decide_title(None, &parsed, Some(&row.title), &row.slug);
+        let wanted = if keep_title { row.title.clone() } else { rev.title };
+        let title = decide_title(Some(wanted), &parsed, None, &row.slug);
         let short: String = sha.chars().take(7).collect();
         let change = Change {
             action: Action::Restore,

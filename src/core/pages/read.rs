@@ -5,8 +5,8 @@
 
 use std::collections::HashMap;
 
-use super::rows::{self, PageIds};
-use super::{Page, PageRef, PageSummary, PageView, TagCount, TrashEntry, TreeNode};
+use super::rows::{self, PageIds, State};
+use super::{Page, PageRef, PageSummary, PageView, TagCount, TrashEntry, TrashedPage, TreeNode};
 use crate::core::Ctx;
 use crate::core::paging::Paging;
 use crate::core::users::User;
@@ -145,4 +145,17 @@ pub async fn trash(ctx: &Ctx, access: &Access, paging: Paging) -> Result<(Vec<Tr
     let found = rows::trashed(&mut tx, access.workspace_id(), paging).await?;
     tx.commit().await?;
     Ok(found)
+}
+
+/// A trashed page with its markdown (404 when no such page is in the trash).
+pub async fn trashed_page(ctx: &Ctx, access: &Access, slug: &str) -> Result<TrashedPage> {
+    let mut tx = ctx.db.snapshot().await?;
+    let ws = access.workspace_id();
+    let row = rows::find(&mut tx, ws, slug, State::Trashed).await?;
+    let entry = rows::trashed_one(&mut tx, ws, slug).await?;
+    tx.commit().await?;
+    match (row, entry) {
+        (Some(row), Some(entry)) => Ok(TrashedPage { entry, content: row.content }),
+        _ => Err(Error::trash_entry_not_found(slug)),
+    }
 }

@@ -44,11 +44,12 @@ pub struct Row {
     pub updated_at: String,
     pub updated_by: Actor,
     pub deleted_at: Option<String>,
+    pub deleted_by: Option<i64>,
 }
 
 const ROW_COLUMNS: &str = "SELECT p.id, p.uid, p.slug, p.title, p.content, p.content_z, p.parent_id, pp.slug AS parent_slug, \
      pp.uid AS parent_uid, p.revision, p.created_at, p.updated_at, p.updated_by, \
-     COALESCE(u.name, '') AS updated_by_name, p.deleted_at";
+     COALESCE(u.name, '') AS updated_by_name, p.deleted_at, p.deleted_by";
 const ROW_FROM: &str =
     "FROM pages p LEFT JOIN pages pp ON pp.id = p.parent_id LEFT JOIN users u ON u.id = p.updated_by";
 /// Tags and links of `p`, aggregated in the row query itself (`$3` is [`SEP`]).
@@ -73,6 +74,7 @@ fn row_from(r: &AnyRow) -> Result<Row> {
             name: r.try_get("updated_by_name")?,
         },
         deleted_at: r.try_get("deleted_at")?,
+        deleted_by: r.try_get("deleted_by")?,
     })
 }
 
@@ -266,24 +268,40 @@ pub async fn ancestors(conn: &mut AnyConnection, page_id: i64) -> Result<Vec<(i6
     Ok(rows.into_iter().map(|(id, slug, title)| (id, PageRef { slug, title })).collect())
 }
 
-/// The live descendants of a page, nearest first (children, then grandchildren…), each
-/// with the tags and links its rows hold (see [`find_listed`]).
-pub async fn descendants(conn: &mut AnyConnection, ws_id: i64, page_id: i64) -> Result<Vec<(Row, Lists)>> {
+/// Which descendants [`descendants`] walks through.
+pub enum Among<'a> {
+    /// Live pages.
+    Live,
+    /// Pages trashed by the same delete as the page: its `deleted_at` and `deleted_by`.
+    TrashedWith(&'a str, Option<i64>),
+}
+
+/// The descendants of a page among `among`, nearest first (children, then
+/// grandchildren…), each with the tags and links its rows hold (see [`find_listed`]).
+pub async fn descendants(
+    conn: &mut AnyConnection,
+    ws_id: i64,
+    page_id: i64,
+    among: Among<'_>,
+) -> Result<Vec<(Row, Lists)>> {
+    let member = |t: &str| match among {
+        Among::Live => format!("{t}.deleted_at IS NULL"),
+        Among::TrashedWith(..) => format!("{t}.deleted_at = $5 AND {t}.deleted_by IS NOT DISTINCT FROM $6"),
+    };
+    let (first, next) = (member("pages"), member("c"));
     let sql = format!(
         "WITH RECURSIVE down(id, depth) AS ( \
-           SELECT id, 1 FROM pages WHERE workspace_id = $1 AND parent_id = $2 AND deleted_at IS NULL \
+           SELECT id, 1 FROM pages WHERE workspace_id = $1 AND parent_id = $2 AND {first} \
            UNION ALL \
            SELECT c.id, down.depth + 1 FROM pages c JOIN down ON c.parent_id = down.id \
-            WHERE c.deleted_at IS NULL AND down.depth < $4) \
+            WHERE {next} AND down.depth < $4) \
          {ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} JOIN down ON down.id = p.id ORDER BY down.depth, p.id"
     );
-    let rows = sqlx::query(AssertSqlSafe(sql))
-        .bind(ws_id)
-        .bind(page_id)
-        .bind(SEP)
-        .bind(MAX_DEPTH)
-        .fetch_all(&mut *conn)
-        .await?;
+    let mut query = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(page_id).bind(SEP).bind(MAX_DEPTH);
+    if let Among::TrashedWith(at, by) = among {
+        query = query.bind(at).bind(by);
+    }
+    let rows = query.fetch_all(&mut *conn).await?;
     let mut seen = HashSet::new();
     let mut out = Vec::with_capacity(rows.len());
     for r in &rows {
@@ -455,33 +473,51 @@ pub async fn live_children(conn: &mut AnyConnection, ws_id: i64, page_id: i64) -
     Ok(items)
 }
 
+/// What pages trashed by one delete share: the time and the user of that delete.
+pub fn trash_group(deleted_at: &str, deleted_by: Option<i64>) -> String {
+    format!("{deleted_at}/{}", deleted_by.unwrap_or_default())
+}
+
+const TRASH_SELECT: &str = "SELECT p.slug, p.title, p.deleted_at, p.deleted_by, COALESCE(u.name, ''), pp.slug FROM pages p \
+     LEFT JOIN pages pp ON pp.id = p.parent_id LEFT JOIN users u ON u.id = p.deleted_by \
+     WHERE p.workspace_id = $1 AND p.deleted_at IS NOT NULL";
+
+type TrashTuple = (String, String, String, Option<i64>, String, Option<String>);
+
+fn trash_entry((slug, title, deleted_at, by, name, parent): TrashTuple) -> TrashEntry {
+    TrashEntry {
+        group: trash_group(&deleted_at, by),
+        slug,
+        title,
+        deleted_at,
+        deleted_by: Actor { id: by.unwrap_or_default(), name },
+        parent,
+    }
+}
+
 /// Trashed pages, most recently trashed first; and how many there are.
 pub async fn trashed(conn: &mut AnyConnection, ws_id: i64, paging: Paging) -> Result<(Vec<TrashEntry>, i64)> {
-    let rows: Vec<(String, String, String, Option<i64>, String)> = sqlx::query_as(
-        "SELECT p.slug, p.title, p.deleted_at, p.deleted_by, COALESCE(u.name, '') FROM pages p \
-         LEFT JOIN users u ON u.id = p.deleted_by WHERE p.workspace_id = $1 AND p.deleted_at IS NOT NULL \
-         ORDER BY p.deleted_at DESC, p.slug LIMIT $2 OFFSET $3",
-    )
-    .bind(ws_id)
-    .bind(paging.limit)
-    .bind(paging.offset)
-    .fetch_all(&mut *conn)
-    .await?;
+    let sql = format!("{TRASH_SELECT} ORDER BY p.deleted_at DESC, p.slug LIMIT $2 OFFSET $3");
+    let rows: Vec<TrashTuple> = sqlx::query_as(AssertSqlSafe(sql))
+        .bind(ws_id)
+        .bind(paging.limit)
+        .bind(paging.offset)
+        .fetch_all(&mut *conn)
+        .await?;
     let total: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM pages WHERE workspace_id = $1 AND deleted_at IS NOT NULL")
             .bind(ws_id)
             .fetch_one(&mut *conn)
             .await?;
-    let items = rows
-        .into_iter()
-        .map(|(slug, title, deleted_at, by, name)| TrashEntry {
-            slug,
-            title,
-            deleted_at,
-            deleted_by: Actor { id: by.unwrap_or_default(), name },
-        })
-        .collect();
-    Ok((items, total))
+    Ok((rows.into_iter().map(trash_entry).collect(), total))
+}
+
+/// One trashed page's entry.
+pub async fn trashed_one(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<Option<TrashEntry>> {
+    let sql = format!("{TRASH_SELECT} AND p.slug = $2");
+    let row: Option<TrashTuple> =
+        sqlx::query_as(AssertSqlSafe(sql)).bind(ws_id).bind(slug).fetch_optional(&mut *conn).await?;
+    Ok(row.map(trash_entry))
 }
 
 // --- Revisions --------------------------------------------------------------------------
