@@ -337,8 +337,10 @@ export const api = {
     request<Revision>("GET", `/api/pages/${enc(slug)}/history/${enc(sha)}`, { ws: true }),
   diff: (slug: string, sha: string, against?: string) =>
     request<Diff>("GET", `/api/pages/${enc(slug)}/history/${enc(sha)}/diff`, { query: { against }, ws: true }),
-  restoreRevision: (slug: string, sha: string) =>
-    request<Page>("POST", `/api/pages/${enc(slug)}/restore/${enc(sha)}`, { ws: true }),
+  /** A new revision with `sha`'s content and the title it had, or with `keepTitle` the
+   *  page's current title. The body is always sent (the server reads it as JSON). */
+  restoreRevision: (slug: string, sha: string, keepTitle = false) =>
+    request<Page>("POST", `/api/pages/${enc(slug)}/restore/${enc(sha)}`, { body: { keep_title: keepTitle }, ws: true }),
 
   // Trash
   trash: () => request<Listing<TrashEntry>>("GET", "/api/trash", { query: { limit: 500 }, ws: true }),

@@ -80,29 +80,37 @@ function doubleQuoted(raw: string): string {
   return out;
 }
 
-/** The front matter's top-level `summary` as text: a double-quoted (YAML escapes),
- *  single-quoted or plain scalar, or a `|` / `>` block; null when there is none, or it is
- *  empty or null. A small reading of YAML, enough for what the suggestions panel writes
- *  and for what people write by hand. */
+/** The text of a top-level key's scalar value, its entry being `entry` among `lines`: a
+ *  double-quoted (YAML escapes), single-quoted or plain scalar, or a `|` / `>` block;
+ *  null for null, `~`, a flow list or mapping, or (`strict`) a boolean. A small reading
+ *  of YAML, enough for what the app writes and for what people write by hand. */
+export function scalarText(lines: string[], entry: [number, number], key: string, strict = false): string | null {
+  const first = lines[entry[0]]!.replace(new RegExp(`^${key}[ \\t]*:`), "").trim();
+  const rest = lines.slice(entry[0] + 1, entry[1]);
+  if (/^[|>][+-]?\d*[+-]?(\s+#.*)?$/.test(first)) {
+    const indent = Math.min(...rest.filter((l) => l.trim() !== "").map((l) => /^[ \t]*/.exec(l)![0].length));
+    const body = rest.map((l) => l.slice(indent));
+    return first.startsWith("|") ? body.join("\n") : body.map((l) => l.trim()).join(" ");
+  }
+  const joined = [first, ...rest.map((l) => l.trim())].filter((l) => l !== "").join(" ");
+  if (joined.startsWith('"')) return doubleQuoted(joined.slice(1));
+  if (joined.startsWith("'")) return (/^'((?:[^']|'')*)'?/.exec(joined)?.[1] ?? "").replace(/''/g, "'");
+  const plain = joined.replace(/\s+#.*$/, "");
+  if (/^(~|null)?$/i.test(plain)) return "";
+  // The server (YAML 1.2) reads only strings and numbers as a title: a list, a mapping
+  // or a boolean is none.
+  if (strict && (/^([[{]|-(\s|$))/.test(plain) || /^(true|false)$/.test(plain))) return null;
+  return plain;
+}
+
+/** The front matter's top-level `summary` as text (see scalarText); null when there is
+ *  none, or it is empty or null. */
 export function frontMatterSummary(markdown: string): string | null {
   const [yaml] = splitFrontMatter(markdown);
   if (yaml === null) return null;
   const lines = yaml.split("\n").map((l) => l.replace(/\r$/, ""));
   const entry = keyEntries(lines, "summary")[0];
   if (!entry) return null;
-  const first = lines[entry[0]]!.replace(/^summary[ \t]*:/, "").trim();
-  const rest = lines.slice(entry[0] + 1, entry[1]);
-  let text: string;
-  if (/^[|>][+-]?\d*[+-]?(\s+#.*)?$/.test(first)) {
-    const indent = Math.min(...rest.filter((l) => l.trim() !== "").map((l) => /^[ \t]*/.exec(l)![0].length));
-    const body = rest.map((l) => l.slice(indent));
-    text = first.startsWith("|") ? body.join("\n") : body.map((l) => l.trim()).join(" ");
-  } else {
-    const joined = [first, ...rest.map((l) => l.trim())].filter((l) => l !== "").join(" ");
-    if (joined.startsWith('"')) text = doubleQuoted(joined.slice(1));
-    else if (joined.startsWith("'")) text = (/^'((?:[^']|'')*)'?/.exec(joined)?.[1] ?? "").replace(/''/g, "'");
-    else text = /^~$|^null$/i.test(joined) ? "" : joined.replace(/\s+#.*$/, "");
-  }
-  text = text.trim();
+  const text = (scalarText(lines, entry, "summary") ?? "").trim();
   return text === "" ? null : text;
 }

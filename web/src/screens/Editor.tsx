@@ -5,12 +5,13 @@
 // Saves send merge: true: an edit made on a stale base is merged three-way by the server
 // and only overlapping changes answer 409 — then the conflict dialog shows theirs, yours
 // and the merged text (with markers) to resolve (CONTRACT §5).
-import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, ApiError, type Page } from "../api";
 import { confirmDialog, Dialog } from "../components/Dialog";
 import { LargePreview, LARGE_PAGE } from "../components/LargePreview";
 import { MarkdownBody, useRendered } from "../components/Markdown";
 import { lastRenderMs } from "../markdown/render";
+import { savedTitle, type SavedTitle } from "../markdown/title";
 import type { SourceEditor } from "../editor/codemirror";
 import { FormError } from "../components/Form";
 import { failure, type ErrorText } from "../errors";
@@ -21,9 +22,13 @@ import { useStore } from "../store";
 import { theme } from "../theme";
 
 interface Conflict {
+  /** The text of revision `current`. */
   theirs: string;
+  /** The person's own text, as they first tried to save it. */
   yours: string;
+  /** The server's three-way merge (with conflict markers), editable in the dialog. */
   merged: string;
+  /** The revision every choice saves over. */
   current: string;
 }
 
@@ -54,17 +59,63 @@ function usePreviewSource(content: string): string {
   return shown;
 }
 
+/** The title a save of `content` will give (see savedTitle); `base` is the revision the
+ *  edit started from (null for a new page). Recomputed only when an input changes: the
+ *  source is read 100 ms after typing pauses, and a heading is found from the block
+ *  structure alone. */
+function useSavedTitle(content: string, typed: string | null, base: Page | null, slug: string): SavedTitle {
+  return useMemo(() => savedTitle(content, typed, base, slug), [content, typed, base, slug]);
+}
+
+/** Says where the title shown comes from when it is not the field's own text or the
+ *  page's title: a first heading (which renames the page) or the front matter. */
+function TitleSource({ shown, id }: { shown: SavedTitle; id: string }) {
+  if (shown.source !== "heading" && shown.source !== "front_matter") return null;
+  return (
+    <span class="editor-title-source muted" id={id} data-testid="title-source">
+      {t(shown.source === "heading" ? "editor.title_from_heading" : "editor.title_from_front_matter")}
+    </span>
+  );
+}
+
+/** The 1-based numbers of the lines that are conflict markers (`<<<<<<<`, `|||||||`,
+ *  `=======`, `>>>>>>>`, as a three-way merge writes them). A `=======` line left in the
+ *  text would make the line above it a heading — and so perhaps the page's title. */
+export function markerLines(text: string): number[] {
+  const out: number[] = [];
+  text.split("\n").forEach((line, i) => {
+    if (/^(<{7}|\|{7}|>{7})(\s|$)|^={7}\s*$/.test(line)) out.push(i + 1);
+  });
+  return out;
+}
+
+/** Which side a conflict is resolved with. */
+type Resolution = "theirs" | "yours" | "merged";
+
 function ConflictDialog({
   conflict,
   onResolve,
   onCancel,
 }: {
   conflict: Conflict;
-  onResolve: (content: string, base: string) => void;
+  onResolve: (how: Resolution, content: string) => void;
   onCancel: () => void;
 }) {
   const [merged, setMerged] = useState(conflict.merged);
-  const markers = /^(<<<<<<<|=======|>>>>>>>)/m.test(merged);
+  const markers = markerLines(merged);
+  /** Saving the merge while markers are left takes a second, explicit yes that names them. */
+  async function saveMerged() {
+    if (markers.length > 0) {
+      const shown = markers.length > 10 ? markers.slice(0, 10).join(", ") + ", …" : markers.join(", ");
+      const key = markers.length === 1 ? "page.conflict.markers_confirm_one" : "page.conflict.markers_confirm";
+      const ok = await confirmDialog(t(key, { count: markers.length, lines: shown }), {
+        confirmLabel: t("page.conflict.save_with_markers"),
+        danger: true,
+      });
+      if (!ok) return;
+    }
+    onResolve("merged", merged);
+  }
   return (
     <Dialog title={t("page.merge_conflict.title")} onClose={onCancel} wide>
       <p>{t("page.merge_conflict.body")}</p>
@@ -82,23 +133,28 @@ function ConflictDialog({
           <textarea
             data-testid="conflict-merged"
             aria-label={t("page.conflict.merged")}
+            aria-describedby={markers.length > 0 ? "conflict-markers-left" : undefined}
             value={merged}
             onInput={(e) => setMerged(e.currentTarget.value)}
           />
         </div>
       </div>
-      {markers && <p class="hint">{t("page.conflict.markers_left")}</p>}
+      {markers.length > 0 && (
+        <p class="hint" id="conflict-markers-left">
+          {t("page.conflict.markers_left")}
+        </p>
+      )}
       <div class="dialog-actions">
         <button type="button" onClick={onCancel}>
           {t("common.cancel")}
         </button>
-        <button type="button" onClick={() => onResolve(conflict.theirs, conflict.current)}>
+        <button type="button" onClick={() => onResolve("theirs", conflict.theirs)}>
           {t("page.conflict.take_theirs")}
         </button>
-        <button type="button" onClick={() => onResolve(conflict.yours, conflict.current)}>
+        <button type="button" onClick={() => onResolve("yours", conflict.yours)}>
           {t("page.conflict.keep_yours")}
         </button>
-        <button type="button" class="primary" onClick={() => onResolve(merged, conflict.current)}>
+        <button type="button" class="primary" onClick={() => void saveMerged()}>
           {t("page.conflict.save_merged")}
         </button>
       </div>
@@ -118,7 +174,9 @@ export function Editor({ slug }: { slug: string | null }) {
   const [page, setPage] = useState<Page | null>(null);
   const [loadError, setLoadError] = useState<unknown>(null);
   const [title, setTitle] = useState(isNew ? (query.get("title") ?? "") : "");
-  const [titleTouched, setTitleTouched] = useState(isNew);
+  // Whether the person typed in the title field (or a new page's came filled): only then
+  // is it sent as the request's `title`; else the field shows the title the rule gives.
+  const [titleTouched, setTitleTouched] = useState(isNew && !!query.get("title"));
   const [content, setContent] = useState("");
   const [saved, setSaved] = useState<{ title: string; content: string }>({ title: title, content: "" });
   const [status, setStatus] = useState("");
@@ -150,6 +208,10 @@ export function Editor({ slug }: { slug: string | null }) {
     flush();
     setContent(text);
   }
+  // The title this save will give (CONTRACT §5), as the server decides it: the typed title,
+  // else front matter, else a first level-1 heading that is new or changed since the
+  // revision the edit started from, else the title the page has.
+  const shownTitle = useSavedTitle(content, titleTouched ? title : null, page, slug ?? newSlug ?? "");
   const dirty = pending || content !== saved.content || (titleTouched && title !== saved.title);
   const dirtyRef = useRef(dirty);
   dirtyRef.current = dirty;
@@ -172,8 +234,8 @@ export function Editor({ slug }: { slug: string | null }) {
   }, [slug]);
 
   useEffect(() => {
-    document.title = `${t("page.edit")} · ${title || t("page.new")}`;
-  }, [title]);
+    document.title = `${t("page.edit")} · ${shownTitle.title || t("page.new")}`;
+  }, [shownTitle.title]);
 
   useEffect(() => void loadTags(), []);
 
@@ -253,8 +315,14 @@ export function Editor({ slug }: { slug: string | null }) {
     }
   }
 
-  async function put(p: Page, body: string, base: string, newTitle?: string): Promise<Page> {
-    return api.updatePage(p.slug, { content: body, base_revision: base, merge: true, title: newTitle });
+  /** The `title` a save of `body` sends: the typed title, and only when the rule would
+   *  not give it anyway — never the title the page had when the editor opened, which
+   *  would undo a rename made meanwhile. */
+  function requestedTitle(body: string): string | undefined {
+    const s = state.current;
+    if (!s.titleTouched || !s.title.trim()) return undefined;
+    const typed = savedTitle(body, s.title, s.page, s.page?.slug ?? "");
+    return typed.title !== savedTitle(body, null, s.page, s.page?.slug ?? "").title ? typed.title : undefined;
   }
 
   /** Saves; `leave` goes to the page afterwards. */
@@ -263,7 +331,10 @@ export function Editor({ slug }: { slug: string | null }) {
     const body = flush();
     if (s.busy) return;
     setError("");
-    if (!s.page && !s.title.trim()) {
+    // A new page takes the rule's title (typed, front matter or first heading); the
+    // server needs a title or a slug to make one.
+    const newTitle = s.page ? "" : savedTitle(body, s.titleTouched ? s.title : null, null, "").title;
+    if (!s.page && !newTitle && !newSlug) {
       setError(t("editor.title_required"));
       return;
     }
@@ -273,14 +344,18 @@ export function Editor({ slug }: { slug: string | null }) {
       let result: Page;
       if (!s.page) {
         result = await api.createPage({
-          title: s.title.trim(),
+          title: newTitle || undefined,
           content: body,
           parent: parent || undefined,
           slug: newSlug || undefined,
         });
       } else {
-        const newTitle = s.titleTouched && s.title.trim() && s.title.trim() !== s.page.title ? s.title.trim() : undefined;
-        result = await put(s.page, body, s.page.revision, newTitle);
+        result = await api.updatePage(s.page.slug, {
+          content: body,
+          base_revision: s.page.revision,
+          merge: true,
+          title: requestedTitle(body),
+        });
       }
       afterSave(result, body);
       await pagesChanged();
@@ -311,31 +386,48 @@ export function Editor({ slug }: { slug: string | null }) {
     }
   }
 
-  async function openConflict(p: Page, yours: string, e: ApiError) {
-    const current = await api.page(p.slug);
-    const merged = typeof e.problem.merged === "string" ? e.problem.merged : yours;
-    setConflict({
-      theirs: current.content,
-      yours,
-      merged,
-      current: typeof e.problem.current_revision === "string" ? e.problem.current_revision : current.revision,
-    });
+  /** Opens the conflict dialog for a 409: their text is that of the revision the answer
+   *  names (the one the merge was made against, and the base every choice saves on), read
+   *  by its id, so "Discard mine" saves exactly the text shown. `yours` is the person's
+   *  own text, kept as it was through repeated conflicts; `merged` the fallback for the
+   *  merge pane when the answer carries none. */
+  async function openConflict(p: Page, yours: string, e: ApiError, merged = yours) {
+    try {
+      const now = await api.page(p.slug);
+      const current = typeof e.problem.current_revision === "string" ? e.problem.current_revision : now.revision;
+      const theirs = current === now.revision ? now.content : (await api.revision(p.slug, current)).content;
+      setConflict({
+        theirs,
+        yours,
+        merged: typeof e.problem.merged === "string" ? e.problem.merged : merged,
+        current,
+      });
+    } catch (err) {
+      // Their side could not be read: say so; the editor still holds the person's text.
+      setError(failure(err));
+    }
   }
 
-  async function resolve(body: string, base: string) {
+  /** Saves the chosen text over their revision as it is (no merge: "Keep my version"
+   *  stores exactly mine); a newer change meanwhile opens the dialog again. */
+  async function resolve(c: Conflict, how: Resolution, body: string) {
     const p = state.current.page;
     if (!p) return;
     setConflict(null);
     setBusy(true);
     setStatus(t("page.saving"));
     try {
-      const result = await api.updatePage(p.slug, { content: body, base_revision: base });
+      const result = await api.updatePage(p.slug, {
+        content: body,
+        base_revision: c.current,
+        title: how === "theirs" ? undefined : requestedTitle(body),
+      });
       replaceSource(result.content);
       afterSave(result, result.content);
       await pagesChanged();
     } catch (e) {
       setStatus("");
-      if (e instanceof ApiError && e.status === 409) await openConflict(p, body, e);
+      if (e instanceof ApiError && e.status === 409) await openConflict(p, c.yours, e, how === "merged" ? body : c.yours);
       else setError(failure(e));
     } finally {
       setBusy(false);
@@ -358,14 +450,16 @@ export function Editor({ slug }: { slug: string | null }) {
           class="editor-title"
           name="title"
           aria-label={t("page.title_placeholder")}
-          placeholder={t("page.title_placeholder")}
-          value={title}
+          aria-describedby={shownTitle.source === "heading" || shownTitle.source === "front_matter" ? "editor-title-source" : undefined}
+          placeholder={titleTouched && shownTitle.title ? shownTitle.title : t("page.title_placeholder")}
+          value={titleTouched ? title : isNew || page ? shownTitle.title : ""}
           autoFocus={isNew}
           onInput={(e) => {
             setTitle(e.currentTarget.value);
             setTitleTouched(true);
           }}
         />
+        <TitleSource shown={shownTitle} id="editor-title-source" />
         <span class="editor-status" role="status" data-testid="editor-status">
           {dirty && !busy ? t("page.unsaved_changes") : status}
         </span>
@@ -392,7 +486,13 @@ export function Editor({ slug }: { slug: string | null }) {
           )}
         </section>
       </div>
-      {conflict && <ConflictDialog conflict={conflict} onResolve={resolve} onCancel={() => setConflict(null)} />}
+      {conflict && (
+        <ConflictDialog
+          conflict={conflict}
+          onResolve={(how, body) => void resolve(conflict, how, body)}
+          onCancel={() => setConflict(null)}
+        />
+      )}
     </div>
   );
 }

@@ -2,9 +2,9 @@
 // diff against the previous revision (or the current one) and a restore button.
 import { useEffect, useState } from "preact/hooks";
 import { api, type Diff, type HistoryEntry, type Revision } from "../api";
-import { confirmDialog } from "../components/Dialog";
+import { Dialog } from "../components/Dialog";
 import { MarkdownBody, useRendered } from "../components/Markdown";
-import { FormError } from "../components/Form";
+import { DialogActions, FormError, useAction } from "../components/Form";
 import { failure, type ErrorText } from "../errors";
 import { formatDate, t, useI18n } from "../i18n";
 import { navigate, pageHref } from "../router";
@@ -118,6 +118,47 @@ function storedLayout(): "inline" | "split" {
   }
 }
 
+/** Asks before restoring a revision, and says which title the page will have: the one
+ *  the revision had (the default), or — when they differ — the current one if kept. */
+function RestoreDialog({ slug, rev, current, onClose }: { slug: string; rev: Revision; current: string; onClose: () => void }) {
+  const [keep, setKeep] = useState(false);
+  const action = useAction();
+  const differs = rev.title !== current;
+  async function submit(e: Event) {
+    e.preventDefault();
+    await action.run(async () => {
+      await api.restoreRevision(slug, rev.sha, differs && keep);
+      await pagesChanged();
+      onClose();
+      await navigate(pageHref(slug));
+    });
+  }
+  return (
+    <Dialog title={t("history.restore_revision")} onClose={onClose}>
+      <form class="form" onSubmit={submit}>
+        <p class="confirm-message">{t("history.restore_confirm", { date: formatDate(rev.created_at) })}</p>
+        {differs ? (
+          <fieldset class="title-choice">
+            <legend>{t("history.restore_title")}</legend>
+            <label>
+              <input type="radio" name="restore-title" checked={!keep} onChange={() => setKeep(false)} />
+              {t("history.restore_title_revision", { title: rev.title })}
+            </label>
+            <label>
+              <input type="radio" name="restore-title" checked={keep} onChange={() => setKeep(true)} />
+              {t("history.restore_title_current", { title: current })}
+            </label>
+          </fieldset>
+        ) : (
+          <p data-testid="restore-title">{t("history.restore_title_same", { title: current })}</p>
+        )}
+        <FormError error={action.error} />
+        <DialogActions onCancel={onClose} submit={t("page.restore")} disabled={action.busy} />
+      </form>
+    </Dialog>
+  );
+}
+
 function RevisionView({ slug, sha, latest }: { slug: string; sha: string; latest: string | null }) {
   const [rev, setRev] = useState<Revision | null>(null);
   const [diff, setDiff] = useState<Diff | null>(null);
@@ -133,6 +174,8 @@ function RevisionView({ slug, sha, latest }: { slug: string; sha: string; latest
     }
   };
   const [error, setError] = useState<ErrorText>("");
+  /** The page's current title while the restore dialog is open. */
+  const [restoring, setRestoring] = useState<string | null>(null);
 
   useEffect(() => {
     api.revision(slug, sha).then(setRev, (e) => setError(failure(e)));
@@ -147,14 +190,11 @@ function RevisionView({ slug, sha, latest }: { slug: string; sha: string; latest
 
   const rendered = useRendered(rev?.content ?? "", slug, rev?.title);
 
+  /** Opens the restore dialog with the page's title as it is now (read afresh: a rename
+   *  may have come since the history was listed). */
   async function restore() {
-    if (!rev) return;
-    if (!(await confirmDialog(t("history.restore_confirm", { date: formatDate(rev.created_at) }), { confirmLabel: t("page.restore") })))
-      return;
     try {
-      await api.restoreRevision(slug, sha);
-      await pagesChanged();
-      await navigate(pageHref(slug));
+      setRestoring((await api.page(slug)).title);
     } catch (e) {
       setError(failure(e));
     }
@@ -222,6 +262,7 @@ function RevisionView({ slug, sha, latest }: { slug: string; sha: string; latest
       ) : (
         <MarkdownBody html={rendered.html} class="page-content" />
       )}
+      {restoring !== null && <RestoreDialog slug={slug} rev={rev} current={restoring} onClose={() => setRestoring(null)} />}
     </section>
   );
 }
