@@ -55,7 +55,7 @@ test("the page tree is an ARIA tree driven by the keyboard", async ({ page, en, 
   await expect(item("Alpha")).toHaveAttribute("aria-selected", "true");
 
   // The tree is one Tab stop, the page on screen: Tab from the filter box lands on it.
-  await page.getByRole("searchbox", { name: en["tree.filter"] }).focus();
+  await page.getByRole("textbox", { name: en["tree.filter"] }).focus();
   await page.keyboard.press("Tab");
   await expect(item("Alpha")).toBeFocused();
   await expect(tree.locator('[role="treeitem"][tabindex="0"]')).toHaveCount(1);
@@ -112,7 +112,7 @@ test("the tree's filter box shows matching pages with their ancestors", async ({
   await seedTree(page);
   await page.goto("/app/alpha");
   const tree = page.getByRole("tree", { name: en["nav.pages"] });
-  const filter = page.getByRole("searchbox", { name: en["tree.filter"] });
+  const filter = page.getByRole("textbox", { name: en["tree.filter"] });
   await expect(tree.getByRole("treeitem")).toHaveCount(3); // Alpha, Beta, Gamma
 
   await filter.fill("grandch");

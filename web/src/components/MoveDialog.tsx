@@ -1,11 +1,11 @@
-// The move dialog ("⋯" → Move): the new parent is found by searching the workspace's
-// pages, not picked from one <select> of every page. Its own chunk, loaded when opened.
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+// The move dialog's form ("⋯" → Move): the new parent is found by searching the
+// workspace's pages, not picked from one <select> of every page. Its own chunk, loaded
+// when the dialog opens (PageActions.tsx).
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, type Page, type TreeNode } from "../api";
 import { t, useI18n } from "../i18n";
 import { pagesChanged, tree } from "../session";
 import { useStore } from "../store";
-import { Dialog } from "./Dialog";
 import { DialogActions, FormError, useAction } from "./Form";
 
 /** A page the moved page can go under, with the titles of its ancestors (to tell apart
@@ -46,6 +46,9 @@ function ParentPicker({ page, parent, onChoose }: { page: Page; parent: string; 
   const current = Math.min(active, options.length - 1);
   const chosenTitle = parent ? (all.find((c) => c.slug === parent)?.title ?? parent) : "";
   const list = useRef<HTMLUListElement>(null);
+  const input = useRef<HTMLInputElement>(null);
+  // Focused when it appears (the dialog opened before this chunk had loaded).
+  useLayoutEffect(() => input.current?.focus(), []);
 
   useEffect(() => {
     list.current?.querySelector(`#move-choice-${current}`)?.scrollIntoView({ block: "nearest" });
@@ -74,6 +77,7 @@ function ParentPicker({ page, parent, onChoose }: { page: Page; parent: string; 
       <label>
         <span id="move-parent-label">{t("page.move.parent")}</span>
         <input
+          ref={input}
           role="combobox"
           aria-expanded="true"
           aria-controls="move-choices"
@@ -81,7 +85,6 @@ function ParentPicker({ page, parent, onChoose }: { page: Page; parent: string; 
           aria-activedescendant={`move-choice-${current}`}
           placeholder={t("page.move.search")}
           value={query}
-          autoFocus
           onInput={(e) => {
             setQuery(e.currentTarget.value);
             setActive(0);
@@ -119,7 +122,7 @@ function ParentPicker({ page, parent, onChoose }: { page: Page; parent: string; 
   );
 }
 
-export function MoveDialog({ page, onClose }: { page: Page; onClose: () => void }) {
+export function MoveForm({ page, onClose }: { page: Page; onClose: () => void }) {
   useI18n();
   const [parent, setParent] = useState(page.parent ?? "");
   const action = useAction();
@@ -132,12 +135,10 @@ export function MoveDialog({ page, onClose }: { page: Page; onClose: () => void 
     });
   }
   return (
-    <Dialog title={t("page.move")} onClose={onClose}>
-      <form class="form" onSubmit={submit}>
-        <ParentPicker page={page} parent={parent} onChoose={setParent} />
-        <FormError error={action.error} />
-        <DialogActions onCancel={onClose} submit={t("page.move")} disabled={action.busy || (page.parent ?? "") === parent} />
-      </form>
-    </Dialog>
+    <form class="form" onSubmit={submit}>
+      <ParentPicker page={page} parent={parent} onChoose={setParent} />
+      <FormError error={action.error} />
+      <DialogActions onCancel={onClose} submit={t("page.move")} disabled={action.busy || (page.parent ?? "") === parent} />
+    </form>
   );
 }

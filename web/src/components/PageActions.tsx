@@ -68,20 +68,31 @@ function RenameDialog({ page, onClose }: { page: Page; onClose: () => void }) {
   );
 }
 
-type MoveDialogProps = { page: Page; onClose: () => void };
+type MoveFormProps = { page: Page; onClose: () => void };
 
-/** The move dialog, downloaded when it is first opened (the page view does not need it). */
-function LazyMoveDialog(props: MoveDialogProps) {
-  const [Loaded, setLoaded] = useState<ComponentType<MoveDialogProps> | null>(null);
+/** The move dialog. Its page search is downloaded when it is first opened (the page view
+ *  does not need it); until then the dialog shows, and Cancel and Escape work. */
+function MoveDialog({ page, onClose }: MoveFormProps) {
+  const [Form, setForm] = useState<ComponentType<MoveFormProps> | null>(null);
   const [error, setError] = useState<ErrorText>("");
   useEffect(() => {
     import("./MoveDialog").then(
-      (m) => setLoaded(() => m.MoveDialog),
+      (m) => setForm(() => m.MoveForm),
       () => setError(t("common.offline")),
     );
   }, []);
-  if (Loaded) return <Loaded {...props} />;
-  return error ? <FormError error={error} /> : null;
+  return (
+    <Dialog title={t("page.move")} onClose={onClose}>
+      {Form ? (
+        <Form page={page} onClose={onClose} />
+      ) : (
+        <form class="form" onSubmit={(e) => e.preventDefault()}>
+          {error ? <FormError error={error} /> : <p class="muted">{t("common.loading")}</p>}
+          <DialogActions onCancel={onClose} submit={t("page.move")} disabled />
+        </form>
+      )}
+    </Dialog>
+  );
 }
 
 export async function deletePage(page: Page): Promise<void> {
@@ -148,7 +159,7 @@ export function PageActions({
       </Menu>
       <FormError error={error} />
       {dialog === "rename" && <RenameDialog page={page} onClose={() => setDialog(null)} />}
-      {dialog === "move" && <LazyMoveDialog page={page} onClose={() => setDialog(null)} />}
+      {dialog === "move" && <MoveDialog page={page} onClose={() => setDialog(null)} />}
     </div>
   );
 }

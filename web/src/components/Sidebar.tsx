@@ -339,7 +339,6 @@ export function Sidebar() {
   const [focusKey, setFocusKey] = useState<string | null>(null);
   /** Set by the keyboard: focus this row once it is rendered. */
   const wantFocus = useRef<string | null>(null);
-  const filterBox = useRef<HTMLInputElement>(null);
 
   const trail = useMemo(() => new Set((nodes && current && pathTo(nodes, current)) || []), [nodes, current]);
   useEffect(() => {
@@ -459,10 +458,10 @@ export function Sidebar() {
         </a>
       </div>
       {nodes !== null && nodes.length > 0 && (
+        // A text box, not type="search": the header's box is the app's one search box.
         <div class="tree-filter">
           <input
-            ref={filterBox}
-            type="search"
+            type="text"
             value={filter}
             placeholder={t("tree.filter")}
             aria-label={t("tree.filter")}
