@@ -440,7 +440,8 @@ export function Sidebar() {
         else onMore(row as MoreRow);
         break;
       default:
-        if (e.key.length === 1 && /\S/.test(e.key)) {
+        // A letter or digit: type-ahead (other keys, such as "/" for the search box, pass).
+        if (/^[\p{L}\p{N}]$/u.test(e.key)) {
           focusRow(typeAhead(flat, i, e.key)?.key);
           break;
         }
