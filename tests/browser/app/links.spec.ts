@@ -58,7 +58,12 @@ test("a shared page link opens its workspace's page for a member, not-found for 
   await expect(page).toHaveURL(pageUrl("roadmap", "", bea.workspace));
   await expect(page.getByTestId("workspace-switcher")).toContainText(beaSpace);
 
-  // Ana's link opens the team's page, and the app is now in the team's workspace.
+  // Ana's link opens the team's page, and the app is now in the team's workspace. The
+  // page is asked for once, in that workspace (fetched as the app loads, not again after).
+  const views: string[] = [];
+  page.on("request", (r) => {
+    if (new URL(r.url()).pathname === "/api/pages/roadmap/view") views.push(new URL(r.url()).searchParams.get("ws") ?? "");
+  });
   await page.goto(shared);
   await expect(content).toContainText("The team's roadmap.");
   await expect(page).toHaveURL(shared);
@@ -68,6 +73,7 @@ test("a shared page link opens its workspace's page for a member, not-found for 
   await page.locator(".page-children").getByRole("link", { name: "Milestones" }).click();
   await expect(page).toHaveURL(pageUrl("milestones", "", ws.slug));
   await expect(content).toContainText("Q3 and Q4.");
+  expect(views).toEqual([ws.slug]);
   // Back to her own page's link: her own workspace again.
   await page.goBack();
   await page.goBack();
