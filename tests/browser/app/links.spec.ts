@@ -62,7 +62,8 @@ test("a shared page link opens its workspace's page for a member, not-found for 
   // page is asked for once, in that workspace (fetched as the app loads, not again after).
   const views: string[] = [];
   page.on("request", (r) => {
-    if (new URL(r.url()).pathname === "/api/pages/roadmap/view") views.push(new URL(r.url()).searchParams.get("ws") ?? "");
+    const url = new URL(r.url());
+    if (url.pathname === "/api/pages/roadmap/view") views.push(url.searchParams.get("ws") ?? "");
   });
   await page.goto(shared);
   await expect(content).toContainText("The team's roadmap.");

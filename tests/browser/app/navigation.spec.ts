@@ -117,7 +117,9 @@ test("the tree's filter box shows matching pages with their ancestors", async ({
 
   await filter.fill("grandch");
   await expect(tree.getByRole("treeitem")).toHaveCount(3);
-  for (const name of ["Beta", "Beta Child", "Beta Grandchild"]) await expect(tree.getByRole("treeitem", { name, exact: true })).toBeVisible();
+  for (const name of ["Beta", "Beta Child", "Beta Grandchild"]) {
+    await expect(tree.getByRole("treeitem", { name, exact: true })).toBeVisible();
+  }
   await expect(tree.getByRole("treeitem", { name: "Alpha" })).toHaveCount(0);
   await expect(tree.getByRole("treeitem", { name: "Gamma" })).toHaveCount(0);
   await expect(tree.getByRole("treeitem", { name: "Beta Grandchild" }).locator("mark")).toHaveText("Grandch");
@@ -129,7 +131,8 @@ test("the tree's filter box shows matching pages with their ancestors", async ({
   await filter.fill("GAMMA");
   await expect(tree.getByRole("treeitem")).toHaveCount(1);
   await filter.fill("zzz");
-  await expect(page.getByRole("status").filter({ hasText: fmt(en["tree.filter_none"]!, { query: "zzz" }) })).toBeVisible();
+  const none = fmt(en["tree.filter_none"]!, { query: "zzz" });
+  await expect(page.getByRole("status").filter({ hasText: none })).toBeVisible();
   await expect(page.getByRole("tree")).toHaveCount(0);
   // Escape clears it: the whole tree again.
   await filter.press("Escape");

@@ -42,7 +42,8 @@ function ParentPicker({ page, parent, onChoose }: { page: Page; parent: string; 
   const [active, setActive] = useState(0);
   const q = fold(query.trim());
   const matching = q ? all.filter((c) => fold(c.title).includes(q) || fold(c.slug).includes(q)) : all;
-  const options: ParentChoice[] = [{ slug: "", title: t("page.move.top_level"), path: "" }, ...matching.slice(0, SHOWN_CHOICES)];
+  const top: ParentChoice = { slug: "", title: t("page.move.top_level"), path: "" };
+  const options = [top, ...matching.slice(0, SHOWN_CHOICES)];
   const current = Math.min(active, options.length - 1);
   const chosenTitle = parent ? (all.find((c) => c.slug === parent)?.title ?? parent) : "";
   const list = useRef<HTMLUListElement>(null);
@@ -138,7 +139,11 @@ export function MoveForm({ page, onClose }: { page: Page; onClose: () => void })
     <form class="form" onSubmit={submit}>
       <ParentPicker page={page} parent={parent} onChoose={setParent} />
       <FormError error={action.error} />
-      <DialogActions onCancel={onClose} submit={t("page.move")} disabled={action.busy || (page.parent ?? "") === parent} />
+      <DialogActions
+        onCancel={onClose}
+        submit={t("page.move")}
+        disabled={action.busy || (page.parent ?? "") === parent}
+      />
     </form>
   );
 }

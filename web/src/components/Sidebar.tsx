@@ -133,7 +133,8 @@ function layout(nodes: TreeNode[], parent: string | null, level: number, ctx: La
   const list = parent ?? "";
   const limit = ctx.limits.get(list) ?? PAGE_SIZE;
   const shown = nodes.length > limit ? nodes.slice(0, limit) : nodes;
-  const extra = shown === nodes ? [] : nodes.slice(limit).filter((n) => n.slug === ctx.current || ctx.trail.has(n.slug));
+  const extra =
+    shown === nodes ? [] : nodes.slice(limit).filter((n) => n.slug === ctx.current || ctx.trail.has(n.slug));
   const rows: Row[] = [...shown, ...extra].map((node) => {
     const hasKids = (node.children ?? []).length > 0;
     const open = hasKids && ctx.isOpen(node.slug);
@@ -151,7 +152,8 @@ function layout(nodes: TreeNode[], parent: string | null, level: number, ctx: La
   const rest = nodes.length - shown.length - extra.length;
   if (rest > 0) {
     const next = nodes.slice(limit).find((n) => !extra.includes(n));
-    rows.push({ kind: "more", key: `more:${list}`, level, parent, list, count: Math.min(rest, PAGE_SIZE), next: next?.slug ?? "" });
+    const count = Math.min(rest, PAGE_SIZE);
+    rows.push({ kind: "more", key: `more:${list}`, level, parent, list, count, next: next?.slug ?? "" });
   }
   return rows;
 }
@@ -255,7 +257,9 @@ function PageItem({ row, props }: { row: PageRow; props: TreeProps }) {
       data-key={row.key}
     >
       <div
-        class={"tree-row" + (current ? " current" : "") + (row.context ? " context" : "") + (drop.over ? " drop-target" : "")}
+        class={
+          "tree-row" + (current ? " current" : "") + (row.context ? " context" : "") + (drop.over ? " drop-target" : "")
+        }
         style={indent(level, 4)}
         draggable
         data-slug={node.slug}
@@ -282,7 +286,13 @@ function PageItem({ row, props }: { row: PageRow; props: TreeProps }) {
           <span class="tree-toggle-space" />
         )}
         {/* Not a Tab stop of its own: the tree item is (roving tabindex); Enter on it opens this link. */}
-        <a id={linkId} class="tree-link" href={pageHref(node.slug)} tabIndex={-1} aria-current={current ? "page" : undefined}>
+        <a
+          id={linkId}
+          class="tree-link"
+          href={pageHref(node.slug)}
+          tabIndex={-1}
+          aria-current={current ? "page" : undefined}
+        >
           <Marked text={node.title || node.slug} query={row.context ? "" : props.query} />
         </a>
         <a
