@@ -112,6 +112,13 @@ export function errorLine(scope: Page | Locator): { alert: Locator; message: Loc
   return { alert, message: alert.locator(".error-message"), detail: alert.locator(".error-detail") };
 }
 
+/** The URL the app shows for a page: /app/@<workspace>/<slug>[/<sub>], in any workspace
+ *  unless `ws` is given. `sub` is a regular expression ("edit", "history/[0-9a-f]+"). */
+export function pageUrl(slug: string, sub = "", ws?: string): RegExp {
+  const esc = (s: string) => encodeURIComponent(s).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`/app/@${ws ? esc(ws) : "[^/]+"}/${esc(slug)}${sub ? "/" + sub : ""}$`);
+}
+
 /** Signs in through the login form. */
 export async function signIn(page: Page, en: Messages, email: string, password: string): Promise<void> {
   await page.getByLabel(en["auth.field.email"]!).fill(email);

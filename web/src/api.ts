@@ -249,9 +249,11 @@ export function setApiWorkspace(slug: string | null): void {
 
 type Query = Record<string, string | number | boolean | null | undefined>;
 
-function url(path: string, query?: Query, withWs = false): string {
+/** `withWs`: true for the current workspace, or a workspace's slug. */
+function url(path: string, query?: Query, withWs: boolean | string = false): string {
   const params = new URLSearchParams();
-  if (withWs && workspace) params.set("ws", workspace);
+  const ws = typeof withWs === "string" ? withWs : withWs ? workspace : null;
+  if (ws) params.set("ws", ws);
   for (const [k, v] of Object.entries(query ?? {})) {
     if (v !== undefined && v !== null && v !== "") params.set(k, String(v));
   }
@@ -262,7 +264,8 @@ function url(path: string, query?: Query, withWs = false): string {
 interface Options {
   query?: Query;
   body?: unknown;
-  ws?: boolean;
+  /** Send `ws=`: true for the current workspace, or a workspace's slug. */
+  ws?: boolean | string;
   signal?: AbortSignal;
   /** Do not treat 401 as "the session ended" (sign-in and the first /api/me). */
   quiet401?: boolean;
@@ -315,7 +318,8 @@ export const api = {
   // Pages
   tree: () => request<TreeNode[]>("GET", "/api/pages", { ws: true }),
   page: (slug: string) => request<Page>("GET", `/api/pages/${enc(slug)}`, { ws: true }),
-  view: (slug: string) => request<PageViewData>("GET", `/api/pages/${enc(slug)}/view`, { ws: true }),
+  view: (slug: string, ws?: string | null) =>
+    request<PageViewData>("GET", `/api/pages/${enc(slug)}/view`, { ws: ws ?? true }),
   createPage: (body: { title?: string; slug?: string; content?: string; parent?: string | null }) =>
     request<Page>("POST", "/api/pages", { body, ws: true }),
   updatePage: (

@@ -5,9 +5,10 @@ import { CommandPalette } from "./components/CommandPalette";
 import { ConfirmHost } from "./components/Dialog";
 import { FormError } from "./components/Form";
 import { Header } from "./components/Header";
-import { Sidebar } from "./components/Sidebar";
+import { Sidebar, SidebarResizer, sidebarWidth } from "./components/Sidebar";
 import { t, useI18n } from "./i18n";
-import { appHref, location, navigate, pageHref } from "./router";
+import { failure } from "./errors";
+import { appHref, location, navigate, pageHref, pageRoute } from "./router";
 import { Login, Register } from "./screens/Auth";
 import { Editor } from "./screens/Editor";
 import { History } from "./screens/History";
@@ -17,7 +18,7 @@ import { SearchPage } from "./screens/SearchPage";
 import { Settings } from "./screens/Settings";
 import { WorkspaceSettings } from "./screens/WorkspaceSettings";
 import { Trash } from "./screens/Trash";
-import { currentWorkspace, tree, user } from "./session";
+import { currentWorkspace, openWorkspace, tree, user } from "./session";
 import { useStore } from "./store";
 
 function Home() {
@@ -70,18 +71,66 @@ function NotFoundScreen() {
   );
 }
 
-/** The screen for a page's URL: [slug] or [slug, sub...]. */
-function pageScreen(slug: string, rest: string[]) {
-  if (rest.length === 0) return <PageView key={slug} slug={slug} />;
-  if (rest[0] === "edit" && rest.length === 1) return <Editor key={"edit:" + slug} slug={slug} />;
-  if (rest[0] === "history" && rest.length <= 2) return <History key={"h:" + slug} slug={slug} sha={rest[1] ?? null} />;
+/** The screen for a page's URL: a page of the current workspace, and what follows its slug. */
+function pageScreen(ws: string | null, slug: string, rest: string[]) {
+  // Keyed by workspace too: the same slug is another page in another workspace.
+  const key = `${ws ?? ""}/${slug}`;
+  if (rest.length === 0) return <PageView key={key} slug={slug} />;
+  if (rest[0] === "edit" && rest.length === 1) return <Editor key={"edit:" + key} slug={slug} />;
+  if (rest[0] === "history" && rest.length <= 2) return <History key={"h:" + key} slug={slug} sha={rest[1] ?? null} />;
   return <NotFoundScreen />;
+}
+
+/** A page URL of another workspace than the current one: "pending" while it is switched
+ *  to, "unknown" when the user is not a member of it (the not-found page, as the API
+ *  answers 404), or the error of asking. */
+type Switching = { ws: string; state: "pending" | "unknown" } | { ws: string; state: "failed"; error: unknown };
+
+/** Switches to the workspace a page URL names, and puts old workspace-less page URLs in
+ *  the full form (/app/<slug> → /app/@<workspace>/<slug>) so that what the address bar
+ *  shows can be shared. Acts when the URL changes only: the workspace menu switches while
+ *  the old URL is still shown, and must not be switched back by it. */
+function useUrlWorkspace(): Switching | null {
+  const loc = useStore(location);
+  const current = useStore(currentWorkspace);
+  const [switching, setSwitching] = useState<Switching | null>(null);
+  const route = pageRoute(loc.segments);
+  useEffect(() => {
+    if (!route) return;
+    const { ws, slug, rest } = route;
+    const now = currentWorkspace.get();
+    if (!ws && slug && now) {
+      const full = pageHref(slug, rest.map(encodeURIComponent).join("/"), now);
+      void navigate(full + window.location.search + window.location.hash, { replace: true, force: true });
+      return;
+    }
+    if (!ws || ws === now) return;
+    let live = true;
+    setSwitching({ ws, state: "pending" });
+    openWorkspace(ws).then(
+      (member) => live && setSwitching(member ? null : { ws, state: "unknown" }),
+      (error: unknown) => live && setSwitching({ ws, state: "failed", error }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [loc]);
+  if (!route?.ws || route.ws === current) return null;
+  return switching?.ws === route.ws ? switching : { ws: route.ws, state: "pending" };
 }
 
 function Screen() {
   const loc = useStore(location);
+  const current = useStore(currentWorkspace);
+  const switching = useUrlWorkspace();
   const [seg0, ...rest] = loc.segments;
+  if (switching?.state === "unknown") return <NotFoundScreen />;
+  if (switching?.state === "failed") return <FormError error={failure(switching.error)} />;
+  if (switching) return <p class="muted pad">{t("common.loading")}</p>;
   if (!seg0) return <Home />;
+  // Signed in on the sign-in or register screen: App is about to leave it (?next=); it is
+  // no page (asking for one named "login" was a 404 after every sign-in).
+  if (seg0 === "login" || seg0 === "register") return null;
   if (seg0 === "-") {
     const [what, ...more] = rest;
     if (what === "new" && more.length === 0) return <Editor key={"new:" + loc.query.toString()} slug={null} />;
@@ -91,10 +140,12 @@ function Screen() {
     if (what === "workspace" && more.length === 0) return <WorkspaceSettings />;
     if (what === "insights" && more.length === 0) return <Insights />;
     if (what === "graph" && more.length === 0) return <LazyGraph />;
-    if (what === "page" && more[0]) return pageScreen(more[0], more.slice(1));
-    return <NotFoundScreen />;
   }
-  return pageScreen(seg0, rest);
+  const route = pageRoute(loc.segments);
+  if (!route) return <NotFoundScreen />;
+  // /app/@<workspace>: that workspace's home.
+  if (route.slug === null) return <Home />;
+  return pageScreen(route.ws ?? current, route.slug, route.rest);
 }
 
 const NARROW = window.matchMedia("(max-width: 900px)");
@@ -138,8 +189,12 @@ function Shell() {
     return () => document.removeEventListener("keydown", onKey);
   }, [drawer]);
   const open = narrow ? drawer : !hidden;
+  const width = useStore(sidebarWidth);
   return (
-    <div class={"shell" + (hidden ? " sidebar-hidden" : "") + (drawer ? " drawer-open" : "")}>
+    <div
+      class={"shell" + (hidden ? " sidebar-hidden" : "") + (drawer ? " drawer-open" : "")}
+      style={{ "--sidebar": `${width}px` }}
+    >
       <a
         class="skip-link"
         href="#main"
@@ -152,6 +207,7 @@ function Shell() {
       </a>
       <Header onToggleSidebar={() => (narrow ? setDrawer(!drawer) : setHidden(!hidden))} sidebarOpen={open} />
       <Sidebar key={ws ?? ""} />
+      {!narrow && !hidden && <SidebarResizer />}
       {drawer && <div class="drawer-backdrop" onClick={() => setDrawer(false)} />}
       <main class="main" id="main" tabIndex={-1}>
         <Screen />

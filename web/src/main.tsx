@@ -1,16 +1,16 @@
 import { render } from "preact";
 import "./styles.css";
 import "./theme";
-import { prefetchView, slugOfHref } from "./prefetch";
+import { pageOfHref, prefetchView } from "./prefetch";
 import { App } from "./app";
 import { boot, holdTreeForFirstPage } from "./session";
 
-// A page's URL: fetch its content while the session, messages and workspaces load (it is
-// the user's default workspace, the one the app opens; a 401 here is harmless), and let
-// the page tree wait until the page is shown.
-const first = slugOfHref(window.location.pathname);
+// A page's URL: fetch its content while the session, messages and workspaces load (in
+// the workspace the URL names, else the user's default, the one the app opens; a 401 or
+// a 404 here is harmless), and let the page tree wait until the page is shown.
+const first = pageOfHref(window.location.pathname);
 if (first) {
-  prefetchView(first);
+  prefetchView(first.slug, first.ws);
   holdTreeForFirstPage();
 }
 

@@ -1,14 +1,18 @@
 // Client-side routing under /app/. The server answers index.html for every unknown
 // /app/... path, so any URL the app shows can be reloaded or shared.
 //
-// URL scheme (docs/web.md): /app/<slug> is a page; /app/<slug>/edit, /history,
-// /history/<sha> act on it; app screens live under /app/-/..., a prefix no slug can
-// take (slugs never start with "-"); /app/login and /app/register are fixed by the
-// server's redirects, so pages with those two slugs are linked as /app/-/page/<slug>.
+// URL scheme (docs/web.md): /app/@<workspace>/<slug> is a page of that workspace;
+// /app/@<workspace>/<slug>/edit, /history, /history/<sha> act on it. "@" can start
+// neither a page slug nor a workspace slug, so the form never shadows a page. The app
+// shows only that form; the older workspace-less /app/<slug> (and /app/-/page/<slug>,
+// for the slugs login and register) still open the page in the current workspace. App
+// screens live under /app/-/..., a prefix no slug can take (slugs never start with "-");
+// /app/login and /app/register are fixed by the server's redirects.
 import { store } from "./store";
 
 export const BASE = "/app/";
 const RESERVED = new Set(["login", "register"]);
+const WORKSPACE_MARK = "@";
 
 export interface Location {
   path: string; // without BASE, no leading slash, decoded segments joined by "/"
@@ -106,9 +110,47 @@ document.addEventListener("click", (e) => {
 
 // Links --------------------------------------------------------------------------------
 
-export function pageHref(slug: string, sub = ""): string {
+/** The workspace page links name by default: the app's current one (session.ts keeps it). */
+let linkWorkspace: string | null = null;
+export function setLinkWorkspace(ws: string | null): void {
+  linkWorkspace = ws;
+}
+
+/** What a page URL names: its workspace (null: the current one, an old workspace-less
+ *  link), the page (null: the workspace's home, /app/@<workspace>) and what follows
+ *  (["edit"], ["history"], ["history", sha]). */
+export interface PageRoute {
+  ws: string | null;
+  slug: string | null;
+  rest: string[];
+}
+
+/** The page route of a URL's (decoded) segments, or null when they name no page. */
+export function pageRoute(segments: string[]): PageRoute | null {
+  const [seg0, ...rest] = segments;
+  if (!seg0) return null;
+  if (seg0.startsWith(WORKSPACE_MARK)) {
+    const ws = seg0.slice(WORKSPACE_MARK.length);
+    if (!ws) return null;
+    const [slug, ...more] = rest;
+    return { ws, slug: slug ?? null, rest: more };
+  }
+  if (seg0 === "-") return rest[0] === "page" && rest[1] ? { ws: null, slug: rest[1], rest: rest.slice(2) } : null;
+  if (RESERVED.has(seg0)) return null;
+  return { ws: null, slug: seg0, rest };
+}
+
+/** The one way the app builds a link to a page: /app/@<workspace>/<slug>[/<sub>], in the
+ *  current workspace unless `ws` says otherwise. `sub` is "edit", "history" or
+ *  "history/<sha>" (already URL-safe). Without any workspace (a user in none) the old
+ *  workspace-less form is the only one that can be built. */
+export function pageHref(slug: string, sub = "", ws: string | null = linkWorkspace): string {
   const s = encodeURIComponent(slug);
-  const head = RESERVED.has(slug) ? `${BASE}-/page/${s}` : `${BASE}${s}`;
+  const head = ws
+    ? `${BASE}${WORKSPACE_MARK}${encodeURIComponent(ws)}/${s}`
+    : RESERVED.has(slug)
+      ? `${BASE}-/page/${s}`
+      : `${BASE}${s}`;
   return sub ? `${head}/${sub}` : head;
 }
 

@@ -3,12 +3,14 @@ import { api, ApiError, setApiWorkspace, setUnauthorizedHandler, type TreeNode, 
 import { setUploadMax } from "./errors";
 import { deriveSlug } from "./markdown/slug";
 import { loadMessages, storedLanguage } from "./i18n";
-import { appHref, location, navigate } from "./router";
+import { appHref, location, navigate, pageRoute, setLinkWorkspace } from "./router";
 import { store } from "./store";
 
 export const user = store<User | null>(null);
 export const workspaces = store<Workspace[]>([]);
 export const currentWorkspace = store<string | null>(null);
+// Page links name the current workspace (router.ts builds them).
+currentWorkspace.subscribe(setLinkWorkspace);
 
 /** The page tree of the current workspace (GET /api/pages), and every page by slug. */
 export const tree = store<TreeNode[] | null>(null);
@@ -78,7 +80,12 @@ export function pageExists(slug: string): boolean | undefined {
 async function loadWorkspaces(u: User): Promise<void> {
   const list = (await api.workspaces()).items;
   workspaces.set(list);
-  const current = list.find((w) => w.slug === u.default_workspace)?.slug ?? list[0]?.slug ?? null;
+  // The app opens on a page URL of one of the user's workspaces: start in that one (and
+  // make it the default, as a switch would) rather than switch once the default is shown.
+  const named = pageRoute(location.get().segments)?.ws;
+  const opened = named && list.some((w) => w.slug === named) ? named : null;
+  if (opened && opened !== u.default_workspace) rememberWorkspace(opened);
+  const current = opened ?? list.find((w) => w.slug === u.default_workspace)?.slug ?? list[0]?.slug ?? null;
   setApiWorkspace(current);
   currentWorkspace.set(current);
   tree.set(null);
@@ -123,7 +130,7 @@ export async function signedOut(expired = false): Promise<void> {
   tree.set(null);
   treeLoading = null;
   const loc = location.get();
-  const next = expired && loc.path !== "login" ? "/app/" + loc.segments.map(encodeURIComponent).join("/") + (loc.query.toString() ? "?" + loc.query : "") : undefined;
+  const next = expired && loc.path !== "login" ? window.location.pathname + window.location.search : undefined;
   await navigate(appHref("login", { next }), { replace: true, force: true });
   await loadMessages(storedLanguage());
 }
@@ -150,6 +157,36 @@ export async function switchWorkspace(slug: string): Promise<void> {
   await navigate(appHref(""), { force: true });
   await reloadTree();
   pagesVersion.set(pagesVersion.get() + 1);
+}
+
+/** A page URL names workspace `slug` (a shared link, the back button): make it the
+ *  current one, as the workspace menu would, but stay on that URL. Resolves false when
+ *  the user is not a member (the list is asked again first: they may have been added
+ *  since the app loaded). */
+export async function openWorkspace(slug: string): Promise<boolean> {
+  if (currentWorkspace.get() === slug) return true;
+  if (!workspaces.get().some((w) => w.slug === slug)) workspaces.set((await api.workspaces()).items);
+  if (!workspaces.get().some((w) => w.slug === slug)) return false;
+  setApiWorkspace(slug);
+  tree.set(null);
+  titles.set(new Map());
+  treeLoading = null;
+  currentWorkspace.set(slug);
+  void reloadTree();
+  rememberWorkspace(slug);
+  return true;
+}
+
+/** Makes `slug` the user's default workspace in the background, like a switch from the
+ *  workspace menu: /app/ (here, after a reload, on another device) opens it from now on. */
+function rememberWorkspace(slug: string): void {
+  api.switchWorkspace(slug).then(
+    (res) => {
+      const u = user.get();
+      if (u) user.set({ ...u, default_workspace: res.default_workspace ?? slug });
+    },
+    () => undefined,
+  );
 }
 
 /** Creates a workspace. Its slug is derived from the name by the server; workspace slugs

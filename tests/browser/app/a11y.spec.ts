@@ -135,7 +135,9 @@ async function focusVisible(page: Page): Promise<{ desc: string; visible: boolea
     let el = document.activeElement as HTMLElement | null;
     while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement as HTMLElement;
     if (!el || el === document.body) return { desc: "body", visible: true };
-    const s = getComputedStyle(el);
+    // A tree item shows its focus on its own row (an outline would wrap its whole subtree).
+    const shown = el.getAttribute("role") === "treeitem" ? (el.querySelector(":scope > .tree-row") ?? el) : el;
+    const s = getComputedStyle(shown);
     const outline = s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0;
     const shadow = s.boxShadow !== "none" && s.boxShadow !== "";
     const desc = `${el.tagName.toLowerCase()}${el.className ? "." + String(el.className).split(" ").join(".") : ""} "${(el.getAttribute("aria-label") || el.textContent || "").trim().slice(0, 30)}"`;
@@ -166,7 +168,7 @@ test("keyboard: Tab through the shell and the page view, focus always visible", 
   // The walk reached the header, the tree and the page's own controls.
   const walk = seen.join("\n");
   expect(walk).toContain("search-input");
-  expect(walk).toContain("tree-link");
+  expect(walk).toContain("tree-item");
   expect(walk).toContain(en["page.edit"]!);
   // Enter on the skip link moves focus into the main content.
   await page.goto("/app/deploy-runbook");

@@ -3,7 +3,7 @@
 // in a dialog when they do: save the merge, keep mine, or take theirs), [[ and #
 // completion, image paste and drop → upload.
 import type { Page } from "@playwright/test";
-import { createPage, expect, fmt, test } from "../fixtures";
+import { createPage, expect, fmt, pageUrl, test } from "../fixtures";
 
 const source = (page: Page) => page.getByTestId("source-editor");
 
@@ -19,7 +19,7 @@ test("edit with live preview; Ctrl+S saves against the base revision", async ({ 
   const created = await createPage(page.request, { title: "Draft", content: "# Draft\n\nfirst words" });
   await page.goto("/app/draft");
   await page.getByTestId("edit-page").click();
-  await expect(page).toHaveURL(/\/app\/draft\/edit$/);
+  await expect(page).toHaveURL(pageUrl("draft", "edit"));
   await expect(source(page)).toContainText("first words");
 
   await replaceText(page, "# Draft\n\nsecond **words**");
@@ -32,14 +32,14 @@ test("edit with live preview; Ctrl+S saves against the base revision", async ({ 
   const body = (await put).postDataJSON();
   expect(body.base_revision).toBe(created.revision);
   await expect(page.getByTestId("editor-status")).toHaveText(en["page.saved"]!);
-  await expect(page).toHaveURL(/\/app\/draft\/edit$/); // Ctrl+S stays in the editor
+  await expect(page).toHaveURL(pageUrl("draft", "edit")); // Ctrl+S stays in the editor
   const saved = await (await page.request.get("/api/pages/draft")).json();
   expect(saved.content).toBe("# Draft\n\nsecond **words**");
 
   // The title field renames the title; Save returns to the page.
   await page.getByLabel(en["page.title_placeholder"]!).fill("Draft Two");
   await page.getByRole("button", { name: en["page.save"], exact: true }).click();
-  await expect(page).toHaveURL(/\/app\/draft$/);
+  await expect(page).toHaveURL(pageUrl("draft"));
   await expect(page.locator(".page-title")).toHaveText("Draft Two");
 });
 
@@ -55,7 +55,7 @@ test("Cmd+S (Meta+S) saves and stays, like Ctrl+S", async ({ page, en, user }) =
   await page.keyboard.press("Meta+s");
   expect((await put).postDataJSON().base_revision).toBe(created.revision);
   await expect(page.getByTestId("editor-status")).toHaveText(en["page.saved"]!);
-  await expect(page).toHaveURL(/\/app\/mac-draft\/edit$/);
+  await expect(page).toHaveURL(pageUrl("mac-draft", "edit"));
   const raw = await page.request.get("/api/pages/mac-draft/raw");
   expect(await raw.text()).toBe("# Mac Draft\n\nnew words"); // saved, and no stray "s" typed
 
@@ -85,14 +85,14 @@ test("unsaved changes are guarded", async ({ page, en, user }) => {
   const ask = page.getByRole("dialog");
   await expect(ask).toContainText(en["page.discard_changes_confirm"]!);
   await ask.getByRole("button", { name: en["common.cancel"] }).click();
-  await expect(page).toHaveURL(/\/app\/guarded\/edit$/);
+  await expect(page).toHaveURL(pageUrl("guarded", "edit"));
   await expect(source(page)).toContainText("text more");
 
   // The browser's back button asks too.
   await page.goBack();
   await expect(page.getByRole("dialog")).toBeVisible();
   await page.getByRole("dialog").getByRole("button", { name: en["common.cancel"] }).click();
-  await expect(page).toHaveURL(/\/app\/guarded\/edit$/);
+  await expect(page).toHaveURL(pageUrl("guarded", "edit"));
 
   // Leaving the site asks the browser's question. (Accepted, so the page really closes:
   // a dismissed one stays open with `close` pending, which raced the test's teardown.)
@@ -113,7 +113,7 @@ test("the guard lets go after confirming", async ({ page, en, user }) => {
   await page.keyboard.type("x");
   await page.getByRole("tree").getByRole("link", { name: "Other Place" }).click();
   await page.getByRole("dialog").getByRole("button", { name: en["common.confirm"] }).click();
-  await expect(page).toHaveURL(/\/app\/other-place$/);
+  await expect(page).toHaveURL(pageUrl("other-place"));
   const kept = await (await page.request.get("/api/pages/leave-me")).json();
   expect(kept.content).toBe("# Leave Me\n\ntext");
 });
@@ -151,7 +151,7 @@ test("an overlapping stale save shows theirs, yours and the merge to resolve", a
   await expect(dialog.getByTestId("conflict-yours")).toContainText("MY BETA");
   const merged = dialog.getByTestId("conflict-merged");
   await expect(merged).toHaveValue(/<<<<<<<[\s\S]*MY BETA[\s\S]*THEIR BETA|<<<<<<<[\s\S]*THEIR BETA[\s\S]*MY BETA/);
-  await expect(page).toHaveURL(/\/app\/contested\/edit$/);
+  await expect(page).toHaveURL(pageUrl("contested", "edit"));
 
   await merged.fill("alpha\nOUR BETA\ngamma\n");
   await dialog.getByRole("button", { name: en["page.conflict.save_merged"] }).click();
@@ -208,7 +208,7 @@ test("the conflict dialog: discard mine keeps theirs", async ({ page, en, user }
   expect(await raw(page, "take-theirs")).toBe("alpha\nTHEIR BETA\ngamma\n");
   // Nothing is left unsaved: leaving asks nothing.
   await page.getByRole("button", { name: en["page.cancel"] }).click();
-  await expect(page).toHaveURL(/\/app\/take-theirs$/);
+  await expect(page).toHaveURL(pageUrl("take-theirs"));
   await expect(page.locator(".page-content")).toContainText("THEIR BETA");
 });
 
@@ -303,7 +303,7 @@ test("a new page needs a title", async ({ page, en, user }) => {
   await source(page).click();
   await page.keyboard.type("Body text");
   await page.keyboard.press("Control+s");
-  await expect(page).toHaveURL(/\/app\/fresh-page$/);
+  await expect(page).toHaveURL(pageUrl("fresh-page"));
   await expect(page.locator(".page-content")).toContainText("Body text");
   void fmt;
 });

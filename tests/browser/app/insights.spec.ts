@@ -1,6 +1,6 @@
 // The insights dashboard (/app/-/insights): orphans, wanted pages (create one), most
 // linked, stale pages (none: see below), tags with their pages.
-import { createPage, expect, fmt, test } from "../fixtures";
+import { createPage, expect, fmt, pageUrl, test } from "../fixtures";
 
 test("orphans, wanted pages, most linked, tags", async ({ page, en, user }) => {
   void user;
@@ -45,7 +45,7 @@ test("orphans, wanted pages, most linked, tags", async ({ page, en, user }) => {
   await wanted.getByRole("link", { name: `${en["insights.create"]}: missing-thing` }).click();
   await expect(page).toHaveURL(/\/app\/-\/new\?slug=missing-thing&title=Missing\+thing$/);
   await page.getByRole("button", { name: en["page.save"], exact: true }).click();
-  await expect(page).toHaveURL(/\/app\/missing-thing$/);
+  await expect(page).toHaveURL(pageUrl("missing-thing"));
 
   await page.goto("/app/-/insights");
   await expect(page.getByRole("region", { name: en["insights.wanted"] })).toContainText(en["insights.none"]!);

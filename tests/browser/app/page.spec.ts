@@ -1,7 +1,7 @@
 // Screen 4: the page view — rendered markdown (sanitised), table of contents,
 // breadcrumbs, children, backlinks, tags, last editor; wikilinks in the app; a broken
 // link offers to create its page; the home route; deep links survive a reload.
-import { createPage, expect, fmt, test } from "../fixtures";
+import { createPage, expect, fmt, pageUrl, test } from "../fixtures";
 
 const RICH = `---
 title: Rich Page
@@ -88,7 +88,7 @@ test("a page renders its markdown safely, with outline, tags and meta", async ({
   // A wikilink navigates inside the app (no reload: the marker survives).
   await page.evaluate(() => ((window as unknown as { __marker: number }).__marker = 42));
   await body.getByRole("link", { name: "Linked Page" }).first().click();
-  await expect(page).toHaveURL(/\/app\/linked-page$/);
+  await expect(page).toHaveURL(pageUrl("linked-page"));
   await expect(page.locator(".page-title")).toHaveText("Linked Page");
   expect(await page.evaluate(() => (window as unknown as { __marker?: number }).__marker)).toBe(42);
   // ... and the target lists its backlink.
@@ -102,7 +102,7 @@ test("a page renders its markdown safely, with outline, tags and meta", async ({
   await page.getByRole("link", { name: fmt(en["page.create_named"]!, { title: "Missing Page" }) }).click();
   await expect(page.getByLabel(en["page.title_placeholder"]!)).toHaveValue("Missing Page");
   await page.getByRole("button", { name: en["page.save"], exact: true }).click();
-  await expect(page).toHaveURL(/\/app\/missing-page$/);
+  await expect(page).toHaveURL(pageUrl("missing-page"));
   await page.goto("/app/rich-page");
   await expect(page.locator(".page-content").getByRole("link", { name: "Missing Page" })).not.toHaveClass(/wikilink-missing/);
 });
@@ -111,7 +111,7 @@ test("home goes to the first page; deep links survive a reload", async ({ page, 
   void user;
   await createPage(page.request, { title: "Start Here", content: "# Start Here\n\nWelcome." });
   await page.goto("/app/");
-  await expect(page).toHaveURL(/\/app\/start-here$/);
+  await expect(page).toHaveURL(pageUrl("start-here"));
   await page.reload();
   await expect(page.locator(".page-content")).toContainText("Welcome.");
   await page.goto("/app/start-here/history");

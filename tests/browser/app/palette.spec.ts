@@ -1,6 +1,6 @@
 // The command palette (Ctrl/Cmd+K): jump to pages by title or by their text, create a
 // page with the typed title, run actions; arrows, Enter, Escape.
-import { createPage, expect, fmt, test } from "../fixtures";
+import { createPage, expect, fmt, pageUrl, test } from "../fixtures";
 
 test("jump to a page by title or by text, with arrows and Enter", async ({ page, en, user }) => {
   void user;
@@ -22,7 +22,7 @@ test("jump to a page by title or by text, with arrows and Enter", async ({ page,
   await expect(palette.getByRole("option").first()).toHaveAttribute("aria-selected", "true");
   await page.keyboard.press("Enter");
   await expect(palette).toHaveCount(0);
-  await expect(page).toHaveURL(/\/app\/gardening-notes$/);
+  await expect(page).toHaveURL(pageUrl("gardening-notes"));
 
   // A word of the text only: keyword search finds the page; arrows move the selection.
   await page.keyboard.press("Control+k");
@@ -36,7 +36,7 @@ test("jump to a page by title or by text, with arrows and Enter", async ({ page,
   await page.keyboard.press("ArrowUp");
   await expect(hit).toHaveAttribute("aria-selected", "true");
   await page.keyboard.press("Enter");
-  await expect(page).toHaveURL(/\/app\/kitchen$/);
+  await expect(page).toHaveURL(pageUrl("kitchen"));
 });
 
 test("create a page, run actions, Escape closes", async ({ page, en, user }) => {
@@ -52,7 +52,7 @@ test("create a page, run actions, Escape closes", async ({ page, en, user }) => 
   await expect(page).toHaveURL(/\/app\/-\/new\?title=Brand\+New\+Idea$/);
   await expect(page.getByLabel(en["page.title_placeholder"]!)).toHaveValue("Brand New Idea");
   await page.getByRole("button", { name: en["page.save"], exact: true }).click();
-  await expect(page).toHaveURL(/\/app\/brand-new-idea$/);
+  await expect(page).toHaveURL(pageUrl("brand-new-idea"));
 
   // Actions are filtered by the text.
   await page.keyboard.press("Control+k");

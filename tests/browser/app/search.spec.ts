@@ -1,6 +1,6 @@
 // Screen 6: search — instant results while typing, highlighted snippets rendered
 // safely, modes, keyboard navigation, the full results page.
-import { createPage, expect, fmt, test } from "../fixtures";
+import { createPage, expect, fmt, pageUrl, test } from "../fixtures";
 
 test("instant results with highlighted snippets; arrows and Enter open one", async ({ page, en, user }) => {
   void user;
@@ -52,5 +52,5 @@ test("modes and the full results page", async ({ page, en, user }) => {
   await page.reload();
   await expect(page.locator(".results")).toContainText("Harbour Log");
   await page.locator(".results").getByRole("link", { name: "Harbour Log" }).click();
-  await expect(page).toHaveURL(/\/app\/harbour-log$/);
+  await expect(page).toHaveURL(pageUrl("harbour-log"));
 });

@@ -8,7 +8,7 @@
 // Run twice: as served (the server's Content-Security-Policy on) and with the policy
 // bypassed, which proves the sanitiser on its own rather than leaning on the CSP.
 import type { Locator, Page } from "@playwright/test";
-import { expect, registerUser, test } from "../fixtures";
+import { expect, pageUrl, registerUser, test } from "../fixtures";
 
 const PAYLOAD = `# Quarterly notes <img src=x onerror="window.__xss_heading=1">
 
@@ -119,7 +119,7 @@ for (const bypassCSP of [false, true]) {
       await expect(page.locator(".page-title")).toContainText("Notes <img");
       const content = page.locator(".page-content");
       await assertInert(page, content, dialogs);
-      await expect(page).toHaveURL(/\/app\/hostile$/);
+      await expect(page).toHaveURL(pageUrl("hostile"));
       // The injected stylesheet did not apply.
       expect(await page.locator(".page-title").evaluate((el) => getComputedStyle(el).color)).not.toBe("rgb(255, 0, 0)");
       // The outline shows the headings' text, not markup.

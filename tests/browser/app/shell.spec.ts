@@ -1,11 +1,11 @@
 // Screen 2: the shell — workspace switcher (switch, create), theme toggle remembered,
 // language switch, search focus and palette shortcuts.
-import { createPage, expect, messages, test } from "../fixtures";
+import { createPage, expect, messages, pageUrl, test } from "../fixtures";
 
 test("workspaces: create one, switch between them", async ({ page, en, user }) => {
   await createPage(page.request, { title: "Personal Notes", content: "mine" });
   await page.goto("/app/");
-  await expect(page).toHaveURL(/\/app\/personal-notes$/);
+  await expect(page).toHaveURL(pageUrl("personal-notes"));
   const tree = page.getByRole("tree");
   await expect(tree.getByRole("link", { name: "Personal Notes" })).toBeVisible();
 

@@ -126,7 +126,7 @@ test("a parent with many children: the tree shows 200, then more on request", as
   await many.getByRole("button", { name: en["tree.expand"] }).click();
   await expect(many).toHaveAttribute("aria-expanded", "true");
   await expect(tree.locator(".tree-link")).toHaveCount(201);
-  const more = tree.getByRole("button", { name: fmt(en["tree.show_more"]!, { count: 30 }) });
+  const more = tree.getByRole("treeitem", { name: fmt(en["tree.show_more"]!, { count: 30 }) });
   await more.click();
   await expect(tree.locator(".tree-link")).toHaveCount(231);
   await expect(more).toHaveCount(0);

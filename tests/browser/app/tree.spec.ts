@@ -1,5 +1,5 @@
 // Screen 3: the page tree — top-level pages, expand/collapse, new page, new child page.
-import { createPage, errorLine, expect, test } from "../fixtures";
+import { createPage, errorLine, expect, pageUrl, test } from "../fixtures";
 
 test("the tree shows top-level pages and expands children", async ({ page, en, user }) => {
   void user;
@@ -30,7 +30,7 @@ test("the tree shows top-level pages and expands children", async ({ page, en, u
   await expect(tree.getByRole("link", { name: "Beta Grandchild" })).toHaveAttribute("aria-current", "page");
   // Links in the tree navigate in the app.
   await tree.getByRole("link", { name: "Alpha" }).click();
-  await expect(page).toHaveURL(/\/app\/alpha$/);
+  await expect(page).toHaveURL(pageUrl("alpha"));
   await expect(page.locator(".page-title")).toHaveText("Alpha");
 });
 
@@ -41,7 +41,7 @@ test("new page and new child page from the tree", async ({ page, en, user }) => 
   await expect(page).toHaveURL(/\/app\/-\/new$/);
   await page.getByLabel(en["page.title_placeholder"]!).fill("Parent Page");
   await page.getByRole("button", { name: en["page.save"], exact: true }).click();
-  await expect(page).toHaveURL(/\/app\/parent-page$/);
+  await expect(page).toHaveURL(pageUrl("parent-page"));
   const tree = page.getByRole("tree");
   await expect(tree.getByRole("link", { name: "Parent Page" })).toBeVisible();
 
@@ -50,7 +50,7 @@ test("new page and new child page from the tree", async ({ page, en, user }) => 
   await expect(page).toHaveURL(/\/app\/-\/new\?parent=parent-page$/);
   await page.getByLabel(en["page.title_placeholder"]!).fill("Child Page");
   await page.getByRole("button", { name: en["page.save"], exact: true }).click();
-  await expect(page).toHaveURL(/\/app\/child-page$/);
+  await expect(page).toHaveURL(pageUrl("child-page"));
   await expect(page.getByRole("navigation", { name: en["page.breadcrumbs"] })).toContainText("Parent Page");
   await expect(tree.getByRole("link", { name: "Child Page" })).toBeVisible();
   const res = await page.request.get("/api/pages/child-page");

@@ -1,15 +1,24 @@
 // A page's actions: edit, history, rename, move, delete (to the trash).
-import { useState } from "preact/hooks";
-import { api, ApiError, type Page, type TreeNode } from "../api";
+import type { ComponentType } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { api, ApiError, type Page } from "../api";
 import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
 import { deriveSlug } from "../markdown/slug";
 import { appHref, navigate, pageHref } from "../router";
-import { pagesChanged, tree } from "../session";
-import { useStore } from "../store";
+import { pagesChanged } from "../session";
 import { confirmDialog, Dialog } from "./Dialog";
 import { DialogActions, Field, FormError, useAction } from "./Form";
 import { Menu, MenuItem } from "./Menu";
+
+/** An href as a person reads it (letters of any script, not %-escapes). */
+function readableHref(href: string): string {
+  try {
+    return decodeURI(href);
+  } catch {
+    return href;
+  }
+}
 
 function RenameDialog({ page, onClose }: { page: Page; onClose: () => void }) {
   const [title, setTitle] = useState(page.title);
@@ -46,7 +55,7 @@ function RenameDialog({ page, onClose }: { page: Page; onClose: () => void }) {
             setSlug(v);
             setSlugEdited(true);
           }}
-          hint={`/app/${slug}`}
+          hint={readableHref(pageHref(slug))}
         />
         <FormError error={action.error} />
         <DialogActions
@@ -59,45 +68,29 @@ function RenameDialog({ page, onClose }: { page: Page; onClose: () => void }) {
   );
 }
 
-function flatten(nodes: TreeNode[], skip: string, depth = 0, out: { slug: string; title: string; depth: number }[] = []) {
-  for (const n of nodes) {
-    if (n.slug === skip) continue; // a page cannot move into its own subtree
-    out.push({ slug: n.slug, title: n.title, depth });
-    flatten(n.children ?? [], skip, depth + 1, out);
-  }
-  return out;
-}
+type MoveFormProps = { page: Page; onClose: () => void };
 
-function MoveDialog({ page, onClose }: { page: Page; onClose: () => void }) {
-  const nodes = useStore(tree) ?? [];
-  const [parent, setParent] = useState(page.parent ?? "");
-  const action = useAction();
-  const options = flatten(nodes, page.slug);
-  async function submit(e: Event) {
-    e.preventDefault();
-    await action.run(async () => {
-      await api.movePage(page.slug, parent || null);
-      await pagesChanged();
-      onClose();
-    });
-  }
+/** The move dialog. Its page search is downloaded when it is first opened (the page view
+ *  does not need it); until then the dialog shows, and Cancel and Escape work. */
+function MoveDialog({ page, onClose }: MoveFormProps) {
+  const [Form, setForm] = useState<ComponentType<MoveFormProps> | null>(null);
+  const [error, setError] = useState<ErrorText>("");
+  useEffect(() => {
+    import("./MoveDialog").then(
+      (m) => setForm(() => m.MoveForm),
+      () => setError(t("common.offline")),
+    );
+  }, []);
   return (
     <Dialog title={t("page.move")} onClose={onClose}>
-      <form class="form" onSubmit={submit}>
-        <label>
-          <span>{t("page.move.parent")}</span>
-          <select name="parent" value={parent} onChange={(e) => setParent(e.currentTarget.value)} autoFocus>
-            <option value="">{t("page.move.top_level")}</option>
-            {options.map((o) => (
-              <option key={o.slug} value={o.slug}>
-                {"\u00a0\u00a0".repeat(o.depth) + o.title}
-              </option>
-            ))}
-          </select>
-        </label>
-        <FormError error={action.error} />
-        <DialogActions onCancel={onClose} submit={t("page.move")} disabled={action.busy || (page.parent ?? "") === parent} />
-      </form>
+      {Form ? (
+        <Form page={page} onClose={onClose} />
+      ) : (
+        <form class="form" onSubmit={(e) => e.preventDefault()}>
+          {error ? <FormError error={error} /> : <p class="muted">{t("common.loading")}</p>}
+          <DialogActions onCancel={onClose} submit={t("page.move")} disabled />
+        </form>
+      )}
     </Dialog>
   );
 }

@@ -6,6 +6,7 @@ import anchor from "markdown-it-anchor";
 import footnote from "markdown-it-footnote";
 import taskLists from "markdown-it-task-lists";
 import DOMPurify from "dompurify";
+import { pageHref } from "../router";
 import { store } from "../store";
 import { splitFrontMatter } from "./frontmatter";
 import { deriveSlug } from "./slug";
@@ -40,7 +41,7 @@ function loadHighlighter(): void {
   });
 }
 
-let wikiEnv: WikiEnv = { href: (s) => "/app/" + encodeURIComponent(s), missingTitle: (t) => t };
+let wikiEnv: WikiEnv = { href: (s) => pageHref(s), missingTitle: (t) => t };
 let headings: TocEntry[] = [];
 
 const md = new MarkdownIt({

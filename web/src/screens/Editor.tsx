@@ -16,7 +16,7 @@ import type { SourceEditor } from "../editor/codemirror";
 import { FormError } from "../components/Form";
 import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
-import { location, navigate, pageHref, setNavigationGuard } from "../router";
+import { appHref, location, navigate, pageHref, setNavigationGuard } from "../router";
 import { knownTags, loadTags, pagesChanged, titles } from "../session";
 import { useStore } from "../store";
 import { theme } from "../theme";
@@ -465,7 +465,7 @@ export function Editor({ slug }: { slug: string | null }) {
         </span>
         <button
           type="button"
-          onClick={() => void navigate(page ? pageHref(page.slug) : parent ? pageHref(parent) : "/app/")}
+          onClick={() => void navigate(page ? pageHref(page.slug) : parent ? pageHref(parent) : appHref(""))}
         >
           {t("page.cancel")}
         </button>

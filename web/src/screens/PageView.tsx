@@ -13,23 +13,24 @@ import { formatDate, t, useI18n } from "../i18n";
 import { frontMatterSummary } from "../markdown/frontmatter";
 import { appHref, location, pageHref } from "../router";
 import { peekView, loadView } from "../prefetch";
-import { firstPageShown, pagesVersion } from "../session";
+import { currentWorkspace, firstPageShown, pagesVersion } from "../session";
 import { useStore } from "../store";
 
 export function usePageView(slug: string) {
   const version = useStore(pagesVersion);
+  const ws = useStore(currentWorkspace);
   // A prefetched answer (hover or focus on a link) shows at once, without a loading step.
-  const [data, setData] = useState<PageViewData | null>(() => peekView(slug) ?? null);
+  const [data, setData] = useState<PageViewData | null>(() => peekView(slug, ws) ?? null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
     let live = true;
     setError(null);
-    const ready = peekView(slug);
+    const ready = peekView(slug, ws);
     if (ready) {
       setData(ready);
       return;
     }
-    loadView(slug).then(
+    loadView(slug, ws).then(
       (d) => live && setData(d),
       (e) => {
         if (!live) return;
@@ -40,7 +41,7 @@ export function usePageView(slug: string) {
     return () => {
       live = false;
     };
-  }, [slug, version]);
+  }, [slug, ws, version]);
   return { data: data && data.page.slug === slug ? data : null, error };
 }
 
