@@ -104,6 +104,9 @@ impl Error {
     pub fn parent_not_found(slug: &str) -> Self {
         Self::bad_request("parent_not_found", format!("no live page '{slug}' to be the parent"))
     }
+    pub fn not_a_sibling(slug: &str) -> Self {
+        Self::bad_request("not_a_sibling", format!("'{slug}' is not a live page beside this one"))
+    }
     pub fn move_cycle() -> Self {
         Self::bad_request("move_cycle", "a page cannot move into its own subtree")
     }

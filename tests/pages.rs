@@ -510,6 +510,7 @@ async fn ws_parameter_and_the_404_rule_on_page_routes() {
         (Method::GET, format!("/api/pages/shared/history/{rev}/diff"), None),
         (Method::POST, format!("/api/pages/shared/restore/{rev}"), None),
         (Method::POST, "/api/pages/shared/move".into(), Some(json!({"parent": null}))),
+        (Method::POST, "/api/pages/shared/position".into(), Some(json!({"after": null}))),
         (Method::POST, "/api/pages/shared/rename".into(), Some(json!({"new_slug": "y"}))),
         (Method::GET, "/api/trash/shared".into(), None),
         (Method::POST, "/api/trash/shared/restore".into(), None),
@@ -586,9 +587,12 @@ async fn build_a_wiki(api: &Api) {
     api.post("/api/trash/purged/purge", json!({})).await;
     api.page("moved", "# Moved").await;
     api.post("/api/pages/moved/move", json!({"parent": "deeper"})).await;
+    // Ordered by hand against the title order ("Aside" would come first).
+    api.post("/api/pages", json!({"slug": "aside", "parent": "home", "content": "# Aside"})).await;
+    api.post("/api/pages/aside/position", json!({"after": "guide"})).await;
 }
 
-const SLUGS: &[&str] = &["home", "guide", "deeper", "moved", "gone", "purged"];
+const SLUGS: &[&str] = &["home", "guide", "deeper", "moved", "gone", "purged", "aside"];
 
 #[tokio::test]
 async fn reindex_rebuilds_exactly_what_was_there() {
@@ -602,7 +606,7 @@ async fn reindex_rebuilds_exactly_what_was_there() {
     }
     assert_eq!(api.get("/api/notes").await.1["total"], 0);
     let report = cairn::core::reindex::all(&srv.ctx).await.unwrap();
-    assert_eq!(report.pages, 5);
+    assert_eq!(report.pages, 6);
     assert_eq!(snapshot(&api, SLUGS).await, before);
     srv.stop().await;
 }
@@ -777,8 +781,8 @@ async fn backup_then_restore_into_a_fresh_place() {
     assert_eq!(api.get("/api/pages/late").await.1["title"], "Written between the halves");
     let notes_after = after.remove(1);
     let mut notes_before = before[1].clone();
-    assert_eq!(notes_after["total"], 5);
-    notes_before["total"] = json!(5);
+    assert_eq!(notes_after["total"], 6);
+    notes_before["total"] = json!(6);
     let late_removed: Vec<Value> =
         notes_after["items"].as_array().unwrap().iter().filter(|i| i["slug"] != "late").cloned().collect();
     assert_eq!(late_removed, notes_before["items"].as_array().unwrap().clone());
@@ -1281,5 +1285,68 @@ async fn restoring_a_revision_restores_its_title_unless_kept() {
         .send(Method::POST, &format!("/api/pages/release-plan/restore/{r1}"), Some(json!({"keep_title": "yes"})))
         .await;
     assert_problem(&r, 422, "invalid_body");
+    srv.stop().await;
+}
+
+/// Siblings ordered by hand keep that order: in the tree, among the children, in every
+/// answer; pages never ordered follow by title; a move to another parent drops the number.
+#[tokio::test]
+async fn siblings_ordered_by_hand_keep_their_order() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("order@x.io").await;
+    api.page("guide", "# Guide").await;
+    for slug in ["alpha", "beta", "gamma"] {
+        api.post("/api/pages", json!({"slug": slug, "parent": "guide", "content": format!("# {slug}")})).await;
+    }
+    let children = async || -> Vec<String> {
+        let (_, kids) = api.get("/api/pages/guide/children").await;
+        let listed: Vec<String> =
+            kids["items"].as_array().unwrap().iter().map(|k| k["slug"].as_str().unwrap().to_owned()).collect();
+        let (_, tree) = api.get("/api/pages").await;
+        let guide = tree.as_array().unwrap().iter().find(|n| n["slug"] == "guide").unwrap().clone();
+        let in_tree: Vec<String> =
+            guide["children"].as_array().unwrap().iter().map(|k| k["slug"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(listed, in_tree, "the tree and the children list agree");
+        listed
+    };
+    assert_eq!(children().await, ["alpha", "beta", "gamma"], "by title until ordered");
+    assert!(api.get("/api/pages/alpha").await.1["position"].is_null());
+
+    let (s, gamma) = api.post("/api/pages/gamma/position", json!({"after": null})).await;
+    assert_eq!(s, StatusCode::OK, "{gamma}");
+    assert_eq!(gamma["position"], 0);
+    assert_eq!(children().await, ["gamma", "alpha", "beta"]);
+    let (s, beta) = api.post("/api/pages/beta/position", json!({"after": "gamma"})).await;
+    assert_eq!((s, beta["position"].clone()), (StatusCode::OK, json!(1)));
+    assert_eq!(children().await, ["gamma", "beta", "alpha"]);
+    // Where it already is: no commit.
+    let before = api.get("/api/pages/beta/history").await.1["total"].clone();
+    api.post("/api/pages/beta/position", json!({"after": "gamma"})).await;
+    assert_eq!(api.get("/api/pages/beta/history").await.1["total"], before);
+    let (_, h) = api.get("/api/pages/beta/history").await;
+    assert!(h["items"][0]["message"].as_str().unwrap().starts_with("Order beta"), "{h}");
+
+    // A page that arrives later follows the ordered ones.
+    api.post("/api/pages", json!({"slug": "aardvark", "parent": "guide", "content": "# Aardvark"})).await;
+    assert_eq!(children().await, ["gamma", "beta", "alpha", "aardvark"]);
+    // Only a sibling can be named; the page must be live.
+    let r = api.send(Method::POST, "/api/pages/alpha/position", Some(json!({"after": "guide"}))).await;
+    assert_problem(&r, 400, "not_a_sibling");
+    let r = api.send(Method::POST, "/api/pages/nothing/position", Some(json!({"after": null}))).await;
+    assert_problem(&r, 404, "page_not_found");
+    let r = api.send(Method::POST, "/api/pages/alpha/position", Some(json!({"after": 3}))).await;
+    assert_problem(&r, 422, "invalid_body");
+    // Top-level pages order the same way.
+    api.page("zulu", "# Zulu").await;
+    let (s, _) = api.post("/api/pages/zulu/position", json!({})).await;
+    assert_eq!(s, StatusCode::OK);
+    let (_, tree) = api.get("/api/pages").await;
+    assert_eq!(tree[0]["slug"], "zulu");
+
+    // Moved elsewhere: its number there meant nothing.
+    let (_, moved) = api.post("/api/pages/gamma/move", json!({"parent": null})).await;
+    assert!(moved["position"].is_null(), "{moved}");
+    assert_eq!(children().await, ["beta", "alpha", "aardvark"]);
     srv.stop().await;
 }

@@ -51,9 +51,10 @@ impl Write for ChannelWriter {
 async fn entries(ctx: &Ctx, access: &Access) -> Result<Vec<(String, String)>> {
     let mut conn = ctx.db.pool.acquire().await?;
     let rows = rows::live_tree(&mut conn, access.workspace_id()).await?;
-    let by_id: HashMap<i64, (&str, Option<i64>)> = rows.iter().map(|(id, s, _, p)| (*id, (s.as_str(), *p))).collect();
+    let by_id: HashMap<i64, (&str, Option<i64>)> =
+        rows.iter().map(|(id, s, _, p, _)| (*id, (s.as_str(), *p))).collect();
     let mut out = Vec::with_capacity(rows.len());
-    for (_, slug, _, parent) in &rows {
+    for (_, slug, _, parent, _) in &rows {
         let mut parts = vec![slug.as_str()];
         let mut next = *parent;
         while let Some(id) = next {

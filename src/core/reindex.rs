@@ -33,6 +33,8 @@ struct Entry {
     slug: String,
     title: String,
     parent: Option<String>,
+    /// Its place among its siblings (`Cairn-Position`), when ordered by hand.
+    position: Option<i64>,
     actor: Option<i64>,
     author_name: String,
     time: String,
@@ -69,6 +71,7 @@ fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
             slug: t.get("slug").cloned().unwrap_or_default(),
             title: t.get("title").cloned().unwrap_or_default(),
             parent: t.get("parent").filter(|p| !p.is_empty()).cloned(),
+            position: t.get("position").and_then(|p| p.parse().ok()),
             actor: t.get("actor").and_then(|a| a.parse().ok()),
             // The committer saved it (an imported commit keeps its source's author).
             author_name: commit.committer().name().unwrap_or_default().to_owned(),
@@ -175,6 +178,7 @@ async fn rebuild_locked(w: &mut Writer, repo: &git::WorkspaceRepo, ws_id: i64) -
             parsed: None,
             write: rows::RowWrite::Any,
             indexed: None,
+            position: Some(last.position),
         };
         let (page_id, _) = rows::upsert_page_in_tx(&mut tx, ws_id, &row, None, None).await?;
         if let Some(p) = &last.parent {

@@ -30,6 +30,7 @@ pub fn router() -> OpenApiRouter<Ctx> {
         .routes(routes!(view_page))
         .routes(routes!(raw_page))
         .routes(routes!(move_page))
+        .routes(routes!(order_page))
         .routes(routes!(rename_page))
         .routes(routes!(page_history))
         .routes(routes!(page_revision))
@@ -113,6 +114,15 @@ pub struct MovePage {
     /// Slug of the new parent; null for the top level.
     #[serde(default)]
     pub parent: Option<String>,
+}
+
+/// Where a page goes among its siblings (an extension).
+#[derive(Deserialize, ToSchema)]
+#[schema(example = json!({"after": "install"}))]
+pub struct OrderPage {
+    /// The sibling it goes right after; null (or absent) puts it first.
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// How a revision is restored (an optional body; an extension).
@@ -294,6 +304,21 @@ async fn move_page(
 ) -> Result<Response> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
     Ok(with_etag(StatusCode::OK, pages::move_page(&ctx, &a, &auth.user, &slug, req.parent.as_deref()).await?))
+}
+
+/// Puts a page at a place among its siblings, kept as the tree's order from then on.
+#[utoipa::path(post, path = "/api/pages/{slug}/position", tags = ["pages", "extension"], params(("slug" = String, Path), Ws), request_body = OrderPage, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+    responses((status = 200, body = Page), (status = 400, body = Problem, description = "`after` is not a sibling"),
+        (status = 401, body = Problem), (status = 404, body = Problem), (status = 422, body = Problem), (status = 503, body = Problem)))]
+async fn order_page(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path(slug): Path<String>,
+    Query(q): Query<Ws>,
+    Json(req): Json<OrderPage>,
+) -> Result<Response> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    Ok(with_etag(StatusCode::OK, pages::reorder(&ctx, &a, &auth.user, &slug, req.after.as_deref()).await?))
 }
 
 /// Renames a page; its history follows, and links to it are rewritten.

@@ -168,6 +168,9 @@ const TABLES: &[Table] = &[
             // On SQLite the markdown, zlib-compressed (`content` is then ''); NULL on
             // PostgreSQL and in rows of older releases (`core::pages::stored`).
             ("content_z", "{blob}"),
+            // The page's place among its siblings when people ordered them by hand
+            // (NULL: by title); kept in the commits' `Cairn-Position` trailer too.
+            ("position", "BIGINT"),
         ],
         constraints: &["CONSTRAINT pages_workspace_id_slug_key UNIQUE (workspace_id, slug)"],
     },

@@ -73,7 +73,7 @@ pub async fn import(ctx: &Ctx, opts: &Options, progress: Progress<'_>) -> anyhow
     };
     let existing: HashSet<String> = {
         let mut conn = ctx.db.pool.acquire().await?;
-        rows::live_tree(&mut conn, access.workspace_id()).await?.into_iter().map(|(_, slug, _, _)| slug).collect()
+        rows::live_tree(&mut conn, access.workspace_id()).await?.into_iter().map(|(_, slug, ..)| slug).collect()
     };
     let mut report = Report {
         source: opts.path.display().to_string(),

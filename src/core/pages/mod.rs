@@ -51,6 +51,9 @@ pub struct Page {
     pub updated_by: Actor,
     /// Workspace slug.
     pub workspace: String,
+    /// The page's place among its siblings when people ordered them by hand (lowest
+    /// first; pages without one follow, by title). An extension.
+    pub position: Option<i64>,
 }
 
 /// A page in a flat list.

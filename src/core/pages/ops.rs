@@ -74,6 +74,7 @@ fn state_of(row: &Row) -> PageState {
         title: row.title.clone(),
         content: row.content.clone(),
         parent: parent_of(row),
+        position: row.position,
         trashed: row.deleted_at.is_some(),
         parsed: None,
         indexed: None,
@@ -171,6 +172,7 @@ impl Creation {
             title: self.title.clone(),
             content: self.content.clone(),
             parent,
+            position: None,
             trashed: false,
             parsed: Some(self.parsed.clone()),
             indexed: None,
@@ -370,7 +372,7 @@ pub async fn move_page(ctx: &Ctx, access: &Access, user: &User, slug: &str, pare
             None => format!("Move {} to the top level", row.title),
         };
         let parent = new_parent.map(|p| Parent { uid: p.uid, slug: p.slug });
-        let state = PageState { parent, ..listed_state_of(&row, lists) };
+        let state = PageState { parent, position: None, ..listed_state_of(&row, lists) };
         only(
             w.commit(
                 user,
@@ -378,6 +380,42 @@ pub async fn move_page(ctx: &Ctx, access: &Access, user: &User, slug: &str, pare
             )
             .await?,
         )
+    })
+}
+
+/// Puts a page right after its sibling `after` (None: first among its siblings), and
+/// keeps that order: every sibling whose place changes gets it as its `position`, one
+/// commit each (a page's first hand ordering numbers all its siblings).
+pub async fn reorder(ctx: &Ctx, access: &Access, user: &User, slug: &str, after: Option<&str>) -> Result<Page> {
+    let ws = access.workspace_id();
+    locked!(ctx, access, |w| {
+        let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
+        let mut siblings = rows::siblings(w.conn(), ws, row.parent_id).await?;
+        let at = siblings.iter().position(|(r, _)| r.id == row.id).ok_or_else(|| Error::page_not_found(slug))?;
+        let moved = siblings.remove(at);
+        let to = match after {
+            None => 0,
+            Some(a) => 1 + siblings.iter().position(|(r, _)| r.slug == a).ok_or_else(|| Error::not_a_sibling(a))?,
+        };
+        siblings.insert(to, moved);
+        let changes: Vec<Change> = siblings
+            .into_iter()
+            .zip(0_i64..)
+            .filter(|((r, _), place)| r.position != Some(*place))
+            .map(|((r, lists), place)| Change {
+                action: Action::Order,
+                summary: format!("Order {} as number {} among its siblings", r.title, place + 1),
+                before_path: None,
+                state: PageState { position: Some(place), ..listed_state_of(&r, lists) },
+                previous_slug: None,
+            })
+            .collect();
+        let pages = if changes.is_empty() { vec![] } else { w.commit(user, changes).await? };
+        // The page itself may keep its number while its siblings' change around it.
+        Ok(match pages.into_iter().find(|p| p.slug == slug) {
+            Some(page) => page,
+            None => row.into_page(lists.tags, lists.links, access.slug()),
+        })
     })
 }
 

@@ -107,17 +107,18 @@ pub async fn tree(ctx: &Ctx, access: &Access) -> Result<Vec<TreeNode>> {
     let mut conn = ctx.db.pool.acquire().await?;
     let rows = rows::live_tree(&mut conn, access.workspace_id()).await?;
     let live: std::collections::HashSet<i64> = rows.iter().map(|r| r.0).collect();
-    let mut by_parent: HashMap<Option<i64>, Vec<(i64, String, String)>> = HashMap::new();
-    for (id, slug, title, parent) in rows {
+    type Kid = (i64, String, String, Option<i64>);
+    let mut by_parent: HashMap<Option<i64>, Vec<Kid>> = HashMap::new();
+    for (id, slug, title, parent, position) in rows {
         // A parent that is not live (cannot normally happen) puts the page at the top.
         let parent = parent.filter(|p| live.contains(p));
-        by_parent.entry(parent).or_default().push((id, slug, title));
+        by_parent.entry(parent).or_default().push((id, slug, title, position));
     }
-    fn build(parent: Option<i64>, by_parent: &mut HashMap<Option<i64>, Vec<(i64, String, String)>>) -> Vec<TreeNode> {
+    fn build(parent: Option<i64>, by_parent: &mut HashMap<Option<i64>, Vec<Kid>>) -> Vec<TreeNode> {
         let mut kids = by_parent.remove(&parent).unwrap_or_default();
-        kids.sort_by(|a, b| rows::tree_order((&a.2, &a.1), (&b.2, &b.1)));
+        kids.sort_by(|a, b| rows::tree_order((a.3, &a.2, &a.1), (b.3, &b.2, &b.1)));
         kids.into_iter()
-            .map(|(id, slug, title)| TreeNode { slug, title, children: build(Some(id), by_parent) })
+            .map(|(id, slug, title, _)| TreeNode { slug, title, children: build(Some(id), by_parent) })
             .collect()
     }
     Ok(build(None, &mut by_parent))

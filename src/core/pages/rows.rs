@@ -45,11 +45,12 @@ pub struct Row {
     pub updated_by: Actor,
     pub deleted_at: Option<String>,
     pub deleted_by: Option<i64>,
+    pub position: Option<i64>,
 }
 
 const ROW_COLUMNS: &str = "SELECT p.id, p.uid, p.slug, p.title, p.content, p.content_z, p.parent_id, pp.slug AS parent_slug, \
      pp.uid AS parent_uid, p.revision, p.created_at, p.updated_at, p.updated_by, \
-     COALESCE(u.name, '') AS updated_by_name, p.deleted_at, p.deleted_by";
+     COALESCE(u.name, '') AS updated_by_name, p.deleted_at, p.deleted_by, p.position";
 const ROW_FROM: &str =
     "FROM pages p LEFT JOIN pages pp ON pp.id = p.parent_id LEFT JOIN users u ON u.id = p.updated_by";
 /// Tags and links of `p`, aggregated in the row query itself (`$3` is [`SEP`]).
@@ -75,6 +76,7 @@ fn row_from(r: &AnyRow) -> Result<Row> {
         },
         deleted_at: r.try_get("deleted_at")?,
         deleted_by: r.try_get("deleted_by")?,
+        position: r.try_get("position")?,
     })
 }
 
@@ -94,13 +96,16 @@ impl Row {
             updated_at: self.updated_at,
             updated_by: self.updated_by,
             workspace: workspace.to_owned(),
+            position: self.position,
         }
     }
 }
 
-/// Children and siblings are listed by title (case-insensitive), then slug.
-pub fn tree_order(a: (&str, &str), b: (&str, &str)) -> Ordering {
-    a.0.to_lowercase().cmp(&b.0.to_lowercase()).then_with(|| a.1.cmp(b.1))
+/// Siblings are listed in the order people gave them (pages with a `position`, by it),
+/// then by title (case-insensitive), then slug. Each argument: (position, title, slug).
+pub fn tree_order(a: (Option<i64>, &str, &str), b: (Option<i64>, &str, &str)) -> Ordering {
+    let placed = |p: Option<i64>| (p.is_none(), p.unwrap_or_default());
+    placed(a.0).cmp(&placed(b.0)).then_with(|| a.1.to_lowercase().cmp(&b.1.to_lowercase())).then_with(|| a.2.cmp(b.2))
 }
 
 fn split_list(joined: Option<String>) -> Vec<String> {
@@ -243,11 +248,29 @@ pub async fn visible(conn: &mut AnyConnection, user_id: i64, ws: &str, slug: &st
 }
 
 /// `(id, slug, title, parent_id)` of every live page of a workspace (tree and export).
-pub async fn live_tree(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<(i64, String, String, Option<i64>)>> {
-    Ok(sqlx::query_as("SELECT id, slug, title, parent_id FROM pages WHERE workspace_id = $1 AND deleted_at IS NULL")
-        .bind(ws_id)
-        .fetch_all(&mut *conn)
-        .await?)
+pub async fn live_tree(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<TreeRow>> {
+    Ok(sqlx::query_as(
+        "SELECT id, slug, title, parent_id, position FROM pages WHERE workspace_id = $1 AND deleted_at IS NULL",
+    )
+    .bind(ws_id)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+/// A live page as the tree needs it: id, slug, title, parent id, position.
+pub type TreeRow = (i64, String, String, Option<i64>, Option<i64>);
+
+/// The live pages under the same parent as a page (`parent_id`; None: the top level),
+/// itself included, in tree order, each with the tags and links its rows hold.
+pub async fn siblings(conn: &mut AnyConnection, ws_id: i64, parent_id: Option<i64>) -> Result<Vec<(Row, Lists)>> {
+    let sql = format!(
+        "{ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} \
+         WHERE p.workspace_id = $1 AND p.parent_id IS NOT DISTINCT FROM $2 AND p.deleted_at IS NULL"
+    );
+    let rows = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(parent_id).bind(SEP).fetch_all(&mut *conn).await?;
+    let mut out = rows.iter().map(|r| Ok((row_from(r)?, lists_from(r)?))).collect::<Result<Vec<_>>>()?;
+    out.sort_by(|(a, _), (b, _)| tree_order((a.position, &a.title, &a.slug), (b.position, &b.title, &b.slug)));
+    Ok(out)
 }
 
 /// The live ancestors of a page, from the top-level one down to its parent.
@@ -403,7 +426,7 @@ pub async fn slugs_starting(
 }
 
 const SUMMARY_SELECT: &str = "SELECT p.id, p.slug, p.title, pp.slug AS parent_slug, p.revision, p.created_at, \
-     p.updated_at, p.updated_by, COALESCE(u.name, '') AS updated_by_name \
+     p.updated_at, p.updated_by, COALESCE(u.name, '') AS updated_by_name, p.position \
      FROM pages p LEFT JOIN pages pp ON pp.id = p.parent_id LEFT JOIN users u ON u.id = p.updated_by";
 
 async fn summaries(conn: &mut AnyConnection, rows: Vec<AnyRow>) -> Result<Vec<PageSummary>> {
@@ -467,10 +490,19 @@ pub async fn recent(
 /// Direct live children of a page, in tree order.
 pub async fn live_children(conn: &mut AnyConnection, ws_id: i64, page_id: i64) -> Result<Vec<PageSummary>> {
     let sql = format!("{SUMMARY_SELECT} WHERE p.workspace_id = $1 AND p.parent_id = $2 AND p.deleted_at IS NULL");
-    let rows = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(page_id).fetch_all(&mut *conn).await?;
-    let mut items = summaries(conn, rows).await?;
-    items.sort_by(|a, b| tree_order((&a.title, &a.slug), (&b.title, &b.slug)));
-    Ok(items)
+    let mut rows = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(page_id).fetch_all(&mut *conn).await?;
+    let key = |r: &AnyRow| -> (Option<i64>, String, String) {
+        (
+            r.try_get("position").ok().flatten(),
+            r.try_get("title").unwrap_or_default(),
+            r.try_get("slug").unwrap_or_default(),
+        )
+    };
+    rows.sort_by(|a, b| {
+        let (a, b) = (key(a), key(b));
+        tree_order((a.0, &a.1, &a.2), (b.0, &b.1, &b.2))
+    });
+    summaries(conn, rows).await
 }
 
 /// What pages trashed by one delete share: the time and the user of that delete.
@@ -616,6 +648,8 @@ pub struct IndexedPage {
     /// The tags and links the row holds now, when the caller read them with it: a list
     /// that would be written the same again is left as it is.
     pub indexed: Option<Lists>,
+    /// The page's place among its siblings, when the write sets it (None: left as it is).
+    pub position: Option<Option<i64>>,
 }
 
 /// What a page's write may change of its row.
@@ -909,6 +943,12 @@ pub async fn page_script(
     script.push(statement, values);
     let page = || -> Vec<Value> { vec![ws_id.into(), (&p.uid).into()] };
     let with_page = |more: Vec<Value>| -> Vec<Value> { page().into_iter().chain(more).collect() };
+    if let Some(position) = p.position {
+        script.push(
+            "UPDATE pages SET position = $3 WHERE workspace_id = $1 AND uid = $2",
+            with_page(vec![position.into()]),
+        );
+    }
     // Embedding happens off the request path: the worker picks this row up. One row per
     // page at most, so the queue stays bounded while semantic search is off.
     script.push(

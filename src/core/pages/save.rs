@@ -39,6 +39,8 @@ pub enum Action {
     /// A link rewrite caused by another page's rename.
     Relink,
     Move,
+    /// A new place among the page's siblings, set by hand.
+    Order,
     Rename,
     Trash,
     Untrash,
@@ -53,6 +55,7 @@ impl Action {
             Action::Restore => "restore",
             Action::Relink => "relink",
             Action::Move => "move",
+            Action::Order => "order",
             Action::Rename => "rename",
             Action::Trash => "trash",
             Action::Untrash => "untrash",
@@ -67,6 +70,7 @@ impl Action {
             "restore" => Action::Restore,
             "relink" => Action::Relink,
             "move" => Action::Move,
+            "order" => Action::Order,
             "rename" => Action::Rename,
             "trash" => Action::Trash,
             "untrash" => Action::Untrash,
@@ -82,7 +86,8 @@ impl Action {
             Action::Create | Action::Untrash => "page.created",
             Action::Update | Action::Restore | Action::Relink => "page.updated",
             Action::Trash | Action::Purge => "page.deleted",
-            Action::Move => "page.moved",
+            // A new place among its siblings is a move within the tree.
+            Action::Move | Action::Order => "page.moved",
             Action::Rename => "page.renamed",
         }
     }
@@ -103,6 +108,8 @@ pub struct PageState {
     pub title: String,
     pub content: String,
     pub parent: Option<Parent>,
+    /// Its place among its siblings when ordered by hand.
+    pub position: Option<i64>,
     pub trashed: bool,
     /// `content` already parsed by the operation (for its title), so a save parses once.
     pub parsed: Option<Arc<Parsed>>,
@@ -469,6 +476,7 @@ impl Writer {
                     updated_at: now.clone(),
                     updated_by: Actor { id: user.id, name: user.name },
                     workspace: self.access.slug().to_owned(),
+                    position: st.position,
                 }
             })
             .collect())
@@ -712,6 +720,8 @@ async fn index_rows(
                 _ => rows::RowWrite::Any,
             },
             indexed: st.indexed.clone(),
+            // A move leaves the old siblings: its place among them is dropped (`ops`).
+            position: matches!(change.action, Action::Order | Action::Move).then_some(st.position),
         };
         let revision = RevisionRow {
             sha: sha.clone(),
@@ -784,13 +794,14 @@ fn commit_message(c: &Change, actor: i64, time: &str, origin: Option<&Origin>) -
         format!("Imported from {}: {}\n\nCairn-{}: {}\n", o.commit, one_line(&o.subject), Origin::TRAILER, o.commit)
     });
     format!(
-        "{}\n\n{imported}Cairn-Page: {}\nCairn-Action: {}\nCairn-Slug: {}\nCairn-Title: {}\nCairn-Parent: {}\nCairn-Actor: {}\nCairn-Time: {}\n",
+        "{}\n\n{imported}Cairn-Page: {}\nCairn-Action: {}\nCairn-Slug: {}\nCairn-Title: {}\nCairn-Parent: {}\n{}Cairn-Actor: {}\nCairn-Time: {}\n",
         one_line(&c.summary),
         st.uid,
         c.action.as_str(),
         st.slug,
         one_line(&st.title),
         st.parent.as_ref().map_or("", |p| p.uid.as_str()),
+        st.position.map_or_else(String::new, |p| format!("Cairn-Position: {p}\n")),
         actor,
         time,
     )
