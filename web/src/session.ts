@@ -172,7 +172,7 @@ export async function createWorkspace(name: string): Promise<Workspace> {
 export const knownTags = store<string[]>([]);
 export async function loadTags(): Promise<void> {
   try {
-    const notes = await api.notes({ limit: 500 });
+    const notes = await api.allNotes();
     const all = new Set<string>();
     for (const n of notes.items) for (const tag of n.tags ?? []) all.add(tag);
     knownTags.set([...all].sort());

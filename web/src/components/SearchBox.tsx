@@ -30,6 +30,7 @@ export function SearchBox() {
   const ws = useStore(currentWorkspace);
   const [q, setQ] = useState("");
   const [items, setItems] = useState<SearchResult[] | null>(null);
+  const [total, setTotal] = useState(0);
   const [error, setError] = useState<ErrorText>("");
   const [active, setActive] = useState(-1);
   const [open, setOpen] = useState(false);
@@ -72,6 +73,7 @@ export function SearchBox() {
         .search(query, mode, ctl.signal, 10)
         .then((res) => {
           setItems(res.items);
+          setTotal(res.total ?? res.items.length);
           setError("");
           setActive(res.items.length ? 0 : -1);
         })
@@ -184,7 +186,7 @@ export function SearchBox() {
           )}
           {items && items.length > 0 && (
             <a class="search-all" href={appHref("-/search", { q: q.trim(), mode })} onClick={() => setOpen(false)}>
-              {t("search.all_results")}
+              {t("search.all_results")} ({total})
             </a>
           )}
         </div>
