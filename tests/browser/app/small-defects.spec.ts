@@ -28,7 +28,7 @@ test("the favicon is fetched once", async ({ page, user }) => {
   page.on("request", (r) => /favicon/.test(new URL(r.url()).pathname) && fetched.push(r.url()));
   await page.goto("/app/");
   await expect(page.getByTestId("empty-workspace")).toBeVisible();
-  await expect(page.locator(".brand svg")).toBeVisible(); // the logo is still there
+  await expect(page.locator(".brand :is(svg, img)")).toBeVisible(); // the logo is still there
   await page.waitForLoadState("networkidle");
   expect(fetched.length, fetched.join(", ")).toBeLessThanOrEqual(1);
 });

@@ -5,15 +5,23 @@ import { readFileSync } from "node:fs";
 import { createPage, expect, registerUser, test } from "../fixtures";
 import type { Page } from "@playwright/test";
 
-/** Answers GET /api/workspaces/{slug} with `can` replaced (the rest as the server said). */
+/** Answers GET /api/workspaces/{slug}, and the workspace's item of GET /api/workspaces,
+ *  with its `can` changed (the rest as the server said). */
 async function serverSays(page: Page, slug: string, can: Record<string, boolean>): Promise<void> {
-  await page.route(`**/api/workspaces/${slug}`, async (route) => {
-    if (route.request().method() !== "GET") return route.fallback();
-    const res = await route.fetch();
-    const body = await res.json();
-    expect(body.can, "the server answers `can`").toBeTruthy();
-    await route.fulfill({ response: res, json: { ...body, can: { ...body.can, ...can } } });
-  });
+  const narrowed = (w: { slug: string; can?: Record<string, boolean> }) => {
+    if (w.slug !== slug) return w;
+    expect(w.can, "the server answers `can`").toBeTruthy();
+    return { ...w, can: { ...w.can, ...can } };
+  };
+  await page.route(
+    (url) => url.pathname === "/api/workspaces" || url.pathname === `/api/workspaces/${slug}`,
+    async (route) => {
+      const res = await route.fetch();
+      if (route.request().method() !== "GET" || !res.ok()) return route.fulfill({ response: res });
+      const body = await res.json();
+      await route.fulfill({ response: res, json: body.items ? { ...body, items: body.items.map(narrowed) } : narrowed(body) });
+    },
+  );
 }
 
 test("any member exports the workspace as a zip of its pages", async ({ page, playwright, baseURL, en, user }) => {

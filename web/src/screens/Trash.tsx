@@ -95,7 +95,8 @@ function Preview({ slug, onRestore, onClose }: { slug: string; onRestore: () => 
 }
 
 function PreviewBody({ page }: { page: TrashedPage }) {
-  const rendered = useRendered(page.content, page.slug);
+  // The dialog's heading names the page: its first heading is left out, as on the page view.
+  const rendered = useRendered(page.content, page.slug, page.title);
   return <MarkdownBody html={rendered.html} class="trash-preview" />;
 }
 
