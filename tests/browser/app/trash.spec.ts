@@ -84,3 +84,21 @@ test("a page without subpages is asked about plainly and trashed without recursi
   expect(new URL((await gone).url()).searchParams.get("recursive")).toBeNull();
   await expect(page.getByRole("tree").getByRole("link", { name: "Single" })).toHaveCount(0);
 });
+
+test("deleting a group forever names its subpages once and purges them all", async ({ page, en, user }) => {
+  void user;
+  await createPage(page.request, { title: "Archive", content: "# Archive" });
+  await createPage(page.request, { title: "Archive 2019", content: "# Archive 2019", parent: "archive" });
+  expect((await page.request.delete("/api/pages/archive?recursive=true")).status()).toBe(204);
+
+  await page.goto("/app/-/trash");
+  const group = page.getByTestId("trash-list").locator("tbody");
+  await expect(group.locator("tr")).toHaveCount(2);
+  await group.getByRole("button", { name: `${en["trash.delete_forever"]}: Archive` }).click();
+  const ask = page.getByRole("dialog", { name: en["common.confirm"] });
+  await expect(ask).toContainText(fmt(en["trash.delete_group_forever_confirm"]!, { title: "Archive", count: 1 }));
+  await expect(ask.getByRole("listitem")).toHaveText(["Archive 2019"]);
+  await ask.getByRole("button", { name: en["trash.delete_forever"] }).click();
+  await expect(page.getByTestId("trash-empty")).toHaveText(en["trash.empty"]!);
+  expect((await (await page.request.get("/api/trash")).json()).items).toEqual([]);
+});

@@ -213,10 +213,14 @@ export function Trash() {
   async function purge(group: TrashGroup) {
     const all = flatten(group.top);
     const title = group.top.entry.title;
-    const ok = await confirmDialog(t("trash.delete_forever_confirm", { title }), {
+    const subpages = all.slice(1).map((e) => e.title);
+    const question = subpages.length
+      ? t("trash.delete_group_forever_confirm", { title, count: subpages.length })
+      : t("trash.delete_forever_confirm", { title });
+    const ok = await confirmDialog(question, {
       confirmLabel: t("trash.delete_forever"),
       danger: true,
-      items: all.slice(1).map((e) => e.title),
+      items: subpages,
     });
     if (!ok) return;
     // Subpages first, so no page is ever left pointing at a parent that is gone.
