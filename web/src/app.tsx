@@ -3,7 +3,8 @@ import type { ComponentType } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { CommandPalette } from "./components/CommandPalette";
 import { ConfirmHost } from "./components/Dialog";
-import { api } from "./api";
+import { api, ApiError } from "./api";
+import { deriveSlug } from "./markdown/slug";
 import { FormError, useAction } from "./components/Form";
 import { Header } from "./components/Header";
 import { Sidebar } from "./components/Sidebar";
@@ -28,7 +29,13 @@ function FirstPage() {
   const action = useAction();
   async function createWelcome() {
     await action.run(async () => {
-      const page = await api.createPage({ title: t("welcome.title"), content: t("welcome.content") });
+      const body = { title: t("welcome.title"), content: t("welcome.content") };
+      // Slugs stay taken in the trash: a welcome page made and deleted before keeps its
+      // slug there, so a second one gets a numbered slug rather than an error.
+      const page = await api.createPage(body).catch(async (e: unknown) => {
+        if (!(e instanceof ApiError && e.code === "page_exists")) throw e;
+        return api.createPage({ ...body, slug: `${deriveSlug(body.title) || "welcome"}-${Date.now().toString(36).slice(-4)}` });
+      });
       await pagesChanged();
       await navigate(pageHref(page.slug), { replace: true });
     });

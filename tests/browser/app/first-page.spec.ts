@@ -24,6 +24,13 @@ test("a new workspace offers a welcome page, made with one click", async ({ page
   await expect(page.getByRole("tree").getByRole("link", { name: en["welcome.title"] })).toBeVisible();
   const pages = await (await page.request.get("/api/pages")).json();
   expect(pages).toHaveLength(1);
+
+  // Deleted, its slug stays taken in the trash: the offer still works, under another slug.
+  expect((await page.request.delete(`/api/pages/${pages[0].slug}`)).status()).toBe(204);
+  await page.goto("/app/");
+  await page.getByTestId("empty-workspace").getByRole("button", { name: en["welcome.create"] }).click();
+  await expect(page.locator(".page-title")).toHaveText(en["welcome.title"]!);
+  expect(await (await page.request.get("/api/pages")).json()).toHaveLength(1);
 });
 
 test("the welcome page is written in the reader's language", async ({ page, user }) => {
