@@ -139,7 +139,7 @@ export function SearchPage() {
         <>
           <p class="muted" data-testid="results-count">
             {t("search.results_count", { count: total })}
-            {pages > 1 && <> · {t("search.showing", { from: first, to: first + answer.items.length - 1 })}</>}
+            {pages > 1 && answer.items.length > 0 && <> · {t("search.showing", { from: first, to: first + answer.items.length - 1 })}</>}
           </p>
           {answer.items.length === 0 ? (
             <p>{q ? t("search.no_results", { query: q }) : t("search.no_tagged", { tag })}</p>
