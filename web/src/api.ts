@@ -346,7 +346,6 @@ export const api = {
 
   // Workspaces
   workspaces: () => allItems((limit, offset) => request<Listing<Workspace>>("GET", "/api/workspaces", { query: { limit, offset } })),
-  workspace: (slug: string) => request<Workspace>("GET", `/api/workspaces/${enc(slug)}`),
   createWorkspace: (name: string, slug?: string) =>
     request<Workspace>("POST", "/api/workspaces", { body: slug ? { name, slug } : { name } }),
   switchWorkspace: (slug: string) =>

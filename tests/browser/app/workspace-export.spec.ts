@@ -1,6 +1,7 @@
 // Workspace settings (issue 67, point 10): "Export as ZIP" downloads the workspace, and
-// which owner-only controls show is what the server says the caller may do (`can` of
-// GET /api/workspaces/{slug}), not the app's own copy of the rule.
+// which owner-only controls show is what the server says the caller may do (the
+// workspace's `can` in GET /api/workspaces, or GET /api/workspaces/{slug}), not the
+// app's own copy of the rule.
 import { readFileSync } from "node:fs";
 import { createPage, expect, registerUser, test } from "../fixtures";
 import type { Page } from "@playwright/test";

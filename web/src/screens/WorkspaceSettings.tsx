@@ -1,7 +1,7 @@
 // The current workspace's settings at /app/-/workspace: export as a zip, rename, members,
 // webhooks and their deliveries, delete (typed confirmation). Which controls show is the
-// server's word: the workspace's `can` (GET /api/workspaces/{slug}), not a copy of its
-// rule here; without `can` a member sees the read-only list of members.
+// server's word: the workspace's `can` (GET /api/workspaces), not a copy of its rule
+// here; without `can` a member sees the read-only list of members.
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError, EVENT_KINDS, type Delivery, type Member, type Webhook, type Workspace } from "../api";
 import { confirmDialog, Dialog } from "../components/Dialog";
@@ -332,25 +332,16 @@ function DeleteWorkspace({ ws }: { ws: Workspace }) {
 export function WorkspaceSettings() {
   useI18n();
   const slug = useStore(currentWorkspace);
-  const listed = useStore(workspaces).find((w) => w.slug === slug);
-  // The workspace's own answer carries what this caller may do now (a role may have
-  // changed since the list was read).
-  const [fresh, setFresh] = useState<Workspace | null>(null);
+  const ws = useStore(workspaces).find((w) => w.slug === slug);
   useEffect(() => {
     document.title = t("workspace.settings");
-  }, []);
-  useEffect(() => {
-    if (!slug) return;
-    let live = true;
-    api.workspace(slug).then(
-      (w) => live && setFresh(w),
-      () => undefined, // the list's copy stays
+    // The list is read again on opening: its `can` is what this caller may do now (a
+    // role may have changed since sign-in). A failure keeps the copy already held.
+    api.workspaces().then(
+      (r) => workspaces.set(r.items),
+      () => undefined,
     );
-    return () => {
-      live = false;
-    };
-  }, [slug]);
-  const ws = listed ? { ...listed, ...(fresh?.slug === listed.slug ? fresh : {}), name: listed.name } : undefined;
+  }, []);
   if (!ws) return <p class="muted pad">{t("common.loading")}</p>;
   const can = ws.can;
   return (
