@@ -81,6 +81,13 @@ test("a tag chip opens a removable tag filter that stays while the query changes
   await expect(chip).toBeVisible();
   await expect(count).toContainText(fmt(en["search.results_count"]!, { count: 30 }));
 
+  // The header's box searches within the filter too while it is shown.
+  await page.getByRole("banner").getByRole("searchbox", { name: en["nav.search"] }).fill("lantern");
+  await page.getByRole("link", { name: `${en["search.all_results"]} (30)` }).click();
+  await expect(page).toHaveURL(/q=lantern/);
+  await expect(chip).toBeVisible();
+  await expect(count).toContainText(fmt(en["search.results_count"]!, { count: 30 }));
+
   // Removing the chip keeps the query and drops the filter.
   await chip.getByRole("button", { name: fmt(en["search.remove_tag_filter"]!, { tag: "lamp" }) }).click();
   await expect(chip).toHaveCount(0);
