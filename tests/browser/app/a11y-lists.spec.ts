@@ -39,8 +39,9 @@ test("axe: first-page offer, delete question, grouped trash and preview, filtere
   const ask = page.getByRole("dialog", { name: en["common.confirm"] });
   await expect(ask.getByRole("listitem")).toHaveText(["Guide Part"]);
   await axe(page, "delete question naming subpages");
+  const gone = page.waitForResponse((r) => r.request().method() === "DELETE" && r.url().includes("/api/pages/guide"));
   await ask.getByRole("button", { name: en["page.delete"] }).click();
-  await expect(ask).toHaveCount(0);
+  expect((await gone).status()).toBe(204);
 
   await page.goto("/app/-/trash");
   await expect(page.getByTestId("trash-list").locator("tr")).toHaveCount(2);

@@ -28,6 +28,7 @@ test("a page with subpages: one question naming them, one group in the trash, pr
   expect((await gone).status()).toBe(204);
   await expect(page.getByRole("dialog")).toHaveCount(0);
   await expect(page.getByRole("tree").getByRole("link", { name: "Handbook" })).toHaveCount(0);
+  await expect(page).not.toHaveURL(/handbook/); // the app has moved on from the deleted page
   expect(deletes).toHaveLength(1);
   expect(new URL(deletes[0]!).searchParams.get("recursive")).toBe("true");
 
