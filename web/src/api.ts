@@ -319,7 +319,9 @@ export const PAGE_LIMIT = 500;
 
 /** Every item of a paged list, asked for `PAGE_LIMIT` at a time until `total` is reached
  *  (one request for any list of up to 500: nothing is silently cut at the first page). */
-export async function allItems<T>(fetchPage: (limit: number, offset: number) => Promise<Listing<T>>): Promise<Listing<T>> {
+export async function allItems<T>(
+  fetchPage: (limit: number, offset: number) => Promise<Listing<T>>,
+): Promise<Listing<T>> {
   const items: T[] = [];
   for (;;) {
     const page = await fetchPage(PAGE_LIMIT, items.length);
@@ -345,7 +347,8 @@ export const api = {
   system: () => request<{ version: string; registration_open: boolean; upload_max_bytes: number }>("GET", "/api/system"),
 
   // Workspaces
-  workspaces: () => allItems((limit, offset) => request<Listing<Workspace>>("GET", "/api/workspaces", { query: { limit, offset } })),
+  workspaces: () =>
+    allItems((limit, offset) => request<Listing<Workspace>>("GET", "/api/workspaces", { query: { limit, offset } })),
   createWorkspace: (name: string, slug?: string) =>
     request<Workspace>("POST", "/api/workspaces", { body: slug ? { name, slug } : { name } }),
   switchWorkspace: (slug: string) =>
@@ -382,21 +385,33 @@ export const api = {
     request<Page>("POST", `/api/pages/${enc(slug)}/restore/${enc(sha)}`, { ws: true }),
 
   // Trash
-  trash: () => allItems((limit, offset) => request<Listing<TrashEntry>>("GET", "/api/trash", { query: { limit, offset }, ws: true })),
+  trash: () =>
+    allItems((limit, offset) => request<Listing<TrashEntry>>("GET", "/api/trash", { query: { limit, offset }, ws: true })),
   trashedPage: (slug: string) => request<TrashedPage>("GET", `/api/trash/${enc(slug)}`, { ws: true }),
   restoreFromTrash: (slug: string) => request<Page>("POST", `/api/trash/${enc(slug)}/restore`, { ws: true }),
   purge: (slug: string) => request<void>("POST", `/api/trash/${enc(slug)}/purge`, { ws: true }),
 
   // Search
-  search: (q: string, mode: SearchMode, signal?: AbortSignal, limit = 20, more: { tag?: string; offset?: number } = {}) =>
-    request<SearchAnswer>("GET", "/api/search", { query: { q, mode, limit, tag: more.tag, offset: more.offset || undefined }, ws: true, signal }),
+  search: (
+    q: string,
+    mode: SearchMode,
+    signal?: AbortSignal,
+    limit = 20,
+    { tag, offset }: { tag?: string; offset?: number } = {},
+  ) =>
+    request<SearchAnswer>("GET", "/api/search", {
+      query: { q, mode, limit, tag, offset: offset || undefined },
+      ws: true,
+      signal,
+    }),
 
   // Settings and tokens
   updateProfile: (body: { name?: string; email?: string; language?: string }) =>
     request<User>("POST", "/api/settings/profile", { body }),
   changePassword: (current_password: string, new_password: string) =>
     request<void>("POST", "/api/settings/password", { body: { current_password, new_password } }),
-  tokens: () => allItems((limit, offset) => request<Listing<TokenInfo>>("GET", "/api/tokens", { query: { limit, offset } })),
+  tokens: () =>
+    allItems((limit, offset) => request<Listing<TokenInfo>>("GET", "/api/tokens", { query: { limit, offset } })),
   createToken: (name: string) => request<{ id: number; name: string; token: string }>("POST", "/api/tokens", { body: { name } }),
   revokeToken: (id: number) => request<void>("DELETE", `/api/tokens/${id}`),
 
@@ -404,13 +419,16 @@ export const api = {
   updateWorkspace: (slug: string, name: string) => request<Workspace>("PUT", `/api/workspaces/${enc(slug)}`, { body: { name } }),
   deleteWorkspace: (slug: string) => request<void>("DELETE", `/api/workspaces/${enc(slug)}`),
   members: (slug: string) =>
-    allItems((limit, offset) => request<Listing<Member>>("GET", `/api/workspaces/${enc(slug)}/members`, { query: { limit, offset } })),
+    allItems((limit, offset) =>
+      request<Listing<Member>>("GET", `/api/workspaces/${enc(slug)}/members`, { query: { limit, offset } }),
+    ),
   addMember: (slug: string, email: string, role: Member["role"]) =>
     request<Member>("POST", `/api/workspaces/${enc(slug)}/members`, { body: { email, role } }),
   removeMember: (slug: string, id: number) => request<void>("DELETE", `/api/workspaces/${enc(slug)}/members/${id}`),
 
   // Webhooks (of the current workspace)
-  webhooks: () => allItems((limit, offset) => request<Listing<Webhook>>("GET", "/api/webhooks", { query: { limit, offset }, ws: true })),
+  webhooks: () =>
+    allItems((limit, offset) => request<Listing<Webhook>>("GET", "/api/webhooks", { query: { limit, offset }, ws: true })),
   createWebhook: (url: string, events: string[]) =>
     request<Webhook & { secret: string }>("POST", "/api/webhooks", { body: { url, events }, ws: true }),
   deleteWebhook: (id: number) => request<void>("DELETE", `/api/webhooks/${id}`, { ws: true }),

@@ -34,7 +34,8 @@ function FirstPage() {
       // slug there, so a second one gets a numbered slug rather than an error.
       const page = await api.createPage(body).catch(async (e: unknown) => {
         if (!(e instanceof ApiError && e.code === "page_exists")) throw e;
-        return api.createPage({ ...body, slug: `${deriveSlug(body.title) || "welcome"}-${Date.now().toString(36).slice(-4)}` });
+        const slug = `${deriveSlug(body.title) || "welcome"}-${Date.now().toString(36).slice(-4)}`;
+        return api.createPage({ ...body, slug });
       });
       await pagesChanged();
       await navigate(pageHref(page.slug), { replace: true });

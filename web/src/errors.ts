@@ -76,6 +76,7 @@ const plain = (s: string) => s.trim().replace(/[.!。]+$/, "").toLowerCase();
 export function failure(e: unknown): Failure {
   const message = errorMessage(e);
   const generic = message === t("common.error");
-  const detail = generic && e instanceof ApiError && typeof e.problem.detail === "string" ? e.problem.detail.trim() : "";
+  const own = e instanceof ApiError && typeof e.problem.detail === "string" ? e.problem.detail.trim() : "";
+  const detail = generic ? own : "";
   return { message, detail: plain(detail) === plain(message) ? "" : detail };
 }

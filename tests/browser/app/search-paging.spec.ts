@@ -9,7 +9,8 @@ async function lanterns(request: APIRequestContext): Promise<void> {
   const bodies: { title: string; content: string }[] = [];
   for (let i = 1; i <= 60; i++) {
     const n = String(i).padStart(2, "0");
-    bodies.push({ title: `Lantern ${n}`, content: `# Lantern ${n}\n\nA lantern for the path.${i % 2 === 0 ? " #lamp" : ""}\n` });
+    const tag = i % 2 === 0 ? " #lamp" : "";
+    bodies.push({ title: `Lantern ${n}`, content: `# Lantern ${n}\n\nA lantern for the path.${tag}\n` });
   }
   for (let i = 1; i <= 5; i++) bodies.push({ title: `Oil ${i}`, content: `# Oil ${i}\n\nWick and oil. #lamp\n` });
   // A few at a time: each save is a commit; the server takes them in turn anyway.

@@ -35,7 +35,10 @@ test("the favicon is fetched once", async ({ page, user }) => {
 
 test("an 'Apply' button's name contains its visible text", async ({ page, en, user }) => {
   void user;
-  await createPage(page.request, { title: "Compost", content: "# Compost\n\nCompost turns kitchen scraps into soil. Worms help the compost heap." });
+  await createPage(page.request, {
+    title: "Compost",
+    content: "# Compost\n\nCompost turns kitchen scraps into soil. Worms help the compost heap.",
+  });
   await createPage(page.request, {
     title: "Vegetable Beds",
     content: "# Vegetable Beds\n\nOur vegetable beds need compost and soil every spring. We read about Compost often.\n",
@@ -54,7 +57,9 @@ test("lists longer than one request's 500 items are read to the end", async ({ p
   // 501 tokens: the list is asked for in two requests and shows every one.
   for (let i = 0; i < 501; i += 25) {
     await Promise.all(
-      Array.from({ length: Math.min(25, 501 - i) }, (_, k) => page.request.post("/api/tokens", { data: { name: `bulk ${String(i + k).padStart(3, "0")}` } })),
+      Array.from({ length: Math.min(25, 501 - i) }, (_, k) =>
+        page.request.post("/api/tokens", { data: { name: `bulk ${String(i + k).padStart(3, "0")}` } }),
+      ),
     );
   }
   const asked: string[] = [];

@@ -4,11 +4,12 @@
 // them can be previewed rendered, and one action restores the whole group in place.
 import { createPage, expect, fmt, test } from "../fixtures";
 
-test("a page with subpages: one question naming them, one group in the trash, preview, restore together", async ({ page, en, user }) => {
+test("a page with subpages: asked once, trashed as one group, previewed, restored together", async ({ page, en, user }) => {
   void user;
   await createPage(page.request, { title: "Handbook", content: "# Handbook\n\nThe root." });
   await createPage(page.request, { title: "Chapter One", content: "# Chapter One", parent: "handbook" });
-  await createPage(page.request, { title: "Section A", content: "# Section A\n\nSome **bold words** here.", parent: "chapter-one" });
+  const sectionA = { title: "Section A", content: "# Section A\n\nSome **bold words** here.", parent: "chapter-one" };
+  await createPage(page.request, sectionA);
   await createPage(page.request, { title: "Chapter Two", content: "# Chapter Two", parent: "handbook" });
   await createPage(page.request, { title: "Loose Note", content: "# Loose Note" });
 
@@ -43,7 +44,8 @@ test("a page with subpages: one question naming them, one group in the trash, pr
   // The top page first, its subpages under it, each saying what it went with.
   await expect(group.locator("tr strong")).toHaveText(["Handbook", "Chapter One", "Section A", "Chapter Two"]);
   await expect(group.locator("tr").first()).toContainText(fmt(en["trash.with_subpages"]!, { count: 3 }));
-  await expect(group.locator("tr", { hasText: "Section A" })).toContainText(fmt(en["trash.subpage_of"]!, { title: "Handbook" }));
+  const sub = group.locator("tr", { hasText: "Section A" });
+  await expect(sub).toContainText(fmt(en["trash.subpage_of"]!, { title: "Handbook" }));
   // Restoring and purging are the group's: offered on its top page only.
   await expect(group.getByRole("button", { name: en["trash.restore"] })).toHaveCount(1);
   await expect(group.getByRole("button", { name: en["trash.delete_forever"] })).toHaveCount(1);
@@ -65,7 +67,9 @@ test("a page with subpages: one question naming them, one group in the trash, pr
   await expect(list.locator("tbody")).toHaveCount(1);
   await expect(list).toContainText("Loose Note");
   const parents = await Promise.all(
-    ["handbook", "chapter-one", "section-a", "chapter-two"].map(async (s) => (await (await page.request.get(`/api/pages/${s}`)).json()).parent),
+    ["handbook", "chapter-one", "section-a", "chapter-two"].map(
+      async (s) => (await (await page.request.get(`/api/pages/${s}`)).json()).parent,
+    ),
   );
   expect(parents).toEqual([null, "handbook", "chapter-one", "handbook"]);
   await expect(page.getByRole("tree").getByRole("link", { name: "Handbook" })).toBeVisible();

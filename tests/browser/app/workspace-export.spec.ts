@@ -20,7 +20,8 @@ async function serverSays(page: Page, slug: string, can: Record<string, boolean>
       const res = await route.fetch();
       if (route.request().method() !== "GET" || !res.ok()) return route.fulfill({ response: res });
       const body = await res.json();
-      await route.fulfill({ response: res, json: body.items ? { ...body, items: body.items.map(narrowed) } : narrowed(body) });
+      const json = body.items ? { ...body, items: body.items.map(narrowed) } : narrowed(body);
+      await route.fulfill({ response: res, json });
     },
   );
 }
@@ -34,7 +35,8 @@ test("any member exports the workspace as a zip of its pages", async ({ page, pl
 
   await page.goto("/app/-/workspace");
   const download = page.waitForEvent("download");
-  await page.getByRole("region", { name: en["workspace.export"] }).getByRole("link", { name: en["workspace.export_zip"] }).click();
+  const section = page.getByRole("region", { name: en["workspace.export"] });
+  await section.getByRole("link", { name: en["workspace.export_zip"] }).click();
   const file = await download;
   expect(file.suggestedFilename()).toBe(`${owner.workspace}.zip`);
   const bytes = readFileSync(await file.path());

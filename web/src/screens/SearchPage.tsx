@@ -18,7 +18,8 @@ export const PER_PAGE = 50;
 
 /** The search page's URL; a page number of 1 is left out. */
 function searchHref(q: string, mode: SearchMode, tag: string, page = 1): string {
-  return appHref("-/search", { q: q || undefined, mode, tag: tag || undefined, page: page > 1 ? String(page) : undefined });
+  const query = { q: q || undefined, mode, tag: tag || undefined, page: page > 1 ? String(page) : undefined };
+  return appHref("-/search", query);
 }
 
 function Pager({ page, pages, href }: { page: number; pages: number; href: (page: number) => string }) {
@@ -139,7 +140,9 @@ export function SearchPage() {
         <>
           <p class="muted" data-testid="results-count">
             {t("search.results_count", { count: total })}
-            {pages > 1 && answer.items.length > 0 && <> · {t("search.showing", { from: first, to: first + answer.items.length - 1 })}</>}
+            {pages > 1 && answer.items.length > 0 && (
+              <> · {t("search.showing", { from: first, to: first + answer.items.length - 1 })}</>
+            )}
           </p>
           {answer.items.length === 0 ? (
             <p>{q ? t("search.no_results", { query: q }) : t("search.no_tagged", { tag })}</p>

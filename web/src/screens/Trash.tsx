@@ -78,7 +78,9 @@ function Preview({ slug, onRestore, onClose }: { slug: string; onRestore: () => 
       {!page && !error && <p class="muted">{t("common.loading")}</p>}
       {page && (
         <>
-          <p class="muted">{t("trash.deleted_by", { author: who(page.deleted_by), date: formatDate(page.deleted_at) })}</p>
+          <p class="muted">
+            {t("trash.deleted_by", { author: who(page.deleted_by), date: formatDate(page.deleted_at) })}
+          </p>
           <PreviewBody page={page} />
         </>
       )}
@@ -136,7 +138,12 @@ function Row({
         </td>
         <td>
           <div class="row-actions">
-            <button type="button" class="small" aria-label={`${t("trash.preview")}: ${it.title}`} onClick={() => onPreview(it.slug)}>
+            <button
+              type="button"
+              class="small"
+              aria-label={`${t("trash.preview")}: ${it.title}`}
+              onClick={() => onPreview(it.slug)}
+            >
               {t("trash.preview")}
             </button>
             {top && (
