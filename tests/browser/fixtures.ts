@@ -105,8 +105,8 @@ export const test = base.extend<{ guard: Guard; en: Messages; user: TestUser }>(
 
 export { expect };
 
-/** The error line (role alert) in `scope`: the catalogue's message, and under it the
- *  server's problem `detail` when it has one. */
+/** The error line (role alert) in `scope`: the catalogue's message, and beside it the
+ *  server's problem `detail` only for a problem the catalogue has no message for. */
 export function errorLine(scope: Page | Locator): { alert: Locator; message: Locator; detail: Locator } {
   const alert = scope.getByRole("alert");
   return { alert, message: alert.locator(".error-message"), detail: alert.locator(".error-detail") };

@@ -34,11 +34,22 @@ export interface User {
   created_at: string;
 }
 
+/** What the caller may do in a workspace, as the server decides it (the app keeps no copy
+ *  of the rule). */
+export interface WorkspaceAbilities {
+  rename: boolean;
+  delete: boolean;
+  manage_members: boolean;
+  manage_webhooks: boolean;
+}
+
 export interface Workspace {
   slug: string;
   name: string;
   role: "owner" | "member";
   created_at: string;
+  /** Absent from servers older than issue 67: then nothing owner-only is offered. */
+  can?: WorkspaceAbilities;
 }
 
 export interface Author {
@@ -121,6 +132,15 @@ export interface TrashEntry {
   title: string;
   deleted_at: string;
   deleted_by: Author;
+  /** The same for the pages one delete trashed (absent for pages trashed before groups existed). */
+  group?: string | null;
+  /** The page's parent when it was trashed. */
+  parent?: string | null;
+}
+
+/** A page in the trash, for a preview (GET /api/trash/{slug}). */
+export interface TrashedPage extends TrashEntry {
+  content: string;
 }
 
 export type SearchMode = "keyword" | "semantic" | "hybrid";
@@ -137,6 +157,8 @@ export interface SearchAnswer {
   mode: SearchMode;
   engine: string;
   items: SearchResult[];
+  /** Matching pages in all (the items are one slice of them: limit, offset). */
+  total: number;
 }
 
 export interface Upload {
@@ -295,6 +317,25 @@ async function request<T>(method: string, path: string, opts: Options = {}): Pro
 
 const enc = encodeURIComponent;
 
+/** The most items one list request may ask for (CONTRACT: lists take limit ≤ 500). */
+export const PAGE_LIMIT = 500;
+
+/** Every item of a paged list, asked for `PAGE_LIMIT` at a time until `total` is reached
+ *  (one request for any list of up to 500: nothing is silently cut at the first page). */
+export async function allItems<T>(
+  fetchPage: (limit: number, offset: number) => Promise<Listing<T>>,
+): Promise<Listing<T>> {
+  const items: T[] = [];
+  for (;;) {
+    const page = await fetchPage(PAGE_LIMIT, items.length);
+    items.push(...page.items);
+    // A short page ends the list too (a total that moved while paging must not loop).
+    if (items.length >= page.total || page.items.length < PAGE_LIMIT) return { items, total: items.length };
+  }
+}
+
+const notes = (query: Query = {}) => request<Listing<PageSummary>>("GET", "/api/notes", { query, ws: true });
+
 export const api = {
   // Accounts
   me: () => request<User>("GET", "/api/me", { quiet401: true }),
@@ -309,7 +350,8 @@ export const api = {
   system: () => request<{ version: string; registration_open: boolean; upload_max_bytes: number }>("GET", "/api/system"),
 
   // Workspaces
-  workspaces: () => request<Listing<Workspace>>("GET", "/api/workspaces", { query: { limit: 500 } }),
+  workspaces: () =>
+    allItems((limit, offset) => request<Listing<Workspace>>("GET", "/api/workspaces", { query: { limit, offset } })),
   createWorkspace: (name: string, slug?: string) =>
     request<Workspace>("POST", "/api/workspaces", { body: slug ? { name, slug } : { name } }),
   switchWorkspace: (slug: string) =>
@@ -332,7 +374,9 @@ export const api = {
     request<Page>("POST", `/api/pages/${enc(slug)}/move`, { body: { parent }, ws: true }),
   renamePage: (slug: string, new_slug: string, title?: string) =>
     request<Page>("POST", `/api/pages/${enc(slug)}/rename`, { body: title ? { new_slug, title } : { new_slug }, ws: true }),
-  notes: (query: Query = {}) => request<Listing<PageSummary>>("GET", "/api/notes", { query, ws: true }),
+  notes,
+  /** Every live page (flat), or every page with `tag`. */
+  allNotes: (query: Query = {}) => allItems((limit, offset) => notes({ ...query, limit, offset })),
 
   // History
   history: (slug: string, limit = 100, offset = 0) =>
@@ -347,33 +391,50 @@ export const api = {
     request<Page>("POST", `/api/pages/${enc(slug)}/restore/${enc(sha)}`, { body: { keep_title: keepTitle }, ws: true }),
 
   // Trash
-  trash: () => request<Listing<TrashEntry>>("GET", "/api/trash", { query: { limit: 500 }, ws: true }),
+  trash: () =>
+    allItems((limit, offset) => request<Listing<TrashEntry>>("GET", "/api/trash", { query: { limit, offset }, ws: true })),
+  trashedPage: (slug: string) => request<TrashedPage>("GET", `/api/trash/${enc(slug)}`, { ws: true }),
   restoreFromTrash: (slug: string) => request<Page>("POST", `/api/trash/${enc(slug)}/restore`, { ws: true }),
   purge: (slug: string) => request<void>("POST", `/api/trash/${enc(slug)}/purge`, { ws: true }),
 
   // Search
-  search: (q: string, mode: SearchMode, signal?: AbortSignal, limit = 20) =>
-    request<SearchAnswer>("GET", "/api/search", { query: { q, mode, limit }, ws: true, signal }),
+  search: (
+    q: string,
+    mode: SearchMode,
+    signal?: AbortSignal,
+    limit = 20,
+    { tag, offset }: { tag?: string; offset?: number } = {},
+  ) =>
+    request<SearchAnswer>("GET", "/api/search", {
+      query: { q, mode, limit, tag, offset: offset || undefined },
+      ws: true,
+      signal,
+    }),
 
   // Settings and tokens
   updateProfile: (body: { name?: string; email?: string; language?: string }) =>
     request<User>("POST", "/api/settings/profile", { body }),
   changePassword: (current_password: string, new_password: string) =>
     request<void>("POST", "/api/settings/password", { body: { current_password, new_password } }),
-  tokens: () => request<Listing<TokenInfo>>("GET", "/api/tokens", { query: { limit: 500 } }),
+  tokens: () =>
+    allItems((limit, offset) => request<Listing<TokenInfo>>("GET", "/api/tokens", { query: { limit, offset } })),
   createToken: (name: string) => request<{ id: number; name: string; token: string }>("POST", "/api/tokens", { body: { name } }),
   revokeToken: (id: number) => request<void>("DELETE", `/api/tokens/${id}`),
 
   // Workspace settings (owner-only writes)
   updateWorkspace: (slug: string, name: string) => request<Workspace>("PUT", `/api/workspaces/${enc(slug)}`, { body: { name } }),
   deleteWorkspace: (slug: string) => request<void>("DELETE", `/api/workspaces/${enc(slug)}`),
-  members: (slug: string) => request<Listing<Member>>("GET", `/api/workspaces/${enc(slug)}/members`, { query: { limit: 500 } }),
+  members: (slug: string) =>
+    allItems((limit, offset) =>
+      request<Listing<Member>>("GET", `/api/workspaces/${enc(slug)}/members`, { query: { limit, offset } }),
+    ),
   addMember: (slug: string, email: string, role: Member["role"]) =>
     request<Member>("POST", `/api/workspaces/${enc(slug)}/members`, { body: { email, role } }),
   removeMember: (slug: string, id: number) => request<void>("DELETE", `/api/workspaces/${enc(slug)}/members/${id}`),
 
   // Webhooks (of the current workspace)
-  webhooks: () => request<Listing<Webhook>>("GET", "/api/webhooks", { query: { limit: 500 }, ws: true }),
+  webhooks: () =>
+    allItems((limit, offset) => request<Listing<Webhook>>("GET", "/api/webhooks", { query: { limit, offset }, ws: true })),
   createWebhook: (url: string, events: string[]) =>
     request<Webhook & { secret: string }>("POST", "/api/webhooks", { body: { url, events }, ws: true }),
   deleteWebhook: (id: number) => request<void>("DELETE", `/api/webhooks/${id}`, { ws: true }),

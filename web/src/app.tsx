@@ -3,7 +3,9 @@ import type { ComponentType } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { CommandPalette } from "./components/CommandPalette";
 import { ConfirmHost } from "./components/Dialog";
-import { FormError } from "./components/Form";
+import { api, ApiError } from "./api";
+import { deriveSlug } from "./markdown/slug";
+import { FormError, useAction } from "./components/Form";
 import { Header } from "./components/Header";
 import { Sidebar, SidebarResizer, sidebarWidth } from "./components/Sidebar";
 import { t, useI18n } from "./i18n";
@@ -18,8 +20,44 @@ import { SearchPage } from "./screens/SearchPage";
 import { Settings } from "./screens/Settings";
 import { WorkspaceSettings } from "./screens/WorkspaceSettings";
 import { Trash } from "./screens/Trash";
-import { currentWorkspace, openWorkspace, tree, user } from "./session";
+import { currentWorkspace, openWorkspace, pagesChanged, tree, user } from "./session";
 import { useStore } from "./store";
+
+/** An empty workspace offers a first page: a short welcome (in the reader's language)
+ *  that explains wikilinks, tags, search and history, made with one click — or a page of
+ *  one's own. (The sidebar already says there are no pages; this does not repeat it.) */
+function FirstPage() {
+  const action = useAction();
+  async function createWelcome() {
+    await action.run(async () => {
+      const body = { title: t("welcome.title"), content: t("welcome.content") };
+      // Slugs stay taken in the trash: a welcome page made and deleted before keeps its
+      // slug there, so a second one gets a numbered slug rather than an error.
+      const page = await api.createPage(body).catch(async (e: unknown) => {
+        if (!(e instanceof ApiError && e.code === "page_exists")) throw e;
+        const slug = `${deriveSlug(body.title) || "welcome"}-${Date.now().toString(36).slice(-4)}`;
+        return api.createPage({ ...body, slug });
+      });
+      await pagesChanged();
+      await navigate(pageHref(page.slug), { replace: true });
+    });
+  }
+  return (
+    <div class="empty-state" data-testid="empty-workspace">
+      <h1>{t("welcome.heading")}</h1>
+      <p>{t("welcome.offer")}</p>
+      <div class="actions">
+        <button type="button" class="primary" disabled={action.busy} onClick={() => void createWelcome()}>
+          {t("welcome.create")}
+        </button>
+        <a class="button" href={appHref("-/new")}>
+          {t("page.create_first")}
+        </a>
+      </div>
+      <FormError error={action.error} />
+    </div>
+  );
+}
 
 function Home() {
   useI18n();
@@ -33,14 +71,7 @@ function Home() {
     }
   }, [nodes]);
   if (nodes === null || nodes.length) return <p class="muted pad">{t("common.loading")}</p>;
-  return (
-    <div class="empty-state" data-testid="empty-workspace">
-      <h1>{t("page.empty_workspace")}</h1>
-      <a class="button primary" href={appHref("-/new")}>
-        {t("page.create_first")}
-      </a>
-    </div>
-  );
+  return <FirstPage />;
 }
 
 /** The graph screen, downloaded (with d3-force) only when it is opened. */

@@ -1,6 +1,6 @@
 // A failure as a sentence for the user: the problem's `code` picks a message of the
-// catalogue; an unknown code falls back to a generic message. The problem's own `detail`
-// (the server's words, naming the slug, host or limit involved) is shown beside it.
+// catalogue; an unknown code falls back to a generic message, and only then is the
+// problem's own `detail` (the server's words, in English) shown beside it.
 import { ApiError } from "./api";
 import { t } from "./i18n";
 
@@ -59,8 +59,10 @@ export function errorMessage(e: unknown): string {
   return t("common.error");
 }
 
-/** A failure as shown: the catalogue's sentence, and the server's `detail` when it says
- *  something else ("" otherwise). */
+/** A failure as shown: one line in the reader's language, and the server's `detail` only
+ *  when the catalogue has no message for the problem (the generic "something went wrong"
+ *  alone would say nothing). A known problem is never shown twice, once translated and
+ *  once in the server's English under it. */
 export interface Failure {
   message: string;
   detail: string;
@@ -73,6 +75,8 @@ const plain = (s: string) => s.trim().replace(/[.!。]+$/, "").toLowerCase();
 
 export function failure(e: unknown): Failure {
   const message = errorMessage(e);
-  const detail = e instanceof ApiError && typeof e.problem.detail === "string" ? e.problem.detail.trim() : "";
+  const generic = message === t("common.error");
+  const own = e instanceof ApiError && typeof e.problem.detail === "string" ? e.problem.detail.trim() : "";
+  const detail = generic ? own : "";
   return { message, detail: plain(detail) === plain(message) ? "" : detail };
 }

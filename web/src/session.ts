@@ -207,13 +207,22 @@ export async function createWorkspace(name: string): Promise<Workspace> {
 
 /** Tags used in the workspace, for "#" completion in the editor. */
 export const knownTags = store<string[]>([]);
-export async function loadTags(): Promise<void> {
-  try {
-    const notes = await api.notes({ limit: 500 });
-    const all = new Set<string>();
-    for (const n of notes.items) for (const tag of n.tags ?? []) all.add(tag);
-    knownTags.set([...all].sort());
-  } catch {
-    /* completion without tags */
-  }
+/** The workspace and pages version the tags were read at: every page is read for them
+ *  (500 a request), so an editor opened again with nothing changed reads none again. */
+let tagsRead: { key: string; done: Promise<void> } | null = null;
+export function loadTags(): Promise<void> {
+  const key = `${currentWorkspace.get()}|${pagesVersion.get()}`;
+  if (tagsRead?.key === key) return tagsRead.done;
+  const done = (async () => {
+    try {
+      const notes = await api.allNotes();
+      const all = new Set<string>();
+      for (const n of notes.items) for (const tag of n.tags ?? []) all.add(tag);
+      knownTags.set([...all].sort());
+    } catch {
+      tagsRead = null; // completion without tags; asked again next time
+    }
+  })();
+  tagsRead = { key, done };
+  return done;
 }

@@ -1,5 +1,7 @@
-// Against a server started with DISABLE_REGISTRATION=1: the register screen says
-// registration is closed and offers no form.
+// Against a server started with DISABLE_REGISTRATION=1: the register screen learns from
+// the register answer that registration is closed (it sends no probe on arrival, whose
+// answer on an open instance is an error the browser logs), then says so instead of the
+// form.
 import { expect, test, uniqueEmail } from "../fixtures";
 
 test("the register screen says registration is closed", async ({ page, en }) => {
@@ -12,6 +14,9 @@ test("the register screen says registration is closed", async ({ page, en }) => 
 
   await page.goto("/register");
   await expect(page).toHaveURL(/\/app\/register$/);
+  await page.getByLabel(en["auth.field.email"]!).fill(uniqueEmail("closed"));
+  await page.getByLabel(en["auth.field.password"]!).fill("long enough password");
+  await page.getByRole("button", { name: en["auth.register.submit"] }).click();
   await expect(page.getByTestId("registration-closed")).toContainText(en["auth.error.registration_closed"]!);
   await expect(page.getByRole("button", { name: en["auth.register.submit"] })).toHaveCount(0);
   await expect(page.getByLabel(en["auth.field.password"]!)).toHaveCount(0);

@@ -77,7 +77,7 @@ test("drag a page onto another to move it there; cycles are refused; top-level z
   await row("beta").dragTo(row("alpha"));
   const refused = errorLine(page.getByRole("navigation", { name: en["nav.pages"] }));
   await expect(refused.message).toHaveText(en["error.move_cycle"]!);
-  await expect(refused.detail).toHaveText("a page cannot move into its own subtree");
+  await expect(refused.detail).toHaveCount(0); // said once, not again in the server's English
   expect(await parentOf("beta")).toBeNull();
 
   // Alpha back to the top level through the zone shown while dragging.

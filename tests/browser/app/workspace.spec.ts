@@ -38,7 +38,7 @@ test("owner: rename, add and remove members, delete with the slug typed", async 
   await members.getByLabel(en["workspace.add_member_email"]!).fill(colleague.email);
   await members.getByRole("button", { name: en["workspace.add_member"] }).click();
   await expect(errorLine(members).message).toHaveText(en["workspace.already_member"]!);
-  await expect(errorLine(members).detail).toHaveText(`${colleague.email} is already a member`);
+  await expect(errorLine(members).detail).toHaveCount(0); // said once, not again in the server's English
 
   await row.getByRole("button", { name: `${en["workspace.remove_member"]}: ${colleague.email}` }).click();
   const confirm = page.getByRole("dialog", { name: en["common.confirm"] });
@@ -95,7 +95,7 @@ test("webhooks: private targets refused, create (secret once), deliveries, delet
   await url.fill("http://127.0.0.1/hook");
   await hooks.getByRole("button", { name: en["settings.webhooks.create"] }).click();
   await expect(errorLine(hooks).message).toHaveText(en["settings.webhooks.target_not_allowed"]!);
-  await expect(errorLine(hooks).detail).toContainText("127.0.0.1");
+  await expect(errorLine(hooks).detail).toHaveCount(0);
 
   // A public address, for two of the events.
   await url.fill("https://8.8.8.8/hook");

@@ -47,6 +47,8 @@ export function Dialog({
 
 interface Question {
   message: string;
+  /** Listed under the message (e.g. the subpages a delete takes along). */
+  items: string[];
   confirmLabel: string;
   danger: boolean;
   resolve: (ok: boolean) => void;
@@ -55,11 +57,15 @@ interface Question {
 const question = store<Question | null>(null);
 
 /** Asks a yes/no question in a modal; resolves true when confirmed. */
-export function confirmDialog(message: string, opts: { confirmLabel?: string; danger?: boolean } = {}): Promise<boolean> {
+export function confirmDialog(
+  message: string,
+  opts: { confirmLabel?: string; danger?: boolean; items?: string[] } = {},
+): Promise<boolean> {
   return new Promise((resolve) => {
     question.get()?.resolve(false);
     question.set({
       message,
+      items: opts.items ?? [],
       confirmLabel: opts.confirmLabel ?? t("common.confirm"),
       danger: opts.danger ?? false,
       resolve,
@@ -78,6 +84,13 @@ export function ConfirmHost() {
   return (
     <Dialog title={t("common.confirm")} onClose={() => answer(false)}>
       <p class="confirm-message">{q.message}</p>
+      {q.items.length > 0 && (
+        <ul class="confirm-items" data-testid="confirm-items">
+          {q.items.map((it, i) => (
+            <li key={i}>{it}</li>
+          ))}
+        </ul>
+      )}
       <div class="dialog-actions">
         <button type="button" onClick={() => answer(false)}>
           {t("common.cancel")}

@@ -24,8 +24,8 @@ export function Field({
   );
 }
 
-/** The error of a form or screen (nothing when empty): the message, and under it the
- *  server's detail when there is one. */
+/** The error of a form or screen (nothing when empty): one message, and beside it the
+ *  server's detail only for a problem the catalogue has no message for (`failure()`). */
 export function FormError({ error }: { error: ErrorText }) {
   if (!error) return null;
   const { message, detail } = typeof error === "string" ? { message: error, detail: "" } : error;

@@ -10,6 +10,7 @@ import { paletteOpen } from "./CommandPalette";
 import { Dialog } from "./Dialog";
 import { DialogActions, Field, FormError, useAction } from "./Form";
 import { LanguageSelect } from "./LanguageSelect";
+import { Logo } from "./Logo";
 import { Menu, MenuItem } from "./Menu";
 import { SearchBox } from "./SearchBox";
 
@@ -155,7 +156,7 @@ export function Header({ onToggleSidebar, sidebarOpen }: { onToggleSidebar: () =
         ☰
       </button>
       <a class="brand" href={appHref("")}>
-        <img src="/app/favicon.svg" alt="" width="24" height="24" />
+        <Logo size={24} />
         <span>{t("app.name")}</span>
       </a>
       <WorkspaceSwitcher />

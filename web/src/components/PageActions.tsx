@@ -1,12 +1,12 @@
 // A page's actions: edit, history, rename, move, delete (to the trash).
 import type { ComponentType } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiError, type Page } from "../api";
+import { api, ApiError, type Page, type TreeNode } from "../api";
 import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
 import { deriveSlug } from "../markdown/slug";
 import { appHref, navigate, pageHref } from "../router";
-import { pagesChanged } from "../session";
+import { pagesChanged, reloadTree, tree, treeReady } from "../session";
 import { confirmDialog, Dialog } from "./Dialog";
 import { DialogActions, Field, FormError, useAction } from "./Form";
 import { Menu, MenuItem } from "./Menu";
@@ -95,20 +95,50 @@ function MoveDialog({ page, onClose }: MoveFormProps) {
   );
 }
 
+/** The titles of every page under `slug` in the tree (depth first), or null when the
+ *  page is not in it. */
+function subpageTitles(nodes: TreeNode[], slug: string): string[] | null {
+  for (const n of nodes) {
+    if (n.slug === slug) {
+      const out: string[] = [];
+      const walk = (kids: TreeNode[]) => kids.forEach((k) => (out.push(k.title), walk(k.children ?? [])));
+      walk(n.children ?? []);
+      return out;
+    }
+    const found = subpageTitles(n.children ?? [], slug);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** How many subpages a confirmation names before "and N more". */
+const NAMED_SUBPAGES = 10;
+
+/** Asks once whether to move the page, and the subpages the tree shows under it, to the
+ *  trash. */
+function confirmDelete(page: Page, subpages: string[]): Promise<boolean> {
+  const opts = { confirmLabel: t("page.delete"), danger: true };
+  if (subpages.length === 0) return confirmDialog(t("page.delete_confirm", { title: page.title }), opts);
+  const named = subpages.slice(0, NAMED_SUBPAGES);
+  const more = subpages.length - named.length;
+  return confirmDialog(t("page.delete_with_subpages_confirm", { title: page.title, count: subpages.length }), {
+    ...opts,
+    items: more > 0 ? [...named, t("page.delete_more_subpages", { count: more })] : named,
+  });
+}
+
 export async function deletePage(page: Page): Promise<void> {
-  if (!(await confirmDialog(t("page.delete_confirm", { title: page.title }), { confirmLabel: t("page.delete"), danger: true })))
-    return;
+  // The tree tells which subpages go with the page, so the one question can name them.
+  await treeReady();
+  const subpages = subpageTitles(tree.get() ?? [], page.slug) ?? [];
+  if (!(await confirmDelete(page, subpages))) return;
   try {
-    await api.deletePage(page.slug);
+    await api.deletePage(page.slug, subpages.length > 0);
   } catch (e) {
+    // A subpage made elsewhere since the tree was read: ask again, naming it.
     if (!(e instanceof ApiError && e.code === "page_has_children")) throw e;
-    if (
-      !(await confirmDialog(t("page.delete_with_children_confirm", { title: page.title }), {
-        confirmLabel: t("page.delete"),
-        danger: true,
-      }))
-    )
-      return;
+    await reloadTree();
+    if (!(await confirmDelete(page, subpageTitles(tree.get() ?? [], page.slug) ?? []))) return;
     await api.deletePage(page.slug, true);
   }
   await pagesChanged();

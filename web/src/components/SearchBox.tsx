@@ -6,7 +6,7 @@ import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
 import { sanitizeSnippet } from "../markdown/render";
 import { prefetchView } from "../prefetch";
-import { appHref, navigate, pageHref } from "../router";
+import { appHref, location, navigate, pageHref } from "../router";
 import { currentWorkspace } from "../session";
 import { store, useStore } from "../store";
 import { FormError } from "./Form";
@@ -28,8 +28,12 @@ export function SearchBox() {
   useI18n();
   const mode = useStore(searchMode);
   const ws = useStore(currentWorkspace);
+  // On the results page, a tag filter (its chip shown there) holds for this box too.
+  const loc = useStore(location);
+  const tag = (loc.path === "-/search" && loc.query.get("tag")) || undefined;
   const [q, setQ] = useState("");
   const [items, setItems] = useState<SearchResult[] | null>(null);
+  const [total, setTotal] = useState(0);
   const [error, setError] = useState<ErrorText>("");
   const [active, setActive] = useState(-1);
   const [open, setOpen] = useState(false);
@@ -69,9 +73,10 @@ export function SearchBox() {
     const ctl = new AbortController();
     const timer = window.setTimeout(() => {
       api
-        .search(query, mode, ctl.signal, 10)
+        .search(query, mode, ctl.signal, 10, { tag })
         .then((res) => {
           setItems(res.items);
+          setTotal(res.total ?? res.items.length);
           setError("");
           setActive(res.items.length ? 0 : -1);
         })
@@ -83,7 +88,7 @@ export function SearchBox() {
       ctl.abort();
       window.clearTimeout(timer);
     };
-  }, [q, mode, ws]);
+  }, [q, mode, ws, tag]);
 
   useEffect(() => {
     const item = active >= 0 ? items?.[active] : undefined;
@@ -111,7 +116,7 @@ export function SearchBox() {
       if (item && open) go(item);
       else if (q.trim()) {
         setOpen(false);
-        void navigate(appHref("-/search", { q: q.trim(), mode }));
+        void navigate(appHref("-/search", { q: q.trim(), mode, tag }));
       }
     } else if (e.key === "Escape") {
       setOpen(false);
@@ -183,8 +188,8 @@ export function SearchBox() {
             </ul>
           )}
           {items && items.length > 0 && (
-            <a class="search-all" href={appHref("-/search", { q: q.trim(), mode })} onClick={() => setOpen(false)}>
-              {t("search.all_results")}
+            <a class="search-all" href={appHref("-/search", { q: q.trim(), mode, tag })} onClick={() => setOpen(false)}>
+              {t("search.all_results")} ({total})
             </a>
           )}
         </div>

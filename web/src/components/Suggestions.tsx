@@ -177,7 +177,9 @@ export function SuggestionsPanel({ page }: { page: Page }) {
                   type="button"
                   class="small"
                   disabled={busy}
-                  aria-label={t("intel.add_link", { title: s.title })}
+                  // The name starts with the visible word (WCAG 2.5.3, label in name), then
+                  // says what applying does for those who cannot see the row.
+                  aria-label={`${t("intel.apply")}: ${t("intel.add_link", { title: s.title })}`}
                   onClick={() => void apply((c) => withLink(c, wikilink(s.slug, s.title)), t("intel.add_link", { title: s.title }))}
                 >
                   {t("intel.apply")}

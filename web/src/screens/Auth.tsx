@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, ApiError } from "../api";
 import { Field, FormError } from "../components/Form";
 import { LanguageSelect } from "../components/LanguageSelect";
+import { Logo } from "../components/Logo";
 import { failure, type ErrorText } from "../errors";
 import { catalogue, loadMessages, t, useI18n } from "../i18n";
 import { appHref, location } from "../router";
@@ -20,7 +21,7 @@ function AuthFrame({ title, children }: { title: string; children: preact.Compon
     <main class="auth">
       <div class="auth-card">
         <div class="auth-brand">
-          <img src="/app/favicon.svg" alt="" width="40" height="40" />
+          <Logo size={40} />
           <span>{t("app.name")}</span>
         </div>
         <p class="auth-tagline">{t("app.tagline")}</p>
@@ -129,15 +130,11 @@ export function Register() {
     document.title = t("auth.register.title");
   });
 
-  // Whether registration is open, asked without side effects: the server checks that
-  // before anything else, so a register call with an empty email answers 403
-  // registration_closed when closed and 400 invalid_email when open. (GET /api/system
-  // tells too, but needs a credential.)
-  useEffect(() => {
-    api.register("", "").catch((e) => {
-      if (e instanceof ApiError && e.code === "registration_closed") setClosed(true);
-    });
-  }, []);
+  // Whether registration is closed is learnt from the register answer (403
+  // registration_closed), which then shows the notice in place of the form. No probe is
+  // sent on arrival: on an open instance its answer is an error (400), which the browser
+  // logs on every visit, and no answer without an error or a credential tells it
+  // (GET /api/system needs a credential).
 
   async function submit(e: Event) {
     e.preventDefault();

@@ -48,7 +48,7 @@ function TagPages({ tag }: { tag: string }) {
   const [error, setError] = useState<ErrorText>("");
   useEffect(() => {
     setItems(null);
-    api.notes({ tag, limit: 500 }).then(
+    api.allNotes({ tag }).then(
       (r) => setItems(r.items),
       (e) => setError(failure(e)),
     );

@@ -110,7 +110,7 @@ function PageBody({ data }: { data: PageViewData }) {
           <ul class="tags" aria-label={t("page.tags")}>
             {page.tags.map((tag) => (
               <li key={tag}>
-                <a class="tag" href={appHref("-/search", { q: `#${tag}`, tag })}>
+                <a class="tag" href={appHref("-/search", { tag })}>
                   #{tag}
                 </a>
               </li>

@@ -1,8 +1,12 @@
-// The trash: restore a page, or purge it for good (after a confirmation).
+// The trash: pages deleted together (one delete of a page with its subpages) are one
+// group, shown as the top page with its subpages nested under it; a group is restored,
+// or purged for good (after a confirmation), with one action. Any trashed page can be
+// previewed (rendered) before restoring.
 import { useEffect, useState } from "preact/hooks";
-import { api, type TrashEntry } from "../api";
-import { confirmDialog } from "../components/Dialog";
+import { api, type TrashEntry, type TrashedPage } from "../api";
+import { confirmDialog, Dialog } from "../components/Dialog";
 import { FormError } from "../components/Form";
+import { MarkdownBody, useRendered } from "../components/Markdown";
 import { failure, type ErrorText } from "../errors";
 import { formatDate, t, useI18n } from "../i18n";
 import { pageHref } from "../router";
@@ -13,6 +17,167 @@ function who(by: TrashEntry["deleted_by"]): string {
   return by?.name ?? "";
 }
 
+/** A trashed page and the pages of its group that were under it. */
+interface TrashNode {
+  entry: TrashEntry;
+  children: TrashNode[];
+}
+
+/** One delete's pages: its top page (with the rest nested under it) and how many. */
+interface TrashGroup {
+  top: TrashNode;
+  size: number;
+}
+
+/** Groups the trash by `group` (a page trashed before groups existed is its own group)
+ *  and nests each group's pages by the parent they had. Newest deletes first. */
+export function groupTrash(items: TrashEntry[]): TrashGroup[] {
+  const byGroup = new Map<string, TrashEntry[]>();
+  for (const it of items) {
+    const key = it.group ? `g:${it.group}` : `s:${it.slug}`;
+    byGroup.set(key, [...(byGroup.get(key) ?? []), it]);
+  }
+  const groups: TrashGroup[] = [];
+  for (const members of byGroup.values()) {
+    const nodes = new Map(members.map((e) => [e.slug, { entry: e, children: [] } as TrashNode]));
+    const tops: TrashNode[] = [];
+    for (const node of nodes.values()) {
+      const parent = node.entry.parent ? nodes.get(node.entry.parent) : undefined;
+      if (parent && parent !== node) parent.children.push(node);
+      else tops.push(node);
+    }
+    // One delete has one top page; should a group hold more (data from elsewhere), each
+    // is shown as a group of its own rather than hidden.
+    const count = (n: TrashNode): number => 1 + n.children.reduce((s, c) => s + count(c), 0);
+    for (const top of tops) groups.push({ top, size: count(top) });
+  }
+  return groups.sort((a, b) => b.top.entry.deleted_at.localeCompare(a.top.entry.deleted_at));
+}
+
+function flatten(node: TrashNode): TrashEntry[] {
+  return [node.entry, ...node.children.flatMap(flatten)];
+}
+
+/** A trashed page rendered, with its restore action (GET /api/trash/{slug}). */
+function Preview({ slug, onRestore, onClose }: { slug: string; onRestore: () => void; onClose: () => void }) {
+  const [page, setPage] = useState<TrashedPage | null>(null);
+  const [error, setError] = useState<ErrorText>("");
+  useEffect(() => {
+    let live = true;
+    api.trashedPage(slug).then(
+      (p) => live && setPage(p),
+      (e) => live && setError(failure(e)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [slug]);
+  return (
+    <Dialog title={t("trash.preview_title", { title: page?.title ?? slug })} onClose={onClose} wide>
+      <FormError error={error} />
+      {!page && !error && <p class="muted">{t("common.loading")}</p>}
+      {page && (
+        <>
+          <p class="muted">
+            {t("trash.deleted_by", { author: who(page.deleted_by), date: formatDate(page.deleted_at) })}
+          </p>
+          <PreviewBody page={page} />
+        </>
+      )}
+      <div class="dialog-actions">
+        <button type="button" onClick={onClose}>
+          {t("common.close")}
+        </button>
+        <button type="button" class="primary" disabled={!page} onClick={onRestore}>
+          {t("trash.restore")}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+function PreviewBody({ page }: { page: TrashedPage }) {
+  // The dialog's heading names the page: its first heading is left out, as on the page view.
+  const rendered = useRendered(page.content, page.slug, page.title);
+  return <MarkdownBody html={rendered.html} class="trash-preview" />;
+}
+
+/** One row: a page of a group; the top page's row carries the group's actions. */
+function Row({
+  node,
+  depth,
+  group,
+  busy,
+  onPreview,
+  onRestore,
+  onPurge,
+}: {
+  node: TrashNode;
+  depth: number;
+  group: TrashGroup;
+  busy: boolean;
+  onPreview: (slug: string) => void;
+  onRestore: (g: TrashGroup) => void;
+  onPurge: (g: TrashGroup) => void;
+}) {
+  const it = node.entry;
+  const top = depth === 0;
+  return (
+    <>
+      <tr data-slug={it.slug} class={top ? "trash-top" : "trash-sub"}>
+        <td style={{ paddingInlineStart: `${0.5 + depth * 1.5}rem` }}>
+          <strong>{it.title}</strong>
+          {top ? (
+            <div class="muted">
+              {t("trash.deleted_by", { author: who(it.deleted_by), date: formatDate(it.deleted_at) })}
+              {group.size > 1 && <> · {t("trash.with_subpages", { count: group.size - 1 })}</>}
+            </div>
+          ) : (
+            <div class="muted">{t("trash.subpage_of", { title: group.top.entry.title })}</div>
+          )}
+        </td>
+        <td>
+          <div class="row-actions">
+            <button
+              type="button"
+              class="small"
+              aria-label={`${t("trash.preview")}: ${it.title}`}
+              onClick={() => onPreview(it.slug)}
+            >
+              {t("trash.preview")}
+            </button>
+            {top && (
+              <>
+                <button
+                  type="button"
+                  class="small"
+                  disabled={busy}
+                  aria-label={`${t("trash.restore")}: ${it.title}`}
+                  onClick={() => onRestore(group)}
+                >
+                  {t("trash.restore")}
+                </button>
+                <button
+                  type="button"
+                  class="small danger"
+                  disabled={busy}
+                  aria-label={`${t("trash.delete_forever")}: ${it.title}`}
+                  onClick={() => onPurge(group)}
+                >
+                  {t("trash.delete_forever")}
+                </button>
+              </>
+            )}
+          </div>
+        </td>
+      </tr>
+      {node.children.map((c) => (
+        <Row key={c.entry.slug} {...{ node: c, depth: depth + 1, group, busy, onPreview, onRestore, onPurge }} />
+      ))}
+    </>
+  );
+}
+
 export function Trash() {
   useI18n();
   const ws = useStore(currentWorkspace);
@@ -21,6 +186,7 @@ export function Trash() {
   const [error, setError] = useState<ErrorText>("");
   const [notice, setNotice] = useState<{ text: string; slug?: string } | null>(null);
   const [busy, setBusy] = useState(false);
+  const [previewing, setPreviewing] = useState<string | null>(null);
 
   useEffect(() => {
     document.title = t("trash.title");
@@ -30,41 +196,49 @@ export function Trash() {
     );
   }, [ws, version]);
 
-  async function restore(entry: TrashEntry) {
+  async function act(fn: () => Promise<void>) {
     setError("");
     setBusy(true);
     try {
-      const page = await api.restoreFromTrash(entry.slug);
+      await fn();
+    } catch (e) {
+      setError(failure(e));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  /** Restores a page; the server brings back the pages trashed with it, under it. */
+  const restore = (slug: string) =>
+    act(async () => {
+      setPreviewing(null);
+      const page = await api.restoreFromTrash(slug);
       await pagesChanged();
       setNotice({ text: t("trash.restored", { title: page.title }), slug: page.slug });
-    } catch (e) {
-      setError(failure(e));
-    } finally {
-      setBusy(false);
-    }
-  }
+    });
 
-  async function purge(entry: TrashEntry) {
-    if (
-      !(await confirmDialog(t("trash.delete_forever_confirm", { title: entry.title }), {
-        confirmLabel: t("trash.delete_forever"),
-        danger: true,
-      }))
-    )
-      return;
-    setError("");
-    setBusy(true);
-    try {
-      await api.purge(entry.slug);
+  async function purge(group: TrashGroup) {
+    const all = flatten(group.top);
+    const title = group.top.entry.title;
+    const subpages = all.slice(1).map((e) => e.title);
+    const question = subpages.length
+      ? t("trash.delete_group_forever_confirm", { title, count: subpages.length })
+      : t("trash.delete_forever_confirm", { title });
+    const ok = await confirmDialog(question, {
+      confirmLabel: t("trash.delete_forever"),
+      danger: true,
+      items: subpages,
+    });
+    if (!ok) return;
+    // Subpages first, so no page is ever left pointing at a parent that is gone.
+    await act(async () => {
+      for (const e of all.reverse()) await api.purge(e.slug);
       await pagesChanged();
-      setNotice({ text: t("trash.purged", { title: entry.title }) });
-    } catch (e) {
-      setError(failure(e));
-    } finally {
-      setBusy(false);
-    }
+      setNotice({ text: t("trash.purged", { title }) });
+    });
   }
 
+  const groups = items ? groupTrash(items) : [];
   return (
     <div class="trash">
       <h1>{t("trash.title")}</h1>
@@ -82,29 +256,23 @@ export function Trash() {
         </p>
       ) : (
         <table class="list-table" data-testid="trash-list">
-          <tbody>
-            {items.map((it) => (
-              <tr key={it.slug} data-slug={it.slug}>
-                <td>
-                  <strong>{it.title}</strong>
-                  <div class="muted">
-                    {t("trash.deleted_by", { author: who(it.deleted_by), date: formatDate(it.deleted_at) })}
-                  </div>
-                </td>
-                <td>
-                  <div class="row-actions">
-                    <button type="button" disabled={busy} onClick={() => void restore(it)}>
-                      {t("trash.restore")}
-                    </button>
-                    <button type="button" class="danger" disabled={busy} onClick={() => void purge(it)}>
-                      {t("trash.delete_forever")}
-                    </button>
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </tbody>
+          {groups.map((g) => (
+            <tbody key={g.top.entry.slug} data-group={g.top.entry.slug} class="trash-group">
+              <Row
+                node={g.top}
+                depth={0}
+                group={g}
+                busy={busy}
+                onPreview={setPreviewing}
+                onRestore={(gr) => void restore(gr.top.entry.slug)}
+                onPurge={(gr) => void purge(gr)}
+              />
+            </tbody>
+          ))}
         </table>
+      )}
+      {previewing && (
+        <Preview slug={previewing} onClose={() => setPreviewing(null)} onRestore={() => void restore(previewing)} />
       )}
     </div>
   );

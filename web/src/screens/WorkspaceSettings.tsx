@@ -1,6 +1,7 @@
-// The current workspace's settings at /app/-/workspace: rename, members, webhooks and
-// their deliveries, delete (typed confirmation). Owners see the controls; members see a
-// read-only list of members (the server refuses their writes anyway: 403).
+// The current workspace's settings at /app/-/workspace: export as a zip, rename, members,
+// webhooks and their deliveries, delete (typed confirmation). Which controls show is the
+// server's word: the workspace's `can` (GET /api/workspaces), not a copy of its rule
+// here; without `can` a member sees the read-only list of members.
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError, EVENT_KINDS, type Delivery, type Member, type Webhook, type Workspace } from "../api";
 import { confirmDialog, Dialog } from "../components/Dialog";
@@ -40,7 +41,20 @@ function Rename({ ws }: { ws: Workspace }) {
   );
 }
 
-function Members({ ws, owner }: { ws: Workspace; owner: boolean }) {
+/** The workspace as a zip of markdown files (any member; GET /api/workspaces/{slug}/export). */
+function Export({ ws }: { ws: Workspace }) {
+  return (
+    <section class="card" aria-labelledby="ws-export">
+      <h2 id="ws-export">{t("workspace.export")}</h2>
+      <p class="muted">{t("workspace.export_hint")}</p>
+      <a class="button" href={`/api/workspaces/${encodeURIComponent(ws.slug)}/export`} download={`${ws.slug}.zip`}>
+        {t("workspace.export_zip")}
+      </a>
+    </section>
+  );
+}
+
+function Members({ ws, manage }: { ws: Workspace; manage: boolean }) {
   const me = useStore(user);
   const [items, setItems] = useState<Member[] | null>(null);
   const [email, setEmail] = useState("");
@@ -76,7 +90,7 @@ function Members({ ws, owner }: { ws: Workspace; owner: boolean }) {
   return (
     <section class="card" aria-labelledby="ws-members">
       <h2 id="ws-members">{t("workspace.members")}</h2>
-      {owner ? (
+      {manage ? (
         <form class="inline-form" onSubmit={add} data-testid="add-member">
           <Field label={t("workspace.add_member_email")} type="email" name="member-email" required value={email} onValue={setEmail} />
           <label>
@@ -104,7 +118,7 @@ function Members({ ws, owner }: { ws: Workspace; owner: boolean }) {
               <th>{t("auth.field.name")}</th>
               <th>{t("auth.field.email")}</th>
               <th>{t("workspace.role")}</th>
-              {owner && <th />}
+              {manage && <th />}
             </tr>
           </thead>
           <tbody>
@@ -113,7 +127,7 @@ function Members({ ws, owner }: { ws: Workspace; owner: boolean }) {
                 <td>{m.name}</td>
                 <td>{m.email}</td>
                 <td>{t(`workspace.role.${m.role}`)}</td>
-                {owner &&
+                {manage &&
                   (m.id !== me?.id ? (
                     <RowAction label={t("workspace.remove_member")} name={m.email} onClick={() => void remove(m)} />
                   ) : (
@@ -321,19 +335,26 @@ export function WorkspaceSettings() {
   const ws = useStore(workspaces).find((w) => w.slug === slug);
   useEffect(() => {
     document.title = t("workspace.settings");
+    // The list is read again on opening: its `can` is what this caller may do now (a
+    // role may have changed since sign-in). A failure keeps the copy already held.
+    api.workspaces().then(
+      (r) => workspaces.set(r.items),
+      () => undefined,
+    );
   }, []);
   if (!ws) return <p class="muted pad">{t("common.loading")}</p>;
-  const owner = ws.role === "owner";
+  const can = ws.can;
   return (
     <div class="settings" key={ws.slug}>
       <h1>{t("workspace.settings")}</h1>
       <p class="muted">
         <strong>{ws.name}</strong> · <code>{ws.slug}</code> · {t(`workspace.role.${ws.role}`)}
       </p>
-      {owner && <Rename ws={ws} />}
-      <Members ws={ws} owner={owner} />
-      {owner && <Webhooks ws={ws} />}
-      {owner && <DeleteWorkspace ws={ws} />}
+      <Export ws={ws} />
+      {can?.rename && <Rename ws={ws} />}
+      <Members ws={ws} manage={!!can?.manage_members} />
+      {can?.manage_webhooks && <Webhooks ws={ws} />}
+      {can?.delete && <DeleteWorkspace ws={ws} />}
     </div>
   );
 }
