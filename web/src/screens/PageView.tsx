@@ -1,8 +1,9 @@
 // One page: rendered markdown, table of contents, breadcrumbs, children, backlinks,
 // tags, last editor and time, the front matter's summary as a lead paragraph; actions
-// (edit, history, rename, move, delete).
-import { useEffect, useMemo, useState } from "preact/hooks";
+// (edit, history, rename, move, delete); checklists can be ticked.
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, type PageViewData } from "../api";
+import { useChecklists } from "../components/Checklists";
 import { FormError } from "../components/Form";
 import { MarkdownBody, useRendered } from "../components/Markdown";
 import { PageActions } from "../components/PageActions";
@@ -65,6 +66,8 @@ function PageBody({ data }: { data: PageViewData }) {
   const summary = useMemo(() => frontMatterSummary(page.content), [page.content]);
   const hash = useStore(location).hash;
   const [suggesting, setSuggesting] = useState(false);
+  const article = useRef<HTMLElement>(null);
+  const checklistError = useChecklists(page, article, rendered.html);
 
   useEffect(() => {
     document.title = `${page.title} · ${t("app.name")}`;
@@ -79,7 +82,7 @@ function PageBody({ data }: { data: PageViewData }) {
 
   return (
     <div class="page-layout">
-      <article class="page">
+      <article class="page" ref={article}>
         <nav class="breadcrumbs" aria-label={t("page.breadcrumbs")}>
           <ol>
             {data.breadcrumbs.map((b) => (
@@ -117,6 +120,11 @@ function PageBody({ data }: { data: PageViewData }) {
           </ul>
         )}
         <MarkdownBody html={rendered.html} class="page-content" />
+        {checklistError && (
+          <div class="sticky-error">
+            <FormError error={checklistError} />
+          </div>
+        )}
         <section class="page-children">
           <h2>{t("page.children")}</h2>
           <PageList pages={data.children} none={t("page.no_children")} />
