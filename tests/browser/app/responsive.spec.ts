@@ -1,7 +1,17 @@
 // A phone-sized window (360×740): no screen scrolls sideways, the sidebar is a drawer
 // opened by a labelled button; the editor's source and preview are two tabs (390×844).
+import AxeBuilder from "@axe-core/playwright";
 import type { Page } from "@playwright/test";
 import { createPage, expect, test } from "../fixtures";
+
+/** axe-core's serious and critical findings (WCAG 2.1 A/AA and best practice) in the editor. */
+async function axeFindings(page: Page): Promise<string[]> {
+  const result = await new AxeBuilder({ page })
+    .include(".editor")
+    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"])
+    .analyze();
+  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.help} ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+}
 
 test.use({ viewport: { width: 360, height: 740 } });
 
@@ -113,6 +123,7 @@ test.describe("a phone's editor", () => {
     await expect(page.getByRole("tabpanel", { name: en["editor.tab.write"] })).toBeVisible();
     await expect(preview).toBeHidden();
     await expect(page.getByRole("toolbar", { name: en["editor.toolbar"] })).toBeVisible();
+    expect(await axeFindings(page)).toEqual([]);
 
     // The source takes the height of the screen, not a small box above a stacked preview.
     const box = (await page.locator(".editor-source").boundingBox())!;
@@ -134,6 +145,7 @@ test.describe("a phone's editor", () => {
     await expect(preview).toContainText("A new line.");
     const pre = (await preview.boundingBox())!;
     expect(pre.y + pre.height).toBeGreaterThan(844 - 40);
+    expect(await axeFindings(page)).toEqual([]);
 
     // Arrow keys switch tabs (WAI-ARIA tabs); back in Write, typing goes on where it was.
     await previewTab.focus();
