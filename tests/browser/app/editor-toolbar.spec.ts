@@ -121,6 +121,16 @@ test("toolbar: every button applies to the selection or line, one undo step each
   // Heading: the current line becomes a level-2 heading (a level 1 would retitle the page).
   await endOf(page, "intro words");
   await applies("editor.format.heading", "Toolbar\n\n## intro words\nfirst\nsecond\n");
+  // A second press takes it off again; another level becomes level 2.
+  await button(page, en, "editor.format.heading").click();
+  await expect.poll(() => doc(page)).toBe("Toolbar\n\n## intro words\nfirst\nsecond\n");
+  await applies("editor.format.heading", start);
+  await page.keyboard.press("Control+z");
+  await page.keyboard.press("Home");
+  await page.keyboard.type("#### ");
+  await applies("editor.format.heading", "Toolbar\n\n## intro words\nfirst\nsecond\n");
+  await page.keyboard.press("Control+z");
+  await expect.poll(() => doc(page)).toBe(start);
   await endOf(page, "intro words");
   await selectWordBefore(page);
   await applies("editor.format.bold", "Toolbar\n\nintro **words**\nfirst\nsecond\n");
@@ -151,6 +161,14 @@ test("toolbar: every button applies to the selection or line, one undo step each
   await page.keyboard.press("Shift+ArrowUp");
   await page.keyboard.press("Shift+Home");
   await applies("editor.format.code", "Toolbar\n\nintro words\n```\nfirst\nsecond\n```\n");
+  // Bold over two lines wraps each (emphasis does not span lines); a second press unwraps both.
+  await endOf(page, "second");
+  await page.keyboard.press("Shift+ArrowUp");
+  await page.keyboard.press("Shift+Home");
+  await button(page, en, "editor.format.bold").click();
+  await expect.poll(() => doc(page)).toBe("Toolbar\n\nintro words\n**first**\n**second**\n");
+  await button(page, en, "editor.format.bold").click();
+  await expect.poll(() => doc(page)).toBe(start);
 
   // A table below the current line, its first header cell selected to type over.
   await endOf(page, "intro words");

@@ -71,44 +71,43 @@ function segments(state: EditorState, range: SelectionRange): Segment[] {
   return out.length ? out : [{ from: range.from, to: range.from }];
 }
 
-type Wrapped = "outside" | "inside" | null;
-
-function wrappedBy(state: EditorState, s: Segment, marker: string): Wrapped {
+/** The segment without the marker characters at its ends (its text proper), and whether
+ *  the runs of marker characters around that text — inside the segment or just outside
+ *  it — close `marker`. */
+function wrapping(state: EditorState, s: Segment, marker: string): { from: number; to: number; wrapped: boolean } {
   const ch = marker[0]!;
   const line = state.doc.lineAt(s.from);
-  if (closes(marker, run(state, s.from, -1, ch, line.from), run(state, s.to, 1, ch, line.to))) return "outside";
-  const len = marker.length;
-  if (s.to - s.from > 2 * len && closes(marker, run(state, s.from, 1, ch, s.to), run(state, s.to, -1, ch, s.from))) {
-    return "inside";
-  }
-  return null;
+  const from = s.from + run(state, s.from, 1, ch, s.to);
+  const to = Math.max(from, s.to - run(state, s.to, -1, ch, from));
+  return { from, to, wrapped: closes(marker, run(state, from, -1, ch, line.from), run(state, to, 1, ch, line.to)) };
 }
 
 /** Wraps the selection in `marker`, or unwraps it when every part of it is wrapped
- *  already (markers just outside the selection, or its first and last characters). An
- *  empty selection gets an empty pair with the cursor inside. */
+ *  already (the markers may be just outside the selection or its own first and last
+ *  characters). A selection over several lines is wrapped line by line (emphasis does not
+ *  span paragraphs). An empty selection gets an empty pair with the cursor inside. */
 export function toggleWrap(view: EditorView, marker: string): boolean {
   const { state } = view;
   const len = marker.length;
   const changes: ChangeSpec[] = [];
   const ranges = state.selection.ranges.map((range) => {
     const parts = segments(state, range);
-    const how = parts.map((s) => wrappedBy(state, s, marker));
-    const unwrap = how.every((h) => h !== null);
-    for (let i = 0; i < parts.length; i++) {
-      const s = parts[i]!;
-      if (how[i] === "outside" && unwrap) changes.push({ from: s.from - len, to: s.from }, { from: s.to, to: s.to + len });
-      else if (how[i] === "inside" && unwrap) changes.push({ from: s.from, to: s.from + len }, { from: s.to - len, to: s.to });
-      else if (how[i] === null) changes.push({ from: s.from, insert: marker }, { from: s.to, insert: marker });
-    }
-    return { range, parts, unwrap };
+    const cores = parts.map((s) => wrapping(state, s, marker));
+    const unwrap = cores.every((c) => c.wrapped);
+    parts.forEach((s, i) => {
+      const core = cores[i]!;
+      if (unwrap) changes.push({ from: core.from - len, to: core.from }, { from: core.to, to: core.to + len });
+      else if (!core.wrapped) changes.push({ from: s.from, insert: marker }, { from: s.to, insert: marker });
+    });
+    return { range, parts, cores, unwrap };
   });
   apply(view, changes, (map) =>
     EditorSelection.create(
-      ranges.map(({ range, parts, unwrap }) => {
-        if (range.empty && !unwrap) return EditorSelection.cursor(map(range.from, -1) + len);
-        // The text keeps its selection: just inside the new markers, or where the old were.
-        return EditorSelection.range(map(parts[0]!.from, 1), map(parts[parts.length - 1]!.to, -1));
+      ranges.map(({ range, parts, cores, unwrap }) => {
+        if (range.empty) return EditorSelection.cursor(unwrap ? map(range.from, 1) : map(range.from, -1) + len);
+        // The text stays selected: inside the new markers, or where the old were.
+        const [first, last] = unwrap ? [cores[0]!, cores[cores.length - 1]!] : [parts[0]!, parts[parts.length - 1]!];
+        return EditorSelection.range(map(first.from, 1), map(last.to, -1));
       }),
       state.selection.mainIndex,
     ),
@@ -145,10 +144,11 @@ function linePrefix(view: EditorView, action: "heading" | "bullets" | "checklist
   const lines = selectedLines(state);
   const changes: ChangeSpec[] = [];
   if (action === "heading") {
-    const all = lines.every((l) => HEADING.test(l.text));
+    // Level 2 (a level 1 may become the page's title, CONTRACT §5): other levels become
+    // level 2, and level 2 goes back to plain text.
+    const all = lines.every((l) => /^ {0,3}##(?:[ \t]|$)/.test(l.text));
     for (const l of lines) {
       const old = HEADING.exec(l.text)?.[0].length ?? 0;
-      // Level 2: a level-1 heading may become the page's title (CONTRACT §5).
       changes.push({ from: l.from, to: l.from + old, insert: all ? "" : "## " });
     }
   } else {
