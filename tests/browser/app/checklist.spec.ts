@@ -50,9 +50,16 @@ test("ticking a box saves exactly that box, against the revision shown, keeping 
   // Unticking, nested and quoted boxes, by keyboard too — each builds on the last save.
   await box("tickets").click();
   await expect.poll(() => raw(page, "packing")).toContain("- [ ] tickets");
+  await expect(box("cable")).toBeEnabled(); // one save at a time
   await box("cable").focus();
   await page.keyboard.press("Space");
   await expect.poll(() => raw(page, "packing")).toContain("  - [x] cable");
+  // The focus stays on the box (the saved text is rendered anew), so Tab goes on from it.
+  await expect(box("cable")).toBeChecked();
+  await expect(box("cable")).toBeFocused();
+  await expect(box("cable")).toBeEnabled();
+  await page.keyboard.press("Tab");
+  await expect(box("quoted box")).toBeFocused();
   await box("quoted box").click();
   await expect
     .poll(() => raw(page, "packing"))

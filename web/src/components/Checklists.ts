@@ -1,8 +1,8 @@
-// Checklists ticked in the page view: a click on a task box (`- [ ]` / `- [x]`, rendered
-// by markdown-it-task-lists, its item marked with its source line) toggles that exact box
-// in the markdown and saves it as a normal save against the revision on screen. On a
-// 409 nothing is overwritten: the page is reloaded and the person is told to tick again.
-// No `title` is sent: a tick never changes the page's title (CONTRACT §5).
+// Checklists ticked in the page view: a click on a box (`- [ ]` / `- [x]`, rendered by
+// markdown-it-task-lists, its item marked with its source line) toggles exactly that box
+// in the markdown and saves it as a normal save against the revision on screen. On a 409
+// nothing is overwritten: the page is reloaded and the person is told to tick again. No
+// `title` is sent: a tick never changes the page's title (CONTRACT §5).
 import type { RefObject } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, type Page } from "../api";
@@ -31,22 +31,50 @@ export function tickLine(source: string, line: number, checked: boolean): string
 
 const BOXES = ".page-content li[data-line] input.task-list-item-checkbox";
 
-/** Makes the task boxes inside `host` tickable; returns the error to show (a failed or
- *  refused save). */
-export function useChecklists(page: Page, host: RefObject<HTMLElement | null>, html: string): ErrorText {
+interface Version {
+  content: string;
+  revision: string;
+}
+
+/** Makes the task boxes inside `host` tickable. Returns the content to show — the last
+ *  tick's saved text until the reloaded view has caught up with it (a reload that was
+ *  under way during a later tick must not show the older text, nor become the next
+ *  tick's base) — and the error to show (a failed or refused save). */
+export function useChecklists(page: Page, host: RefObject<HTMLElement | null>): { content: string; error: ErrorText } {
   const [error, setError] = useState<ErrorText>("");
   const [busy, setBusy] = useState(false);
-  // The text and revision the next tick builds on: a save's answer until the view reloads.
-  const base = useRef({ content: page.content, revision: page.revision });
+  const [saved, setSaved] = useState<Version | null>(null);
+  // Revisions a tick of ours has replaced: a view that arrives with one of them is older.
+  const replaced = useRef(new Set<string>());
+  const stale = saved !== null && page.revision !== saved.revision && replaced.current.has(page.revision);
+  const shown: Version = stale ? saved! : page;
+  const current = useRef(shown);
+  current.current = shown;
+
   useEffect(() => {
-    base.current = { content: page.content, revision: page.revision };
-  }, [page.slug, page.revision]);
-  useEffect(() => setError(""), [page.slug]);
+    if (saved && !stale) setSaved(null); // the view has caught up (or someone saved since)
+  }, [page.revision]);
+  useEffect(() => {
+    setError("");
+    setSaved(null);
+    replaced.current.clear();
+    focused.current = null;
+  }, [page.slug]);
+
+  // The line of the box ticked last: its focus comes back when the content is rendered
+  // anew (the saved text replaces the elements), so the keyboard can go on from there.
+  const focused = useRef<number | null>(null);
 
   // Rendered disabled (as in the editor's preview); usable here, one save at a time.
   useLayoutEffect(() => {
-    host.current?.querySelectorAll<HTMLInputElement>(BOXES).forEach((box) => (box.disabled = busy));
-  }, [html, busy]);
+    const boxes = host.current?.querySelectorAll<HTMLInputElement>(BOXES) ?? [];
+    boxes.forEach((box) => (box.disabled = busy));
+    const active = document.activeElement;
+    if (focused.current !== null && (!active || active === document.body)) {
+      const again = [...boxes].find((box) => box.closest<HTMLElement>("li[data-line]")!.dataset.line === String(focused.current));
+      again?.focus();
+    }
+  });
 
   useEffect(() => {
     const el = host.current;
@@ -55,25 +83,28 @@ export function useChecklists(page: Page, host: RefObject<HTMLElement | null>, h
       const box = e.target as HTMLInputElement;
       if (!box.matches(BOXES)) return;
       const line = Number(box.closest<HTMLElement>("li[data-line]")!.dataset.line);
-      const { content, revision } = base.current;
-      const next = tickLine(content, line, box.checked);
+      focused.current = line;
+      const base = current.current;
+      const next = tickLine(base.content, line, box.checked);
       setError("");
       if (next === null) {
         box.checked = !box.checked;
         setError(t("page.checklist.conflict"));
-        await pagesChanged();
+        void pagesChanged();
         return;
       }
       setBusy(true);
       try {
-        const saved = await api.updatePage(page.slug, { content: next, base_revision: revision });
-        base.current = { content: saved.content, revision: saved.revision };
-        await pagesChanged();
+        const result = await api.updatePage(page.slug, { content: next, base_revision: base.revision });
+        replaced.current.add(base.revision);
+        setSaved({ content: result.content, revision: result.revision });
+        // The view (revision, tags) and the tree reload meanwhile; the next tick need not wait.
+        void pagesChanged();
       } catch (err) {
         box.checked = !box.checked;
         if (err instanceof ApiError && err.status === 409) {
           setError(t("page.checklist.conflict"));
-          await pagesChanged();
+          void pagesChanged();
         } else {
           setError(failure(err));
         }
@@ -85,5 +116,5 @@ export function useChecklists(page: Page, host: RefObject<HTMLElement | null>, h
     return () => el.removeEventListener("change", onChange);
   }, [page.slug]);
 
-  return error;
+  return { content: shown.content, error };
 }

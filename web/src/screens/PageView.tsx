@@ -61,13 +61,13 @@ export function NotFound({ slug }: { slug: string }) {
 
 function PageBody({ data }: { data: PageViewData }) {
   const { page } = data;
-  const rendered = useRendered(page.content, page.slug, page.title);
+  const article = useRef<HTMLElement>(null);
+  const checklists = useChecklists(page, article);
+  const rendered = useRendered(checklists.content, page.slug, page.title);
   // Text, never HTML: a page's front matter is as untrusted as its body.
   const summary = useMemo(() => frontMatterSummary(page.content), [page.content]);
   const hash = useStore(location).hash;
   const [suggesting, setSuggesting] = useState(false);
-  const article = useRef<HTMLElement>(null);
-  const checklistError = useChecklists(page, article, rendered.html);
 
   useEffect(() => {
     document.title = `${page.title} · ${t("app.name")}`;
@@ -120,9 +120,9 @@ function PageBody({ data }: { data: PageViewData }) {
           </ul>
         )}
         <MarkdownBody html={rendered.html} class="page-content" />
-        {checklistError && (
+        {checklists.error && (
           <div class="sticky-error">
-            <FormError error={checklistError} />
+            <FormError error={checklists.error} />
           </div>
         )}
         <section class="page-children">
