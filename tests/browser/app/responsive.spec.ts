@@ -165,4 +165,37 @@ test.describe("a phone's editor", () => {
     await expect(page.getByTestId("editor-status")).toHaveText(en["page.saved"]!);
     expect(await (await page.request.get("/api/pages/notes/raw")).text()).toBe("# Notes\n\nSome **bold** words.\nA new line. More.");
   });
+
+  test("the preview opens at the part of the page the source showed", async ({ page, en, user }) => {
+    void user;
+    let body = "";
+    for (let i = 1; i <= 40; i++) body += `## Section ${i}\n\n` + "Some text here. ".repeat(20) + "\n\n";
+    await createPage(page.request, { title: "Long", content: "# Long\n\n" + body });
+    await page.goto("/app/long/edit");
+    await page.getByTestId("source-editor").hover();
+    for (let i = 0; i < 6; i++) await page.mouse.wheel(0, 800);
+    /** The number of the first section heading whose top shows in `scroller`. */
+    const first = (scroller: string, items: string) =>
+      page.evaluate(
+        ([scroller, items]) => {
+          const top = document.querySelector(scroller)!.getBoundingClientRect().top;
+          const el = [...document.querySelectorAll(items)].find((l) => l.getBoundingClientRect().top >= top - 2 && /Section \d+$/.test(l.textContent!));
+          return el ? Number(/(\d+)$/.exec(el.textContent!)![1]) : -1;
+        },
+        [scroller, items] as const,
+      );
+    // Once the wheel's scrolling has come to rest.
+    const scrolled = () => page.locator(".cm-scroller").evaluate((el) => el.scrollTop);
+    await expect
+      .poll(async () => {
+        const before = await scrolled();
+        await page.waitForTimeout(150);
+        return before > 0 && before === (await scrolled());
+      })
+      .toBe(true);
+    const source = await first(".cm-scroller", ".cm-line");
+    expect(source).toBeGreaterThan(5);
+    await page.getByRole("tab", { name: en["editor.preview"] }).click();
+    await expect.poll(async () => Math.abs((await first(".editor-preview", ".editor-preview h2")) - source)).toBeLessThanOrEqual(1);
+  });
 });
