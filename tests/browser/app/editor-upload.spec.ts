@@ -98,3 +98,30 @@ test("a file over the upload limit is refused with a message naming it and the l
   await expect(errorLine(page).message).toHaveText(fmt(en["upload.failed"]!, { name: "poster.png", reason }));
   expect(await doc(page)).toBe("Huge\n\ntext\n");
 });
+
+test("typing on while an upload runs: the image lands where it was asked, the cursor stays put", async ({ page, en, user }) => {
+  void user;
+  await createPage(page.request, { title: "Busy", content: "Busy\n\nfirst\nsecond\n" });
+  await page.goto("/app/busy/edit");
+  await expect(page.getByRole("toolbar")).toBeVisible();
+  // A slow upload (held back 800 ms), asked for at the start of the line "second".
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route("**/api/uploads*", async (route) => {
+    await held;
+    await route.continue();
+  });
+  await source(page).locator(".cm-line", { hasText: "second" }).click();
+  await page.keyboard.press("Home");
+  const uploaded = page.waitForResponse((r) => r.url().includes("/api/uploads") && r.request().method() === "POST");
+  await pick(page, en, [{ name: "late.png", mimeType: "image/png", buffer: PNG }]);
+  await expect(page.getByTestId("editor-status")).toHaveText(en["upload.uploading"]!);
+  // Meanwhile the person writes above it.
+  await page.keyboard.press("Control+Home");
+  await page.keyboard.type("Intro ");
+  release();
+  const url = (await (await uploaded).json()).url as string;
+  await expect.poll(() => doc(page)).toBe(`Intro Busy\n\nfirst\n![late](${url})\nsecond\n`);
+  await page.keyboard.type("X");
+  await expect.poll(() => doc(page)).toBe(`Intro XBusy\n\nfirst\n![late](${url})\nsecond\n`);
+});

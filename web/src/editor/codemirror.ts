@@ -193,12 +193,15 @@ export function createEditor(opts: EditorOptions): SourceEditor {
       const pos = Math.min(at, view.state.doc.length);
       const line = view.state.doc.lineAt(pos);
       const insert = (pos > line.from ? "\n" : "") + text + (pos < line.to || line.number < view.state.doc.lines ? "\n" : "");
+      // The cursor moves past the insert only when it is there (an upload that ends while
+      // the person types elsewhere leaves their cursor alone).
+      const here = view.state.selection.main.empty && view.state.selection.main.head === pos;
       view.dispatch({
         changes: { from: pos, insert },
-        selection: { anchor: pos + insert.length },
+        selection: here ? { anchor: pos + insert.length } : undefined,
         annotations: isolateHistory.of("full"),
         userEvent: "input.paste",
-        scrollIntoView: true,
+        scrollIntoView: here,
       });
     },
     track(pos) {

@@ -468,7 +468,7 @@ export function Editor({ slug }: { slug: string | null }) {
       </div>
       <FormError error={error} />
       {narrow && <EditorTabs tab={tab} onChange={switchTab} />}
-      <div class={"editor-panes" + (narrow ? " editor-panes-tabbed" : "")}>
+      <div class="editor-panes">
         <div
           class="editor-write"
           id="editor-panel-write"
