@@ -16,10 +16,12 @@ export function wikiEnv(self?: string) {
   };
 }
 
-export function useRendered(source: string, self?: string, dropTitle?: string): Rendered {
+/** `lines`: mark every block with its source line (the editor's preview follows the
+ *  source's scroll by them). */
+export function useRendered(source: string, self?: string, dropTitle?: string, lines = false): Rendered {
   const known = useStore(titles); // re-render when pages appear or vanish (link styles)
   const hl = useStore(highlighter); // ... and once code highlighting has loaded
-  return useMemo(() => renderMarkdown(source, wikiEnv(self), dropTitle), [source, self, known, hl, dropTitle]);
+  return useMemo(() => renderMarkdown(source, wikiEnv(self), dropTitle, lines), [source, self, known, hl, dropTitle, lines]);
 }
 
 export function MarkdownBody({ html, class: cls }: { html: string; class?: string }) {

@@ -1,12 +1,24 @@
 // The markdown source editor (CodeMirror 6), loaded on demand by the editor screen so
 // that viewing pages never downloads it.
-import { autocompletion, type Completion, type CompletionContext, type CompletionResult } from "@codemirror/autocomplete";
+import {
+  autocompletion,
+  pickedCompletion,
+  type Completion,
+  type CompletionContext,
+  type CompletionResult,
+} from "@codemirror/autocomplete";
+import { isolateHistory } from "@codemirror/commands";
 import { markdownKeymap, markdownLanguage } from "@codemirror/lang-markdown";
 import { HighlightStyle, LanguageSupport, syntaxHighlighting } from "@codemirror/language";
 import { tags } from "@lezer/highlight";
 import { Compartment, EditorState, Prec } from "@codemirror/state";
 import { EditorView, keymap } from "@codemirror/view";
 import { basicSetup } from "codemirror";
+import { toggleWrap } from "./format";
+
+// The rest of the editor's lazy chunk: the toolbar and the preview's scroll following.
+export { Toolbar } from "./Toolbar";
+export { followScroll, scrollPreviewTo, sourcePosition } from "./scrollSync";
 
 export interface EditorOptions {
   parent: HTMLElement;
@@ -20,7 +32,7 @@ export interface EditorOptions {
   titles: () => string[];
   /** Tags for "#" completion. */
   tags: () => string[];
-  /** Images pasted or dropped; the handler uploads them and inserts markdown. */
+  /** Files pasted or dropped; the handler uploads them and inserts markdown. */
   onFiles: (files: File[], at: number) => void;
 }
 
@@ -29,6 +41,10 @@ export interface SourceEditor {
   getDoc(): string;
   setDoc(doc: string): void;
   insert(text: string, at?: number): void;
+  /** Inserts `text` at `at` as a block: on a line of its own (one undo step). */
+  insertBlock(text: string, at: number): void;
+  /** A position that follows the edits made after it (e.g. where an upload will go). */
+  track(pos: number): { readonly pos: number; release(): void };
   setDark(dark: boolean): void;
   focus(): void;
   destroy(): void;
@@ -38,10 +54,28 @@ function wikilinkCompletion(titles: () => string[]) {
   return (ctx: CompletionContext): CompletionResult | null => {
     const m = ctx.matchBefore(/\[\[[^\]\n|#]*$/);
     if (!m) return null;
-    const after = ctx.state.sliceDoc(ctx.pos, ctx.pos + 2);
-    const close = after === "]]" ? "" : "]]";
-    const options: Completion[] = titles().map((title) => ({ label: title, type: "text", apply: title + close }));
+    const options: Completion[] = titles().map((title) => ({ label: title, type: "text", apply: applyWikilink(title) }));
     return { from: m.from + 2, options, validFor: /^[^\]\n|#]*$/ };
+  };
+}
+
+/** Completes `[[Get` to `[[Getting Started]]` with the cursor after the `]]` — also when
+ *  the closing brackets were there already (typed, or added by bracket closing), which
+ *  are replaced rather than doubled. Before a `|label` or `#section` only the title goes
+ *  in. */
+function applyWikilink(title: string) {
+  return (view: EditorView, completion: Completion, from: number, to: number) => {
+    const rest = view.state.sliceDoc(to, to + 2);
+    const more = rest[0] === "|" || rest[0] === "#";
+    const close = more ? 0 : rest === "]]" ? 2 : rest[0] === "]" ? 1 : 0;
+    const insert = more ? title : title + "]]";
+    view.dispatch({
+      changes: { from, to: to + close, insert },
+      selection: { anchor: from + insert.length },
+      annotations: pickedCompletion.of(completion),
+      userEvent: "input.complete",
+      scrollIntoView: true,
+    });
   };
 }
 
@@ -76,13 +110,18 @@ const markdownStyle = HighlightStyle.define([
   { tag: [tags.comment], color: "var(--hl-comment)" },
 ]);
 
-function imagesOf(list: DataTransfer | null): File[] {
-  if (!list) return [];
-  return [...list.files].filter((f) => f.type.startsWith("image/"));
+// Files to upload. Every file but text goes to the server, which says which types it
+// takes (415 otherwise): a refused file gets a clear message instead of being dropped
+// without a word. Text files are left to CodeMirror, which inserts their text.
+function filesOf(list: DataTransfer | null): File[] {
+  const files = list ? [...list.files] : [];
+  const text = (f: File) => f.type.startsWith("text/") || /\.(md|markdown|txt)$/i.test(f.name);
+  return files.every(text) ? [] : files;
 }
 
 export function createEditor(opts: EditorOptions): SourceEditor {
   const theme = new Compartment();
+  const tracked = new Set<{ pos: number }>();
   const themeFor = (dark: boolean) => EditorView.theme({}, { dark });
   const view = new EditorView({
     parent: opts.parent,
@@ -101,6 +140,10 @@ export function createEditor(opts: EditorOptions): SourceEditor {
         autocompletion({ override: [wikilinkCompletion(opts.titles), tagCompletion(opts.tags)] }),
         Prec.highest(
           keymap.of([
+            // Ctrl+B / Cmd+B (Meta too off a Mac, as the app's Ctrl/Cmd+S), replacing
+            // basicSetup's Mod-i (select the enclosing syntax node).
+            ...["Mod-b", "Meta-b"].map((key) => ({ key, preventDefault: true, run: (v: EditorView) => toggleWrap(v, "**") })),
+            ...["Mod-i", "Meta-i"].map((key) => ({ key, preventDefault: true, run: (v: EditorView) => toggleWrap(v, "*") })),
             {
               key: "Mod-s",
               preventDefault: true,
@@ -112,18 +155,20 @@ export function createEditor(opts: EditorOptions): SourceEditor {
           ]),
         ),
         EditorView.updateListener.of((u) => {
-          if (u.docChanged) opts.onChange();
+          if (!u.docChanged) return;
+          for (const spot of tracked) spot.pos = u.changes.mapPos(spot.pos, 1);
+          opts.onChange();
         }),
         EditorView.domEventHandlers({
           paste(e, v) {
-            const files = imagesOf(e.clipboardData);
+            const files = filesOf(e.clipboardData);
             if (!files.length) return false;
             e.preventDefault();
             opts.onFiles(files, v.state.selection.main.head);
             return true;
           },
           drop(e, v) {
-            const files = imagesOf(e.dataTransfer);
+            const files = filesOf(e.dataTransfer);
             if (!files.length) return false;
             e.preventDefault();
             const at = v.posAtCoords({ x: e.clientX, y: e.clientY }) ?? v.state.selection.main.head;
@@ -143,6 +188,31 @@ export function createEditor(opts: EditorOptions): SourceEditor {
     insert(text, at) {
       const pos = Math.min(at ?? view.state.selection.main.head, view.state.doc.length);
       view.dispatch({ changes: { from: pos, insert: text }, selection: { anchor: pos + text.length } });
+    },
+    insertBlock(text, at) {
+      const pos = Math.min(at, view.state.doc.length);
+      const line = view.state.doc.lineAt(pos);
+      const insert = (pos > line.from ? "\n" : "") + text + (pos < line.to || line.number < view.state.doc.lines ? "\n" : "");
+      // The cursor moves past the insert only when it is there (an upload that ends while
+      // the person types elsewhere leaves their cursor alone).
+      const here = view.state.selection.main.empty && view.state.selection.main.head === pos;
+      view.dispatch({
+        changes: { from: pos, insert },
+        selection: here ? { anchor: pos + insert.length } : undefined,
+        annotations: isolateHistory.of("full"),
+        userEvent: "input.paste",
+        scrollIntoView: here,
+      });
+    },
+    track(pos) {
+      const spot = { pos };
+      tracked.add(spot);
+      return {
+        get pos() {
+          return spot.pos;
+        },
+        release: () => void tracked.delete(spot),
+      };
     },
     setDark(dark) {
       view.dispatch({ effects: theme.reconfigure(themeFor(dark)) });

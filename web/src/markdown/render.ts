@@ -86,13 +86,33 @@ export function lastRenderMs(): number {
   return renderMs;
 }
 
-export function renderMarkdown(source: string, env: WikiEnv, dropTitle?: string): Rendered {
+/** Marks blocks with the source line they start at (`data-line`, 0-based, counted in
+ *  `source` with its front matter): every block when `all` (the editor's preview follows
+ *  the source's scroll by them), else only task-list items (the page view ticks their
+ *  checkboxes in the source by them). */
+function markLines(tokens: ReturnType<typeof md.parse>, offset: number, all: boolean): void {
+  for (const tok of tokens) {
+    if (!tok.map || tok.nesting < 0 || tok.type === "inline") continue;
+    if (all || (tok.type === "list_item_open" && /\btask-list-item\b/.test(String(tok.attrGet("class") ?? "")))) {
+      tok.attrSet("data-line", String(tok.map[0] + offset));
+    }
+  }
+}
+
+function linesIn(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+export function renderMarkdown(source: string, env: WikiEnv, dropTitle?: string, lines = false): Rendered {
   const started = performance.now();
   const [, body] = splitFrontMatter(source);
   wikiEnv = env;
   headings = [];
   wantsHighlight = false;
   const tokens = md.parse(body, {});
+  markLines(tokens, body.length === source.length ? 0 : linesIn(source.slice(0, source.length - body.length)), lines);
   const first = tokens[0];
   if (dropTitle !== undefined && first?.type === "heading_open" && first.tag === "h1" && tokens[1]?.content.trim() === dropTitle.trim()) {
     tokens.splice(0, 3);

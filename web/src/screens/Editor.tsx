@@ -1,6 +1,7 @@
-// The editor: title field, CodeMirror source (loaded on demand) beside a live preview,
-// explicit Save against base_revision, Ctrl/Cmd+S, an unsaved-changes guard, conflict
-// resolution, [[ and # completion, image paste/drop → upload.
+// The editor: title field, CodeMirror source (loaded on demand) with a formatting toolbar
+// beside a live preview that follows its scroll (two tabs, Write and Preview, on narrow
+// screens), explicit Save against base_revision, Ctrl/Cmd+S, an unsaved-changes guard,
+// conflict resolution, [[ and # completion, image upload (button, paste, drop).
 //
 // Saves send merge: true: an edit made on a stale base is merged three-way by the server
 // and only overlapping changes answer 409 — then the conflict dialog shows theirs, yours
@@ -20,6 +21,8 @@ import { appHref, location, navigate, pageHref, setNavigationGuard } from "../ro
 import { knownTags, loadTags, pagesChanged, titles } from "../session";
 import { useStore } from "../store";
 import { theme } from "../theme";
+
+type EditorModule = typeof import("../editor/codemirror");
 
 interface Conflict {
   /** The text of revision `current`. */
@@ -91,6 +94,56 @@ export function markerLines(text: string): number[] {
 
 /** Which side a conflict is resolved with. */
 type Resolution = "theirs" | "yours" | "merged";
+
+/** Whether the window is as narrow as a phone (the editor then shows Write and Preview
+ *  as two tabs). */
+const NARROW = "(max-width: 700px)";
+function useNarrow(): boolean {
+  const [narrow, setNarrow] = useState(() => window.matchMedia(NARROW).matches);
+  useEffect(() => {
+    const query = window.matchMedia(NARROW);
+    const changed = () => setNarrow(query.matches);
+    query.addEventListener("change", changed);
+    changed();
+    return () => query.removeEventListener("change", changed);
+  }, []);
+  return narrow;
+}
+
+type Tab = "write" | "preview";
+
+/** The Write / Preview tabs of a narrow screen (WAI-ARIA tabs: arrow keys switch). */
+function EditorTabs({ tab, onChange }: { tab: Tab; onChange: (tab: Tab) => void }) {
+  const tabs: [Tab, string][] = [
+    ["write", t("editor.tab.write")],
+    ["preview", t("editor.preview")],
+  ];
+  return (
+    <div class="editor-tabs" role="tablist" aria-label={t("editor.tabs")}>
+      {tabs.map(([id, label]) => (
+        <button
+          key={id}
+          type="button"
+          role="tab"
+          id={`editor-tab-${id}`}
+          aria-selected={tab === id}
+          aria-controls={`editor-panel-${id}`}
+          tabIndex={tab === id ? 0 : -1}
+          onClick={() => onChange(id)}
+          onKeyDown={(e) => {
+            if (e.key !== "ArrowLeft" && e.key !== "ArrowRight" && e.key !== "Home" && e.key !== "End") return;
+            e.preventDefault();
+            const next: Tab = e.key === "Home" ? "write" : e.key === "End" ? "preview" : id === "write" ? "preview" : "write";
+            onChange(next);
+            document.getElementById(`editor-tab-${next}`)?.focus();
+          }}
+        >
+          {label}
+        </button>
+      ))}
+    </div>
+  );
+}
 
 function ConflictDialog({
   conflict,
@@ -184,8 +237,15 @@ export function Editor({ slug }: { slug: string | null }) {
   const [busy, setBusy] = useState(false);
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [editorReady, setEditorReady] = useState(false);
+  const [cmModule, setCmModule] = useState<EditorModule | null>(null);
+  const narrow = useNarrow();
+  const narrowRef = useRef(narrow);
+  narrowRef.current = narrow;
+  const [tab, setTab] = useState<Tab>("write");
+  const shown: Record<Tab, boolean> = { write: !narrow || tab === "write", preview: !narrow || tab === "preview" };
 
   const host = useRef<HTMLDivElement>(null);
+  const previewPane = useRef<HTMLElement>(null);
   const cm = useRef<SourceEditor | null>(null);
   const state = useRef({ title, content, titleTouched, page, busy });
   state.current = { title, content, titleTouched, page, busy };
@@ -259,9 +319,9 @@ export function Editor({ slug }: { slug: string | null }) {
   useEffect(() => {
     if (!ready || !host.current) return;
     let cancelled = false;
-    void import("../editor/codemirror").then(({ createEditor }) => {
+    void import("../editor/codemirror").then((mod) => {
       if (cancelled || !host.current) return;
-      cm.current = createEditor({
+      cm.current = mod.createEditor({
         parent: host.current,
         doc: state.current.content,
         dark,
@@ -276,6 +336,7 @@ export function Editor({ slug }: { slug: string | null }) {
         tags: () => knownTags.get(),
         onFiles: (files, at) => void upload(files, at),
       });
+      setCmModule(mod);
       setEditorReady(true);
       if (!isNew) cm.current.focus();
     });
@@ -287,6 +348,21 @@ export function Editor({ slug }: { slug: string | null }) {
   }, [ready]);
 
   useEffect(() => cm.current?.setDark(dark), [dark]);
+
+  // Where both show, the preview follows the source's scroll.
+  useEffect(() => {
+    if (!cmModule || !cm.current || !previewPane.current) return;
+    return cmModule.followScroll(cm.current.view, previewPane.current, () => !narrowRef.current);
+  }, [cmModule]);
+
+  /** Switches the narrow screen's tab; the preview opens where the source was. */
+  function switchTab(next: Tab) {
+    if (next === tab) return;
+    const view = cm.current?.view;
+    const at = view && cmModule?.sourcePosition(view);
+    setTab(next);
+    if (next === "preview" && at) requestAnimationFrame(() => previewPane.current && cmModule!.scrollPreviewTo(previewPane.current, at));
+  }
 
   // Ctrl/Cmd+S also outside the source (e.g. in the title field), from the first paint.
   useLayoutEffect(() => {
@@ -300,18 +376,29 @@ export function Editor({ slug }: { slug: string | null }) {
     return () => document.removeEventListener("keydown", onKey);
   }, []);
 
+  /** Uploads files (the toolbar's button, paste, drop) one by one and inserts each as
+   *  `![name](url)` at `at` — a spot that follows the edits made meanwhile. A refused
+   *  file (too large, not an image) says so by name; the others still go in. */
   async function upload(files: File[], at: number) {
-    for (const file of files) {
-      setStatus(t("upload.uploading"));
-      try {
-        const up = await api.upload(file, file.name || "image");
-        const alt = (file.name || "image").replace(/\.[a-z0-9]+$/i, "").replace(/[\[\]]/g, "");
-        cm.current?.insert(`![${alt}](${up.url})\n`, at);
-        setStatus("");
-      } catch (e) {
-        setStatus("");
-        setError(failure(e));
+    const spot = cm.current?.track(at);
+    setError("");
+    try {
+      for (const file of files) {
+        const name = file.name || "image";
+        setStatus(t("upload.uploading"));
+        try {
+          const up = await api.upload(file, name);
+          const alt = name.replace(/\.[a-z0-9]+$/i, "").replace(/[\[\]\\]/g, "");
+          cm.current?.insertBlock(`![${alt}](${up.url})`, spot?.pos ?? at);
+          setStatus("");
+        } catch (e) {
+          setStatus("");
+          const why = failure(e);
+          setError({ message: t("upload.failed", { name, reason: why.message }), detail: why.detail });
+        }
       }
+    } finally {
+      spot?.release();
     }
   }
 
@@ -436,7 +523,7 @@ export function Editor({ slug }: { slug: string | null }) {
 
   const previewSource = usePreviewSource(content);
   const large = previewSource.length > LARGE_PAGE;
-  const preview = useRendered(large ? "" : previewSource, slug ?? undefined);
+  const preview = useRendered(large ? "" : previewSource, slug ?? undefined, undefined, true);
   void known;
 
   if (loadError) {
@@ -474,11 +561,29 @@ export function Editor({ slug }: { slug: string | null }) {
         </button>
       </div>
       <FormError error={error} />
+      {narrow && <EditorTabs tab={tab} onChange={switchTab} />}
       <div class="editor-panes">
-        <div class="editor-source" ref={host}>
-          {!editorReady && <p class="muted pad">{t("common.loading")}</p>}
+        <div
+          class="editor-write"
+          id="editor-panel-write"
+          role={narrow ? "tabpanel" : undefined}
+          aria-labelledby={narrow ? "editor-tab-write" : undefined}
+          hidden={!shown.write}
+        >
+          {cmModule && cm.current && <cmModule.Toolbar view={cm.current.view} onFiles={(files, at) => void upload(files, at)} />}
+          <div class="editor-source" ref={host}>
+            {!editorReady && <p class="muted pad">{t("common.loading")}</p>}
+          </div>
         </div>
-        <section class="editor-preview" aria-label={t("editor.preview")}>
+        <section
+          class="editor-preview"
+          ref={previewPane}
+          id="editor-panel-preview"
+          role={narrow ? "tabpanel" : undefined}
+          aria-labelledby={narrow ? "editor-tab-preview" : undefined}
+          aria-label={narrow ? undefined : t("editor.preview")}
+          hidden={!shown.preview}
+        >
           {large ? (
             <LargePreview source={previewSource} slug={slug ?? undefined} />
           ) : (

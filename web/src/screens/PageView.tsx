@@ -1,8 +1,9 @@
 // One page: rendered markdown, table of contents, breadcrumbs, children, backlinks,
 // tags, last editor and time, the front matter's summary as a lead paragraph; actions
-// (edit, history, rename, move, delete).
-import { useEffect, useMemo, useState } from "preact/hooks";
+// (edit, history, rename, move, delete); checklists can be ticked.
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiError, type PageViewData } from "../api";
+import { useChecklists } from "../components/Checklists";
 import { FormError } from "../components/Form";
 import { MarkdownBody, useRendered } from "../components/Markdown";
 import { PageActions } from "../components/PageActions";
@@ -61,7 +62,9 @@ export function NotFound({ slug }: { slug: string }) {
 
 function PageBody({ data }: { data: PageViewData }) {
   const { page } = data;
-  const rendered = useRendered(page.content, page.slug, page.title);
+  const article = useRef<HTMLElement>(null);
+  const checklists = useChecklists(page, article);
+  const rendered = useRendered(checklists.content, page.slug, page.title);
   // Text, never HTML: a page's front matter is as untrusted as its body.
   const summary = useMemo(() => frontMatterSummary(page.content), [page.content]);
   const hash = useStore(location).hash;
@@ -80,7 +83,7 @@ function PageBody({ data }: { data: PageViewData }) {
 
   return (
     <div class="page-layout">
-      <article class="page">
+      <article class="page" ref={article}>
         <nav class="breadcrumbs" aria-label={t("page.breadcrumbs")}>
           <ol>
             {data.breadcrumbs.map((b) => (
@@ -118,6 +121,11 @@ function PageBody({ data }: { data: PageViewData }) {
           </ul>
         )}
         <MarkdownBody html={rendered.html} class="page-content" />
+        {checklists.error && (
+          <div class="sticky-error">
+            <FormError error={checklists.error} />
+          </div>
+        )}
         <section class="page-children">
           <h2>{t("page.children")}</h2>
           <PageList pages={data.children} none={t("page.no_children")} />
