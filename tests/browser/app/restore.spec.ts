@@ -2,7 +2,7 @@
 // have — the one the revision had (the default), or the current one if the person keeps
 // it — and the restore does that (`POST …/restore/{sha}` with `keep_title`).
 import type { Page } from "@playwright/test";
-import { createPage, expect, fmt, test, type Messages } from "../fixtures";
+import { createPage, expect, fmt, test, type Messages, pageUrl } from "../fixtures";
 
 /** "Recipe Notes" (version one), then retitled "Kitchen Notes" with version two. */
 async function retitledPage(page: Page): Promise<void> {
@@ -38,7 +38,7 @@ test("restoring a revision brings back the title it had, by default", async ({ p
   const post = page.waitForRequest((r) => r.method() === "POST" && r.url().includes("/api/pages/notes/restore/"));
   await dialog.getByRole("button", { name: en["page.restore"] }).click();
   expect((await post).postDataJSON()).toEqual({ keep_title: false });
-  await expect(page).toHaveURL(/\/app\/notes$/);
+  await expect(page).toHaveURL(pageUrl("notes"));
   await expect(page.locator(".page-title")).toHaveText("Recipe Notes");
   await expect(page.locator(".page-content")).toContainText("version one");
   expect((await (await page.request.get("/api/pages/notes")).json()).title).toBe("Recipe Notes");
@@ -60,7 +60,7 @@ test("restoring a revision can keep the current title", async ({ page, en, user 
   const post = page.waitForRequest((r) => r.method() === "POST" && r.url().includes("/api/pages/notes/restore/"));
   await dialog.getByRole("button", { name: en["page.restore"] }).click();
   expect((await post).postDataJSON()).toEqual({ keep_title: true });
-  await expect(page).toHaveURL(/\/app\/notes$/);
+  await expect(page).toHaveURL(pageUrl("notes"));
   await expect(page.locator(".page-content")).toContainText("version one");
   await expect(page.locator(".page-title")).toHaveText("Kitchen Notes");
   const notes = await (await page.request.get("/api/pages/notes")).json();

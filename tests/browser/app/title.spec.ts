@@ -4,7 +4,7 @@
 // title the save will give, and where it comes from. A rename keeps the text of links to
 // the page that other pages show.
 import type { Page } from "@playwright/test";
-import { createPage, expect, test, type Messages } from "../fixtures";
+import { createPage, expect, test, type Messages, pageUrl } from "../fixtures";
 
 const source = (page: Page) => page.getByTestId("source-editor");
 const titleField = (page: Page, en: Messages) => page.getByLabel(en["page.title_placeholder"]!, { exact: true });
@@ -32,7 +32,7 @@ test("a rename is kept by the next edit, and the editor says so before saving", 
   await createPage(page.request, { title: "Getting Started", content: "# Getting Started\n\nInstall it.\nRun it.\n" });
   await page.goto("/app/getting-started");
   await renameInUi(page, en, "Onboarding Guide");
-  await expect(page).toHaveURL(/\/app\/onboarding-guide$/);
+  await expect(page).toHaveURL(pageUrl("onboarding-guide"));
   await expect(page.locator(".page-title")).toHaveText("Onboarding Guide");
 
   // Edit one line, not the heading: the editor shows the title the save keeps.
@@ -51,7 +51,7 @@ test("a rename is kept by the next edit, and the editor says so before saving", 
   const put = page.waitForRequest((r) => r.method() === "PUT" && r.url().includes("/api/pages/onboarding-guide"));
   await page.getByRole("button", { name: en["page.save"], exact: true }).click();
   expect((await put).postDataJSON().title).toBeUndefined();
-  await expect(page).toHaveURL(/\/app\/onboarding-guide$/);
+  await expect(page).toHaveURL(pageUrl("onboarding-guide"));
   await expect(page.locator(".page-title")).toHaveText("Onboarding Guide");
   await expect(page.locator(".page-content")).toContainText("Then use it.");
   expect(await titleOf(page, "onboarding-guide")).toBe("Onboarding Guide");
@@ -112,7 +112,7 @@ test("a new page without a typed title takes its first heading", async ({ page, 
   await expect(titleField(page, en)).toHaveValue("Fresh Heading");
   await expect(page.getByTestId("title-source")).toHaveText(en["editor.title_from_heading"]!);
   await page.keyboard.press("Control+s");
-  await expect(page).toHaveURL(/\/app\/fresh-heading$/);
+  await expect(page).toHaveURL(pageUrl("fresh-heading"));
   await expect(page.locator(".page-title")).toHaveText("Fresh Heading");
 });
 
@@ -125,23 +125,23 @@ test("a rename keeps the text of links to the page", async ({ page, en, user }) 
   });
   await page.goto("/app/getting-started");
   await renameInUi(page, en, "Onboarding Guide");
-  await expect(page).toHaveURL(/\/app\/onboarding-guide$/);
+  await expect(page).toHaveURL(pageUrl("onboarding-guide"));
 
   // The reader sees the same words, leading to the page under its new slug.
   await page.getByRole("tree").getByRole("link", { name: "Reader" }).click();
-  await expect(page).toHaveURL(/\/app\/reader$/);
+  await expect(page).toHaveURL(pageUrl("reader"));
   const body = page.locator(".page-content");
   const plain = body.getByRole("link", { name: "Getting Started", exact: true });
-  await expect(plain).toHaveAttribute("href", "/app/onboarding-guide");
+  await expect(plain).toHaveAttribute("href", pageUrl("onboarding-guide"));
   await expect(plain).not.toHaveClass(/wikilink-missing/);
   const labelled = body.getByRole("link", { name: "the guide", exact: true });
-  await expect(labelled).toHaveAttribute("href", "/app/onboarding-guide");
+  await expect(labelled).toHaveAttribute("href", pageUrl("onboarding-guide"));
   await expect(body).not.toContainText("onboarding-guide");
   const reader = await (await page.request.get("/api/pages/reader")).json();
   expect(reader.content).toContain("[[onboarding-guide|Getting Started]]");
   expect(reader.content).toContain("[[onboarding-guide|the guide]]");
 
   await plain.click();
-  await expect(page).toHaveURL(/\/app\/onboarding-guide$/);
+  await expect(page).toHaveURL(pageUrl("onboarding-guide"));
   await expect(page.locator(".page-title")).toHaveText("Onboarding Guide");
 });
