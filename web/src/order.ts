@@ -54,11 +54,24 @@ function announce(text: string): void {
   window.setTimeout(() => orderNote.set(text), 50);
 }
 
+/** Reorders run one after another, each from the tree the one before it left: Alt+ArrowUp
+ *  pressed twice quickly moves the page two places, not twice to the same one. */
+let queue: Promise<unknown> = Promise.resolve();
+function inTurn<T>(run: () => Promise<T>): Promise<T> {
+  const next = queue.then(run, run);
+  queue = next.catch(() => undefined);
+  return next;
+}
+
 /** Puts `slug` under `parent` (null: top level) right after its sibling `after` (null:
  *  first). A page from elsewhere is moved there first (the move API), then ordered. Nothing
  *  is sent when the page is already in that place. Throws the server's refusal (after
  *  reading the tree again, since a refusal usually means it changed meanwhile). */
-export async function placePage(slug: string, parent: string | null, after: string | null): Promise<void> {
+export function placePage(slug: string, parent: string | null, after: string | null): Promise<void> {
+  return inTurn(() => place(slug, parent, after));
+}
+
+async function place(slug: string, parent: string | null, after: string | null): Promise<void> {
   const nodes = tree.get() ?? [];
   const sib = siblingsOf(nodes, slug);
   if (!sib) return;
@@ -82,11 +95,14 @@ export async function placePage(slug: string, parent: string | null, after: stri
   }
 }
 
-/** One step up or down among its siblings; false when it is already at that end. */
-export async function stepPage(slug: string, delta: -1 | 1): Promise<boolean> {
-  const nodes = tree.get() ?? [];
-  const target = stepTarget(nodes, slug, delta);
-  if (!target) return false;
-  await placePage(slug, siblingsOf(nodes, slug)!.parent, target.after);
-  return true;
+/** One step up or down among its siblings (from the tree as the reorders before it left
+ *  it); false when it is already at that end. */
+export function stepPage(slug: string, delta: -1 | 1): Promise<boolean> {
+  return inTurn(async () => {
+    const nodes = tree.get() ?? [];
+    const target = stepTarget(nodes, slug, delta);
+    if (!target) return false;
+    await place(slug, siblingsOf(nodes, slug)!.parent, target.after);
+    return true;
+  });
 }

@@ -145,3 +145,22 @@ test("a drop on a row's lower edge goes after it; from another parent the page i
   await page.reload();
   await expect(order).toHaveText(["Alpha", "Loose", "Beta"]);
 });
+
+test("Alt+ArrowDown pressed twice quickly moves the page two places", async ({ page, en, user }) => {
+  void user;
+  await threeSiblings(page.request);
+  const order = shownUnder(page, en, "Shelf");
+  await page.goto("/app/beta");
+  await expect(order).toHaveText(["Alpha", "Beta", "Gamma"]);
+  const alpha = page.getByRole("tree").getByRole("treeitem", { name: "Alpha", exact: true });
+  await alpha.focus();
+  // The second press comes before the first reorder's answer: it must start from its result.
+  await page.keyboard.press("Alt+ArrowDown");
+  await page.keyboard.press("Alt+ArrowDown");
+  await expect(order).toHaveText(["Beta", "Gamma", "Alpha"]);
+  await expect(page.getByTestId("order-status")).toHaveText(
+    fmt(en["tree.moved_to_position"]!, { position: 3, count: 3 }),
+  );
+  await expect(alpha).toBeFocused();
+  expect(await childrenOf(page.request, "shelf")).toEqual(["beta", "gamma", "alpha"]);
+});
