@@ -49,10 +49,10 @@ async function moveTo(slug: string, parent: string | null): Promise<void> {
   }
 }
 
-/** Drop-target handlers: `parent` is where a dropped page goes (null = top level). */
-function useDropTarget(parent: string | null, self?: string) {
+/** The "top level" zone's drop handlers (rows have useRowDrop). */
+function useTopLevelDrop() {
   const [over, setOver] = useState(false);
-  const accepts = () => dragging.get() !== null && dragging.get() !== self;
+  const accepts = () => dragging.get() !== null;
   return {
     over,
     handlers: {
@@ -69,7 +69,7 @@ function useDropTarget(parent: string | null, self?: string) {
         if (!slug || !accepts()) return;
         e.preventDefault();
         dragging.set(null);
-        void moveTo(slug, parent);
+        void moveTo(slug, null);
       },
     },
   };
@@ -385,7 +385,7 @@ function PageItem({ row, props }: { row: PageRow; props: TreeProps }) {
 
 function TopLevelDrop() {
   const drag = useStore(dragging);
-  const drop = useDropTarget(null);
+  const drop = useTopLevelDrop();
   if (!drag) return null;
   return (
     <div class={"tree-drop-root" + (drop.over ? " drop-target" : "")} data-testid="drop-top-level" {...drop.handlers}>
