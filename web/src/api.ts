@@ -69,6 +69,8 @@ export interface Page {
   updated_at: string;
   updated_by: Author | null;
   workspace: string;
+  /** Its place among its siblings when ordered by hand (an extension; null or absent: by title). */
+  position?: number | null;
 }
 
 export interface PageSummary {
@@ -372,6 +374,9 @@ export const api = {
     request<void>("DELETE", `/api/pages/${enc(slug)}`, { query: { recursive: recursive || undefined }, ws: true }),
   movePage: (slug: string, parent: string | null) =>
     request<Page>("POST", `/api/pages/${enc(slug)}/move`, { body: { parent }, ws: true }),
+  /** Puts the page right after the sibling `after` (null: first among its siblings). */
+  setPosition: (slug: string, after: string | null) =>
+    request<Page>("POST", `/api/pages/${enc(slug)}/position`, { body: { after }, ws: true }),
   renamePage: (slug: string, new_slug: string, title?: string) =>
     request<Page>("POST", `/api/pages/${enc(slug)}/rename`, { body: title ? { new_slug, title } : { new_slug }, ws: true }),
   notes,

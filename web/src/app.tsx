@@ -7,7 +7,7 @@ import { api, ApiError } from "./api";
 import { deriveSlug } from "./markdown/slug";
 import { FormError, useAction } from "./components/Form";
 import { Header } from "./components/Header";
-import { Sidebar, SidebarResizer, sidebarWidth } from "./components/Sidebar";
+import { OrderStatus, Sidebar, SidebarResizer, sidebarWidth } from "./components/Sidebar";
 import { t, useI18n } from "./i18n";
 import { failure } from "./errors";
 import { appHref, location, navigate, pageHref, pageRoute } from "./router";
@@ -238,6 +238,7 @@ function Shell() {
       </a>
       <Header onToggleSidebar={() => (narrow ? setDrawer(!drawer) : setHidden(!hidden))} sidebarOpen={open} />
       <Sidebar key={ws ?? ""} />
+      <OrderStatus />
       {!narrow && !hidden && <SidebarResizer />}
       {drawer && <div class="drawer-backdrop" onClick={() => setDrawer(false)} />}
       <main class="main" id="main" tabIndex={-1}>

@@ -18,6 +18,7 @@ const BY_CODE: Record<string, string> = {
   invalid_name: "error.invalid_name",
   invalid_slug: "error.invalid_slug",
   move_cycle: "error.move_cycle",
+  not_a_sibling: "error.not_a_sibling",
   content_too_large: "error.content_too_large",
   title_too_long: "error.title_too_long",
   page_has_children: "error.page_has_children",

@@ -129,7 +129,7 @@ test("rename and move dialogs", async ({ page, en, user }) => {
   expect(linker.content).toContain("[[new-name]]");
 
   await page.getByTestId("page-more").click();
-  await page.getByRole("menuitem", { name: en["page.move"] }).click();
+  await page.getByRole("menuitem", { name: en["page.move"], exact: true }).click();
   const move = page.getByRole("dialog", { name: en["page.move"] });
   await move.getByRole("combobox", { name: en["page.move.parent"] }).fill("Fold");
   await move.getByRole("option", { name: "Folder", exact: true }).click();

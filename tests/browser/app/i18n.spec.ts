@@ -120,7 +120,7 @@ for (const lang of ["de", "fr", "es", "ja"]) {
 
     await page.goto("/app/topic");
     await page.getByTestId("page-more").click();
-    await page.getByRole("menuitem", { name: m["page.move"] }).click();
+    await page.getByRole("menuitem", { name: m["page.move"], exact: true }).click();
     await expect(page.getByRole("combobox", { name: m["page.move.parent"] })).toBeVisible(); // its own chunk
     await check("move dialog");
     await page.keyboard.press("Escape");

@@ -146,7 +146,7 @@ test("the move dialog finds the new parent by searching", async ({ page, en, use
   for (let i = 1; i <= 60; i++) await createPage(page.request, { title: `Filler ${i}`, content: "x" });
   await page.goto("/app/alpha");
   await page.getByTestId("page-more").click();
-  await page.getByRole("menuitem", { name: en["page.move"] }).click();
+  await page.getByRole("menuitem", { name: en["page.move"], exact: true }).click();
   const dialog = page.getByRole("dialog", { name: en["page.move"] });
   const search = dialog.getByRole("combobox", { name: en["page.move.parent"] });
   await expect(search).toBeFocused();
@@ -181,7 +181,7 @@ test("the move dialog finds the new parent by searching", async ({ page, en, use
 
   // A click chooses too; back to the top level.
   await page.getByTestId("page-more").click();
-  await page.getByRole("menuitem", { name: en["page.move"] }).click();
+  await page.getByRole("menuitem", { name: en["page.move"], exact: true }).click();
   await dialog.getByRole("option", { name: en["page.move.top_level"] }).click();
   await expect(dialog.getByRole("status")).toHaveText(en["page.move.chosen_top"]!);
   await dialog.getByRole("button", { name: en["page.move"] }).click();

@@ -65,12 +65,14 @@ export function Menu({
   );
 }
 
-/** One entry of a menu: a link (href) or a button (onClick); either closes the menu. */
+/** One entry of a menu: a link (href) or a button (onClick); either closes the menu. A
+ *  disabled one (a button) stays in its place, so the menu does not shift. */
 export function MenuItem({
   close,
   href,
   onClick,
   danger,
+  disabled,
   testId,
   children,
 }: {
@@ -78,6 +80,7 @@ export function MenuItem({
   href?: string;
   onClick?: () => void;
   danger?: boolean;
+  disabled?: boolean;
   testId?: string;
   children: ComponentChildren;
 }) {
@@ -94,6 +97,7 @@ export function MenuItem({
       role="menuitem"
       class={cls}
       data-testid={testId}
+      disabled={disabled}
       onClick={() => {
         close();
         onClick?.();

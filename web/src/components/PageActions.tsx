@@ -1,4 +1,5 @@
-// A page's actions: edit, history, rename, move, delete (to the trash).
+// A page's actions: edit, history, rename, move, move up/down among its siblings, delete (to
+// the trash).
 import type { ComponentType } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError, type Page, type TreeNode } from "../api";
@@ -6,7 +7,9 @@ import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
 import { deriveSlug } from "../markdown/slug";
 import { appHref, navigate, pageHref } from "../router";
+import { stepPage, stepTarget } from "../order";
 import { pagesChanged, reloadTree, tree, treeReady } from "../session";
+import { useStore } from "../store";
 import { confirmDialog, Dialog } from "./Dialog";
 import { DialogActions, Field, FormError, useAction } from "./Form";
 import { Menu, MenuItem } from "./Menu";
@@ -157,6 +160,15 @@ export function PageActions({
   useI18n();
   const [dialog, setDialog] = useState<"rename" | "move" | null>(null);
   const [error, setError] = useState<ErrorText>("");
+  // Up/down follow the tree's order (the server's); they show once the tree is read and the
+  // page has siblings, and are disabled at the ends.
+  const nodes = useStore(tree);
+  const canUp = nodes ? stepTarget(nodes, page.slug, -1) !== undefined : false;
+  const canDown = nodes ? stepTarget(nodes, page.slug, 1) !== undefined : false;
+  const step = (delta: -1 | 1) => {
+    setError("");
+    stepPage(page.slug, delta).catch((e) => setError(failure(e)));
+  };
   return (
     <div class="page-actions">
       <a class="button primary" href={pageHref(page.slug, "edit")} data-testid="edit-page">
@@ -177,6 +189,16 @@ export function PageActions({
             <MenuItem close={close} onClick={() => setDialog("move")}>
               {t("page.move")}
             </MenuItem>
+            {(canUp || canDown) && (
+              <>
+                <MenuItem close={close} disabled={!canUp} onClick={() => step(-1)}>
+                  {t("page.move_up")}
+                </MenuItem>
+                <MenuItem close={close} disabled={!canDown} onClick={() => step(1)}>
+                  {t("page.move_down")}
+                </MenuItem>
+              </>
+            )}
             <a role="menuitem" class="menu-item" href={`/api/pages/${encodeURIComponent(page.slug)}/raw?ws=${encodeURIComponent(page.workspace)}`} target="_blank" rel="noopener" onClick={close}>
               {t("page.raw")}
             </a>

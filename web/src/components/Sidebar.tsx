@@ -10,7 +10,11 @@
 //
 // Drag a page onto another to make it a child there (POST /api/pages/{slug}/move), or onto
 // the "top level" zone shown while dragging. The server refuses a move into the page's own
-// subtree (move_cycle), and that message is shown.
+// subtree (move_cycle), and that message is shown. Dropped on the upper or lower edge of a
+// row (a line shows where), it goes before or after that page instead (order.ts): among
+// its own siblings that is a reorder; beside pages of another parent it is moved there
+// first, then ordered. The lower edge of an open page's row means "first of its children".
+// Alt+ArrowUp/Down on a row moves the page one place among its siblings.
 //
 // The column's width is the user's: the separator beside it drags (or, focused, takes
 // the arrow keys) and the width is kept in localStorage.
@@ -19,6 +23,7 @@ import { api, type TreeNode } from "../api";
 import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
 import { appHref, location, navigate, pageHref, pageRoute } from "../router";
+import { childrenOf, orderNote, placePage, stepPage } from "../order";
 import { currentWorkspace, pagesChanged, tree } from "../session";
 import { store, useStore } from "../store";
 import { FormError } from "./Form";
@@ -44,10 +49,10 @@ async function moveTo(slug: string, parent: string | null): Promise<void> {
   }
 }
 
-/** Drop-target handlers: `parent` is where a dropped page goes (null = top level). */
-function useDropTarget(parent: string | null, self?: string) {
+/** The "top level" zone's drop handlers (rows have useRowDrop). */
+function useTopLevelDrop() {
   const [over, setOver] = useState(false);
-  const accepts = () => dragging.get() !== null && dragging.get() !== self;
+  const accepts = () => dragging.get() !== null;
   return {
     over,
     handlers: {
@@ -64,10 +69,66 @@ function useDropTarget(parent: string | null, self?: string) {
         if (!slug || !accepts()) return;
         e.preventDefault();
         dragging.set(null);
-        void moveTo(slug, parent);
+        void moveTo(slug, null);
       },
     },
   };
+}
+
+/** Where on a row a dragged page is: its upper edge (before it), its middle (into it), its
+ *  lower edge (after it). The edges are 30% of the row each: the middle stays the biggest,
+ *  as making a child was the only drop before. */
+type DropZone = "before" | "onto" | "after";
+
+function zoneAt(e: DragEvent): DropZone {
+  const box = (e.currentTarget as HTMLElement).getBoundingClientRect();
+  const y = (e.clientY - box.top) / (box.height || 1);
+  return y < 0.3 ? "before" : y > 0.7 ? "after" : "onto";
+}
+
+/** Drops on a page's row: into it (a child, by the move API), or before/after it. */
+function useRowDrop(row: PageRow) {
+  const [over, setOver] = useState<DropZone | null>(null);
+  const self = row.node.slug;
+  const accepts = () => dragging.get() !== null && dragging.get() !== self;
+  return {
+    over,
+    handlers: {
+      onDragOver: (e: DragEvent) => {
+        if (!accepts()) return;
+        e.preventDefault();
+        if (e.dataTransfer) e.dataTransfer.dropEffect = "move";
+        setOver(zoneAt(e));
+      },
+      onDragLeave: () => setOver(null),
+      onDrop: (e: DragEvent) => {
+        setOver(null);
+        const slug = dragging.get();
+        if (!slug || !accepts()) return;
+        e.preventDefault();
+        dragging.set(null);
+        const zone = zoneAt(e);
+        if (zone === "onto") return void moveTo(slug, self);
+        const open = row.open && (row.node.children ?? []).length > 0;
+        if (zone === "after" && open) return void placeFromDrop(slug, self, null);
+        if (zone === "after") return void placeFromDrop(slug, row.parent, self);
+        // Before this page: after the sibling above it (the dragged page left out), or first.
+        const list = (childrenOf(tree.get() ?? [], row.parent) ?? []).filter((n) => n.slug !== slug);
+        const i = list.findIndex((n) => n.slug === self);
+        void placeFromDrop(slug, row.parent, i > 0 ? list[i - 1]!.slug : null);
+      },
+    },
+  };
+}
+
+async function placeFromDrop(slug: string, parent: string | null, after: string | null): Promise<void> {
+  moveError.set("");
+  try {
+    await placePage(slug, parent, after);
+    if (parent) expanded.set(new Set([...expanded.get(), parent]));
+  } catch (e) {
+    moveError.set(failure(e));
+  }
 }
 
 function pathTo(nodes: TreeNode[], slug: string, trail: string[] = []): string[] | null {
@@ -201,7 +262,11 @@ function Marked({ text, query }: { text: string; query: string }) {
 // Rendering ---------------------------------------------------------------------------
 
 const itemId = (key: string) => `tree-item-${key}`;
-const indent = (level: number, extra: number) => ({ paddingLeft: `${(level - 1) * 14 + extra}px` });
+const indent = (level: number, extra: number) => {
+  const px = `${(level - 1) * 14 + extra}px`;
+  // --indent: where a drop's insertion line starts (under the title, at this row's level).
+  return { paddingLeft: px, "--indent": px };
+};
 
 interface TreeProps {
   current: string | null;
@@ -242,7 +307,7 @@ function PageItem({ row, props }: { row: PageRow; props: TreeProps }) {
   const { node, level, open } = row;
   const hasKids = (node.children ?? []).length > 0;
   const current = node.slug === props.current;
-  const drop = useDropTarget(node.slug, node.slug);
+  const drop = useRowDrop(row);
   const linkId = `tree-link-${node.slug}`;
   return (
     <li
@@ -252,13 +317,17 @@ function PageItem({ row, props }: { row: PageRow; props: TreeProps }) {
       aria-expanded={hasKids ? open : undefined}
       aria-selected={current}
       aria-labelledby={linkId}
+      aria-keyshortcuts="Alt+ArrowUp Alt+ArrowDown"
       tabIndex={props.tabStop === row.key ? 0 : -1}
       class="tree-item"
       data-key={row.key}
     >
       <div
         class={
-          "tree-row" + (current ? " current" : "") + (row.context ? " context" : "") + (drop.over ? " drop-target" : "")
+          "tree-row" +
+          (current ? " current" : "") +
+          (row.context ? " context" : "") +
+          (drop.over === "onto" ? " drop-target" : drop.over ? ` drop-${drop.over}` : "")
         }
         style={indent(level, 4)}
         draggable
@@ -316,7 +385,7 @@ function PageItem({ row, props }: { row: PageRow; props: TreeProps }) {
 
 function TopLevelDrop() {
   const drag = useStore(dragging);
-  const drop = useDropTarget(null);
+  const drop = useTopLevelDrop();
   if (!drag) return null;
   return (
     <div class={"tree-drop-root" + (drop.over ? " drop-target" : "")} data-testid="drop-top-level" {...drop.handlers}>
@@ -416,12 +485,27 @@ export function Sidebar() {
     if (document.activeElement?.closest?.(".tree")) focusRow(row.next);
   }
 
+  /** Alt+ArrowUp/Down: the page one place up or down among its siblings; focus stays on it. */
+  async function step(slug: string, delta: -1 | 1): Promise<void> {
+    moveError.set("");
+    try {
+      if (await stepPage(slug, delta)) focusRow(slug);
+    } catch (e) {
+      moveError.set(failure(e));
+    }
+  }
+
   function onKeyDown(e: KeyboardEvent): void {
-    if (e.altKey || e.ctrlKey || e.metaKey) return;
     const item = (e.target as Element).closest<HTMLElement>("[role=treeitem]");
     const i = flat.findIndex((r) => r.key === item?.dataset.key);
     const row = flat[i];
     if (!row) return;
+    if (e.altKey && !e.ctrlKey && !e.metaKey && (e.key === "ArrowUp" || e.key === "ArrowDown")) {
+      e.preventDefault();
+      if (row.kind === "page") void step(row.node.slug, e.key === "ArrowUp" ? -1 : 1);
+      return;
+    }
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
     const page = row.kind === "page" ? row : null;
     const hasKids = !!page && (page.node.children ?? []).length > 0;
     switch (e.key) {
@@ -513,6 +597,19 @@ export function Sidebar() {
         <a href={appHref("-/trash")}>{t("nav.trash")}</a>
       </div>
     </nav>
+  );
+}
+
+/** Says where a reordered page went ("Moved to position 2 of 5"): a live region outside the
+ *  sidebar, so it is heard also when the narrow window's drawer is closed (the page's menu).
+ *  Always there (a region must exist before its text changes to be read out), so it is a
+ *  plain aria-live region rather than role="status", which screens use for their notices. */
+export function OrderStatus() {
+  const note = useStore(orderNote);
+  return (
+    <div class="sr-only" aria-live="polite" aria-atomic="true" data-testid="order-status">
+      {note}
+    </div>
   );
 }
 
