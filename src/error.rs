@@ -303,6 +303,12 @@ impl Error {
         e.retry_after = Some(retry_after.max(1));
         e
     }
+    /// More work of one kind than the server takes at once (password hashing).
+    pub fn busy(retry_after: u64) -> Self {
+        let mut e = Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", "the server is busy; try again shortly");
+        e.retry_after = Some(retry_after.max(1));
+        e
+    }
     pub fn timeout() -> Self {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, "timeout", "the request took too long")
     }

@@ -612,3 +612,86 @@ async fn a_token_in_use_sees_every_change_to_its_user_at_once() {
     assert_eq!(me().await["default_workspace"], slug);
     srv.stop().await;
 }
+
+/// Attempts sent at the same instant cannot all pass the limit: each is counted before
+/// its password is verified, so with a limit of 5 exactly 5 are verified (401) and the
+/// rest refused (429), whatever their order.
+#[tokio::test]
+async fn the_login_limit_cannot_be_raced() {
+    let env = Env::new().await;
+    let srv = env.start(&["--login-max-failures", "5"]).await;
+    srv.user("race@x.io").await;
+    let attempts = (0..100).map(|_| {
+        let api = srv.anon();
+        async move {
+            api.client
+                .post(format!("{}/api/auth/login", api.base))
+                .json(&json!({"email": "race@x.io", "password": "wrong-password"}))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    });
+    let statuses = futures_util::future::join_all(attempts).await;
+    let verified = statuses.iter().filter(|s| **s == StatusCode::UNAUTHORIZED).count();
+    let refused = statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count();
+    assert_eq!((verified, refused), (5, 95), "{statuses:?}");
+    // The right password is refused too while the pair is over the limit.
+    let (s, _) = srv.anon().post("/api/auth/login", json!({"email": "race@x.io", "password": PASSWORD})).await;
+    assert_eq!(s, StatusCode::TOO_MANY_REQUESTS);
+    srv.stop().await;
+}
+
+/// Hundreds of logins with unknown emails at the real Argon2 cost: hashes run one per
+/// core at most, the excess is answered 503 with Retry-After after a short wait, and the
+/// server's memory comes back down after the burst.
+#[tokio::test]
+async fn a_burst_of_logins_is_bounded_and_its_memory_returned() {
+    use common::process::Proc;
+    let env = Env::new().await;
+    let p = Proc::start(
+        env.dir.path(),
+        &env.db_url,
+        &[("ARGON2_MEMORY_KIB", "19456"), ("ARGON2_ITERATIONS", "2"), ("LOGIN_MAX_FAILURES", "1000")],
+    );
+    let rss = || -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", p.child.id())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap().to_owned();
+        line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() / 1024
+    };
+    let client = reqwest::Client::new();
+    // One login first, so the dummy hash and the pool are made before the baseline.
+    let url = format!("{}/api/auth/login", p.url());
+    client.post(&url).json(&json!({"email": "warm@x.io", "password": "x"})).send().await.unwrap();
+    let before = rss();
+    let attempts = (0..300).map(|i| {
+        let (client, url) = (client.clone(), url.clone());
+        async move {
+            let r = client
+                .post(url)
+                .json(&json!({"email": format!("nobody{i}@x.io"), "password": "wrong-password"}))
+                .send()
+                .await
+                .unwrap();
+            (r.status(), r.headers().get("retry-after").is_some())
+        }
+    });
+    let answers = futures_util::future::join_all(attempts).await;
+    let peak = rss();
+    assert!(answers.iter().all(|(s, _)| *s == StatusCode::UNAUTHORIZED || *s == StatusCode::SERVICE_UNAVAILABLE));
+    assert!(answers.iter().filter(|(s, _)| *s == StatusCode::SERVICE_UNAVAILABLE).all(|(_, retry)| *retry));
+    assert!(answers.iter().any(|(s, _)| *s == StatusCode::UNAUTHORIZED));
+    // Deadline polling rather than a fixed sleep: the bound is 10 s after the burst.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut after = rss();
+    while after > before + 50 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        after = rss();
+    }
+    assert!(
+        after <= before + 50,
+        "RSS {before} MiB before, {peak} MiB at the end of the burst, {after} MiB 10 s later"
+    );
+    p.terminate();
+}

@@ -79,7 +79,7 @@ pub async fn login(ctx: &Ctx, email: &str, password: &str, client: &str) -> Resu
         Ok(e) => e.as_str().to_owned(),
         Err(_) => email.trim().to_lowercase().replace('\0', ""),
     };
-    limiter::check(ctx, &email, client).await?;
+    limiter::attempt(ctx, &email, client).await?;
     let row: Option<(i64, String)> = sqlx::query_as("SELECT id, password_hash FROM users WHERE email = $1")
         .bind(&email)
         .fetch_optional(&ctx.db.pool)
@@ -90,10 +90,8 @@ pub async fn login(ctx: &Ctx, email: &str, password: &str, client: &str) -> Resu
     };
     // An unknown email costs one hash verification too, so timing does not tell.
     let ok = ctx.passwords.verify(password, hash).await?;
-    let Some(user_id) = id.filter(|_| ok) else {
-        limiter::record_failure(ctx, &email, client).await?;
-        return Err(Error::invalid_credentials());
-    };
+    // A failure stays counted (by `attempt`); a success clears the pair.
+    let Some(user_id) = id.filter(|_| ok) else { return Err(Error::invalid_credentials()) };
     limiter::clear(ctx, &email, client).await?;
     let token = create_session(ctx, user_id).await?;
     Ok((users::get(ctx, user_id).await?, token))
