@@ -22,6 +22,7 @@ const BY_CODE: Record<string, string> = {
   content_too_large: "error.content_too_large",
   title_too_long: "error.title_too_long",
   page_has_children: "error.page_has_children",
+  busy: "error.busy",
   owner_only: "common.forbidden",
   wrong_password: "settings.wrong_current_password",
   invalid_token_name: "error.invalid_name",
