@@ -31,6 +31,7 @@ const JSON_BODY_LIMIT: usize = 8 * 1024 * 1024;
 pub fn router(ctx: Ctx) -> Router {
     let (api, _openapi) = crate::http::api();
     let timeout = Duration::from_secs(ctx.config.request_timeout_secs);
+    let https = ctx.config.cookie_secure;
     api.merge(crate::mcp::router(&ctx))
         .merge(crate::http::browser::router())
         .merge(crate::http::api_docs::router())
@@ -53,6 +54,35 @@ pub fn router(ctx: Ctx) -> Router {
         .layer(middleware::from_fn(log_request))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .layer(middleware::from_fn(unsafe_request_ids_replaced))
+        .layer(middleware::map_response_with_state(https, security_headers))
+}
+
+/// Headers every answer carries: no content sniffing, no `Referer` sent from our pages
+/// to other sites, and — when Cairn runs behind TLS (`COOKIE_SECURE=1`) — HSTS.
+async fn security_headers(axum::extract::State(https): axum::extract::State<bool>, mut res: Response) -> Response {
+    use axum::http::{HeaderValue, header};
+    let headers = res.headers_mut();
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    if https {
+        headers.insert(header::STRICT_TRANSPORT_SECURITY, HeaderValue::from_static("max-age=31536000"));
+    }
+    res
+}
+
+/// A client's `X-Request-Id` is kept (logged and echoed) only when it is a plain token:
+/// at most 128 letters, digits, `-`, `_`, `.`, `:`. Anything else — spaces, quotes, line
+/// tricks for the log — is dropped, and the request gets a fresh id.
+async fn unsafe_request_ids_replaced(mut req: Request, next: Next) -> Response {
+    let plain = |v: &axum::http::HeaderValue| {
+        let b = v.as_bytes();
+        !b.is_empty() && b.len() <= 128 && b.iter().all(|c| c.is_ascii_alphanumeric() || b"-_.:".contains(c))
+    };
+    if req.headers().get(REQUEST_ID).is_some_and(|v| !plain(v)) {
+        req.headers_mut().remove(REQUEST_ID);
+    }
+    next.run(req).await
 }
 
 /// One log line per request: method, path (never the query), status, duration, id.

@@ -12,6 +12,7 @@ use crate::store::compact::DataDirLock;
 
 pub fn main() -> ExitCode {
     crate::memory::configure();
+    private_files();
     // The server's packing worker runs its passes as `cairn pack-pass DIR`
     // (core/packing/process.rs): no settings, database or log of their own.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -226,5 +227,15 @@ impl ProgressLine {
         if let Some(bar) = &self.bar {
             bar.finish();
         }
+    }
+}
+
+/// Everything the process creates is its user's alone: files 0600, directories 0700
+/// (the database holds webhook secrets and token hashes; the repositories, every page).
+/// Set before anything is opened, so children (packing passes) inherit it.
+fn private_files() {
+    // SAFETY: umask only sets the process's file-creation mask.
+    unsafe {
+        libc::umask(0o077);
     }
 }

@@ -79,7 +79,8 @@ impl Email {
     pub fn parse(raw: &str) -> Result<Email> {
         let email = raw.trim().to_lowercase();
         let valid = email.len() <= 254
-            && !email.chars().any(|c| c.is_whitespace() || c.is_control())
+            // Angle brackets delimit the address in a commit's author line.
+            && !email.chars().any(|c| c.is_whitespace() || c.is_control() || c == '<' || c == '>')
             && matches!(email.split_once('@'), Some((local, domain))
                 if !local.is_empty() && !domain.contains('@') && domain.contains('.')
                    && !domain.starts_with('.') && !domain.ends_with('.'));

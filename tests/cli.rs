@@ -276,3 +276,34 @@ async fn backup_and_restore_commands() {
 fn as_refs(v: &[(String, String)]) -> Vec<(&str, &str)> {
     v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect()
 }
+
+/// What the server writes under `DATA_DIR` is its user's alone: no file or directory
+/// there can be read by another local user (the database holds webhook secrets).
+#[tokio::test]
+async fn the_data_directory_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new().await;
+    let p = Proc::start(env.dir.path(), &env.db_url, &[]);
+    let api = register(&p.url(), "private@x.io").await;
+    let (s, _) = api.post("/api/pages", json!({"slug": "secret", "content": "# Secret"})).await;
+    assert_eq!(s, reqwest::StatusCode::CREATED);
+    let (s, _) =
+        api.post("/api/webhooks", json!({"url": "https://example.com/hook", "events": ["page.created"]})).await;
+    assert!(s.is_success() || s == reqwest::StatusCode::BAD_REQUEST, "{s}");
+    p.terminate();
+    fn walk(dir: &Path, seen: &mut usize) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let entry = entry.unwrap();
+            let mode = entry.metadata().unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "{} is open to others: {:o}", entry.path().display(), mode & 0o777);
+            *seen += 1;
+            if entry.file_type().unwrap().is_dir() {
+                walk(&entry.path(), seen);
+            }
+        }
+    }
+    let mut seen = 0;
+    walk(&env.dir.path().join("data"), &mut seen);
+    walk(&env.dir.path().join("logs"), &mut seen);
+    assert!(seen > 10, "only {seen} entries");
+}

@@ -185,6 +185,32 @@ async fn request_ids_are_generated_or_echoed() {
     let r = c.get(format!("{}/api/me", srv.url)).header("x-request-id", "trace-me-42").send().await.unwrap();
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(r.headers().get("x-request-id").unwrap(), "trace-me-42");
+    // An id that is not a plain token never reaches the log: a fresh one replaces it.
+    for odd in ["a b", "x\"y", &"z".repeat(129), "id=1;drop", "ü"] {
+        let r = c.get(format!("{}/health", srv.url)).header("x-request-id", odd).send().await.unwrap();
+        let id = r.headers().get("x-request-id").unwrap().to_str().unwrap();
+        assert_eq!(id.len(), 36, "{odd:?} → {id}");
+    }
+    srv.stop().await;
+}
+
+/// Every answer — API, app, errors — says not to sniff its type and to send no
+/// `Referer` elsewhere; HSTS only where Cairn runs behind TLS (`COOKIE_SECURE=1`).
+#[tokio::test]
+async fn every_answer_carries_the_security_headers() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let c = reqwest::Client::new();
+    for path in ["/health", "/api/me", "/app/", "/openapi.json", "/api/nothing", "/app/assets/nope.js"] {
+        let r = c.get(format!("{}{path}", srv.url)).send().await.unwrap();
+        assert_eq!(r.headers()["x-content-type-options"], "nosniff", "{path}");
+        assert_eq!(r.headers()["referrer-policy"], "no-referrer", "{path}");
+        assert!(r.headers().get("strict-transport-security").is_none(), "{path}");
+    }
+    srv.stop().await;
+    let srv = env.start(&["--cookie-secure"]).await;
+    let r = c.get(format!("{}/health", srv.url)).send().await.unwrap();
+    assert_eq!(r.headers()["strict-transport-security"], "max-age=31536000");
     srv.stop().await;
 }
 

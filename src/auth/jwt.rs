@@ -21,6 +21,9 @@ pub struct Claims {
     pub iat: i64,
     pub exp: i64,
     pub iss: String,
+    /// The user's credential generation when issued (0 in tokens of older releases).
+    #[serde(default, rename = "gen")]
+    pub generation: i64,
 }
 
 impl JwtKeys {
@@ -35,9 +38,11 @@ impl JwtKeys {
         })
     }
 
-    /// A token for `user_id`, issued at `now` (unix seconds, from the service's clock).
-    pub fn issue(&self, user_id: i64, now: i64) -> anyhow::Result<String> {
-        let claims = Claims { sub: user_id.to_string(), iat: now, exp: now + LIFETIME_SECS, iss: "cairn".into() };
+    /// A token for `user_id` under its credential generation, issued at `now` (unix
+    /// seconds, from the service's clock).
+    pub fn issue(&self, user_id: i64, generation: i64, now: i64) -> anyhow::Result<String> {
+        let claims =
+            Claims { sub: user_id.to_string(), iat: now, exp: now + LIFETIME_SECS, iss: "cairn".into(), generation };
         Ok(jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)?)
     }
 

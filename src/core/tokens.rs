@@ -37,7 +37,7 @@ pub struct AccessToken {
 }
 
 pub fn issue_jwt(ctx: &Ctx, user: &User) -> Result<AccessToken> {
-    let access_token = ctx.jwt.issue(user.id, ctx.clock.unix())?;
+    let access_token = ctx.jwt.issue(user.id, user.credential_generation, ctx.clock.unix())?;
     Ok(AccessToken { access_token, token_type: "bearer", expires_in: LIFETIME_SECS })
 }
 

@@ -25,12 +25,15 @@ pub struct User {
     /// Unix second before which JWTs of this user are void (bumped by a password change).
     #[serde(skip)]
     pub credentials_since: i64,
+    /// How many times the password changed: a JWT issued under a lower count is void.
+    #[serde(skip)]
+    pub credential_generation: i64,
 }
 
 /// The columns [`from_row`] reads, from `users u LEFT JOIN workspaces w` (the default
 /// workspace).
-pub(crate) const USER_COLUMNS: &str =
-    "u.id, u.email, u.name, u.language, w.slug AS default_workspace, u.created_at, u.credentials_since";
+pub(crate) const USER_COLUMNS: &str = "u.id, u.email, u.name, u.language, w.slug AS default_workspace, u.created_at, u.credentials_since, \
+     u.credential_generation";
 
 pub(crate) fn from_row(row: &AnyRow) -> Result<User> {
     Ok(User {
@@ -41,6 +44,7 @@ pub(crate) fn from_row(row: &AnyRow) -> Result<User> {
         default_workspace: row.try_get("default_workspace")?,
         created_at: row.try_get("created_at")?,
         credentials_since: row.try_get("credentials_since")?,
+        credential_generation: row.try_get("credential_generation")?,
     })
 }
 
@@ -57,7 +61,10 @@ pub async fn find(ctx: &Ctx, id: i64) -> Result<Option<User>> {
     row.as_ref().map(from_row).transpose()
 }
 
-/// The display name, or 400 `invalid_name`.
+/// The display name, or 400 `invalid_name`. A person's name is the author of their
+/// commits, whose line git ends at a `<`: names with angle brackets are refused here.
 pub fn check_name(raw: &str) -> Result<String> {
-    crate::ids::display_name(raw, MAX_NAME_LEN).ok_or_else(|| Error::invalid_name(MAX_NAME_LEN))
+    crate::ids::display_name(raw, MAX_NAME_LEN)
+        .filter(|n| !n.contains(['<', '>']))
+        .ok_or_else(|| Error::invalid_name(MAX_NAME_LEN))
 }

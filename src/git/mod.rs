@@ -325,7 +325,8 @@ fn commit_body(
         writeln!(body, "parent {parent}")?;
     }
     for (key, who) in [("author", author), ("committer", committer)] {
-        let sig = Signature::new(who.name, who.email, &Time::new(who.time, 0))?;
+        let (name, email) = (signable(who.name, "unknown"), signable(who.email, "unknown"));
+        let sig = Signature::new(&name, &email, &Time::new(who.time, 0))?;
         write!(body, "{key} ")?;
         body.extend_from_slice(sig.name_bytes());
         body.extend_from_slice(b" <");
@@ -335,6 +336,15 @@ fn commit_body(
     body.push(b'\n');
     body.extend_from_slice(message.as_bytes());
     Ok(body)
+}
+
+/// A name or email as a commit can hold it: git refuses `<`, `>` and line breaks in
+/// either (names are checked where they are accepted, but rows of older releases, or an
+/// imported commit's author, may hold anything), so those are dropped; what is left
+/// empty becomes `fallback`. A save never fails over its author's name.
+fn signable(text: &str, fallback: &str) -> String {
+    let kept: String = text.chars().filter(|c| !matches!(c, '<' | '>' | '\n' | '\r' | '\0')).collect();
+    if kept.trim().is_empty() { fallback.to_owned() } else { kept }
 }
 
 /// Writes one loose object as git does: `<kind> <size>\0<body>`, zlib-deflated, at
@@ -1028,6 +1038,12 @@ mod tests {
         let by_libgit2 = repo.commit_create_buffer(&sig(&padded), &sig(&author()), "First\n", &tree, &[]).unwrap();
         let ours = commit_body(tree.id(), None, &padded, &author(), "First\n").unwrap();
         assert_eq!(&ours[..], &by_libgit2[..]);
+        // Names git cannot hold lose what it refuses; nothing refuses the commit.
+        let odd = Author { name: "Eve <admin>\n", email: "<eve@x.io>", time: 1_700_000_000 };
+        let ours = String::from_utf8(commit_body(tree.id(), None, &odd, &odd, "Odd\n").unwrap()).unwrap();
+        assert!(ours.contains("author Eve admin <eve@x.io> 1700000000 +0000\n"), "{ours}");
+        let empty = Author { name: "<>", email: "", time: 1_700_000_000 };
+        assert!(commit_body(tree.id(), None, &empty, &empty, "Empty\n").is_ok());
         assert_eq!(commit.message().ok(), Some("Save a0.md\n"));
         assert_eq!(commit.parent_count(), 1);
         assert_eq!(commit.author().name().ok(), Some("Ada"));

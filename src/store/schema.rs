@@ -75,6 +75,10 @@ const TABLES: &[Table] = &[
             // Credentials (sessions, JWTs) issued before this unix second are void:
             // bumped by a password change.
             ("credentials_since", "BIGINT NOT NULL DEFAULT 0"),
+            // Counts password changes: a JWT carries the count it was issued under and is
+            // void once it moves (whole seconds cannot order a change and a JWT minted in
+            // the same second).
+            ("credential_generation", "BIGINT NOT NULL DEFAULT 0"),
             ("created_at", "TEXT NOT NULL"),
         ],
         constraints: &["CONSTRAINT users_email_key UNIQUE (email)"],

@@ -166,12 +166,15 @@ pub async fn change_password(
     check_password(new)?;
     let new_hash = ctx.passwords.hash(new).await?;
     let mut tx = ctx.db.pool.begin().await?;
-    sqlx::query("UPDATE users SET password_hash = $1, credentials_since = $2 WHERE id = $3")
-        .bind(&new_hash)
-        .bind(ctx.clock.unix())
-        .bind(user.id)
-        .execute(&mut *tx)
-        .await?;
+    sqlx::query(
+        "UPDATE users SET password_hash = $1, credentials_since = $2, \
+         credential_generation = credential_generation + 1 WHERE id = $3",
+    )
+    .bind(&new_hash)
+    .bind(ctx.clock.unix())
+    .bind(user.id)
+    .execute(&mut *tx)
+    .await?;
     sqlx::query("DELETE FROM sessions WHERE user_id = $1 AND id <> $2")
         .bind(user.id)
         .bind(keep_session.unwrap_or(-1))

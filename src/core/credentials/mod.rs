@@ -122,8 +122,8 @@ async fn jwt(ctx: &Ctx, bearer: &str) -> Result<User> {
     let claims = ctx.jwt.verify(bearer, ctx.clock.unix()).ok_or_else(Error::invalid_bearer)?;
     let user_id: i64 = claims.sub.parse().map_err(|_| Error::invalid_bearer())?;
     let user = users::find(ctx, user_id).await?.ok_or_else(Error::invalid_bearer)?;
-    // A password change voids every JWT issued before it.
-    if claims.iat < user.credentials_since {
+    // A password change voids every JWT issued before it, in the same second too.
+    if claims.iat < user.credentials_since || claims.generation < user.credential_generation {
         return Err(Error::invalid_bearer());
     }
     Ok(user)

@@ -102,14 +102,19 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
 }
 
 fn is_public_v6(ip: Ipv6Addr) -> bool {
-    let first = ip.segments()[0];
+    let s = ip.segments();
+    let first = s[0];
     !(ip.is_unspecified()
         || ip.is_loopback()
         || ip.is_multicast()
         || (first & 0xfe00) == 0xfc00 // unique local fc00::/7
         || (first & 0xffc0) == 0xfe80 // link-local fe80::/10
         || (first & 0xffc0) == 0xfec0 // site-local (deprecated) fec0::/10
-        || (first == 0x2001 && ip.segments()[1] == 0x0db8)) // documentation
+        || (first == 0x2001 && s[1] == 0x0db8) // documentation
+        // Translated and tunnelled forms whose far end is not what the address says:
+        || (first == 0x2001 && s[1] == 0) // Teredo 2001::/32
+        || s[..3] == [0x64, 0xff9b, 1] // local-use NAT64 64:ff9b:1::/48
+        || s[..6] == [0, 0, 0, 0, 0xffff, 0]) // SIIT ::ffff:0:0:0/96
 }
 
 /// The IPv4 address an IPv6 address carries: mapped (`::ffff:a.b.c.d`), compatible
@@ -185,6 +190,12 @@ mod tests {
             "64:ff9b::a9fe:a9fe",
             "2002:7f00:1::",
             "2002:c0a8:101::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "2001::1",
+            "64:ff9b:1::a00:1",
+            "64:ff9b:1:ffff::808:808",
+            "::ffff:0:7f00:1",
+            "::ffff:0:808:808",
         ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip} must be refused");
         }

@@ -146,3 +146,27 @@ for (const bypassCSP of [false, true]) {
     });
   });
 }
+
+test("a writer's inline style cannot lay anything over the app", async ({ page, user }) => {
+  void user;
+  const overlay =
+    '<div id="overlay" style="position:fixed; inset:0; z-index:9999; background:rgb(1, 2, 3); color:rgb(200, 0, 0); top:0">Session expired</div>\n\n' +
+    '<p id="moved" style="transform:translateY(-500px); position:absolute; left:0">Moved up</p>\n\n' +
+    '<span id="coloured" style="color:rgb(0, 128, 0)">kept colour</span>\n';
+  const res = await page.request.post("/api/pages", { data: { slug: "overlay", content: overlay } });
+  expect(res.status()).toBe(201);
+  await page.goto("/app/overlay");
+  const box = page.locator(".page-content #overlay");
+  await expect(box).toHaveText("Session expired");
+  const style = (sel: string, prop: string) =>
+    page.locator(`.page-content ${sel}`).evaluate((el, p) => getComputedStyle(el).getPropertyValue(p), prop);
+  expect(await style("#overlay", "position")).toBe("static");
+  expect(await style("#overlay", "z-index")).toBe("auto");
+  expect(await style("#moved", "position")).toBe("static");
+  expect(await style("#moved", "transform")).toBe("none");
+  // What does not place content stays: colours.
+  expect(await style("#overlay", "background-color")).toBe("rgb(1, 2, 3)");
+  expect(await style("#coloured", "color")).toBe("rgb(0, 128, 0)");
+  // The page's own header is still there to click.
+  await expect(page.locator("header").first()).toBeVisible();
+});

@@ -67,8 +67,16 @@ md.use(anchor, {
   },
 });
 
+// Style that takes content out of the page's flow: with it a writer could lay a fake
+// "session expired" form over the whole app. Colours, sizes and the like stay.
+const PLACING = ["position", "inset", "top", "right", "bottom", "left", "z-index", "transform", "translate", "rotate", "scale"];
+
 // External links open in a new tab, without handing over the opener.
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+  if (node instanceof HTMLElement && node.hasAttribute("style")) {
+    for (const name of PLACING) node.style.removeProperty(name);
+    if (node.style.length === 0) node.removeAttribute("style");
+  }
   if (node.tagName === "A") {
     const href = node.getAttribute("href") ?? "";
     if (/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith(window.location.origin)) {
