@@ -119,7 +119,10 @@ async function seed() {
       },
     }),
   );
-  return { email, password, count, seedSeconds: Math.round((performance.now() - started) / 100) / 10, titleOf, slugOf };
+  // Page URLs carry their workspace (docs/web.md); older workspace-less ones are rewritten by the app.
+  const ws = reg.data.default_workspace;
+  const hrefOf = (slug) => `/app/@${encodeURIComponent(ws)}/${slug}`;
+  return { email, password, count, seedSeconds: Math.round((performance.now() - started) / 100) / 10, titleOf, slugOf, hrefOf };
 }
 
 // Resolves (in the page) with performance.now() once the title is `title` and the content
@@ -173,7 +176,7 @@ async function main() {
       if (z) sizes.push({ type: req.resourceType(), url: req.url(), body: z.responseBodySize, headers: z.responseHeadersSize });
     });
     await page.addInitScript(`window.__shown = window.__waitShown(${JSON.stringify(s.titleOf(i))});`);
-    await page.goto(`/app/${s.slugOf(i)}`);
+    await page.goto(s.hrefOf(s.slugOf(i)));
     const t = await page.evaluate(() => window.__shown);
     firstView.push(t);
     if (k === 0) {
@@ -194,7 +197,7 @@ async function main() {
   // Page to page, in one warm tab.
   const ctx = await newContext({ baseURL: base, storageState, viewport });
   const page = await ctx.newPage();
-  await page.goto(`/app/${s.slugOf(0)}`);
+  await page.goto(s.hrefOf(s.slugOf(0)));
   await page.evaluate((t) => window.__waitShown(t), s.titleOf(0));
   const nav = { hover: [], direct: [] };
   let at = 0;
@@ -257,8 +260,8 @@ async function main() {
   // Tree: expand the page with 1,000 children.
   const tree = [];
   for (let k = 0; k < 5; k++) {
-    await page.goto(`/app/section-0`).catch(() => undefined);
-    await page.goto(`/app/library`);
+    await page.goto(s.hrefOf("section-0")).catch(() => undefined);
+    await page.goto(s.hrefOf("library"));
     await page.waitForSelector(".page-title");
     // The tree loads after the page is shown.
     await page.waitForFunction(() =>

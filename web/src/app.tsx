@@ -12,13 +12,8 @@ import { t, useI18n } from "./i18n";
 import { failure } from "./errors";
 import { appHref, location, navigate, pageHref, pageRoute } from "./router";
 import { Login, Register } from "./screens/Auth";
-import { Editor } from "./screens/Editor";
-import { History } from "./screens/History";
-import { Insights } from "./screens/Insights";
 import { PageView } from "./screens/PageView";
 import { SearchPage } from "./screens/SearchPage";
-import { Settings } from "./screens/Settings";
-import { WorkspaceSettings } from "./screens/WorkspaceSettings";
 import { Trash } from "./screens/Trash";
 import { currentWorkspace, openWorkspace, pagesChanged, tree, user } from "./session";
 import { useStore } from "./store";
@@ -74,19 +69,30 @@ function Home() {
   return <FirstPage />;
 }
 
-/** The graph screen, downloaded (with d3-force) only when it is opened. */
-function LazyGraph() {
+// Screens a first page view does not need, each downloaded when it is first opened (a
+// chunk of its own): the graph (with d3-force), the editor, history and the settings.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Screen = ComponentType<any>;
+const loadGraph = () => import("./screens/Graph").then((m): Screen => m.default);
+const loadEditor = () => import("./screens/Editor").then((m): Screen => m.Editor);
+const loadHistory = () => import("./screens/History").then((m): Screen => m.History);
+const loadInsights = () => import("./screens/Insights").then((m): Screen => m.Insights);
+const loadSettings = () => import("./screens/Settings").then((m): Screen => m.Settings);
+const loadWorkspaceSettings = () => import("./screens/WorkspaceSettings").then((m): Screen => m.WorkspaceSettings);
+
+/** A screen from `load`, shown with `props` once its chunk has arrived. */
+function Lazy({ load, props = {} }: { load: () => Promise<Screen>; props?: Record<string, unknown> }) {
   useI18n();
-  const [Screen, setScreen] = useState<ComponentType | null>(null);
+  const [Loaded, setLoaded] = useState<Screen | null>(null);
   const [failed, setFailed] = useState(false);
   useEffect(() => {
-    import("./screens/Graph").then(
-      (m) => setScreen(() => m.default),
+    load().then(
+      (c) => setLoaded(() => c),
       () => setFailed(true),
     );
-  }, []);
+  }, [load]);
   if (failed) return <FormError error={t("common.offline")} />;
-  return Screen ? <Screen /> : <p class="muted pad">{t("common.loading")}</p>;
+  return Loaded ? <Loaded {...props} /> : <p class="muted pad">{t("common.loading")}</p>;
 }
 
 function NotFoundScreen() {
@@ -107,8 +113,8 @@ function pageScreen(ws: string | null, slug: string, rest: string[]) {
   // Keyed by workspace too: the same slug is another page in another workspace.
   const key = `${ws ?? ""}/${slug}`;
   if (rest.length === 0) return <PageView key={key} slug={slug} />;
-  if (rest[0] === "edit" && rest.length === 1) return <Editor key={"edit:" + key} slug={slug} />;
-  if (rest[0] === "history" && rest.length <= 2) return <History key={"h:" + key} slug={slug} sha={rest[1] ?? null} />;
+  if (rest[0] === "edit" && rest.length === 1) return <Lazy key={"edit:" + key} load={loadEditor} props={{ slug }} />;
+  if (rest[0] === "history" && rest.length <= 2) return <Lazy key={"h:" + key} load={loadHistory} props={{ slug, sha: rest[1] ?? null }} />;
   return <NotFoundScreen />;
 }
 
@@ -164,13 +170,13 @@ function Screen() {
   if (seg0 === "login" || seg0 === "register") return null;
   if (seg0 === "-") {
     const [what, ...more] = rest;
-    if (what === "new" && more.length === 0) return <Editor key={"new:" + loc.query.toString()} slug={null} />;
+    if (what === "new" && more.length === 0) return <Lazy key={"new:" + loc.query.toString()} load={loadEditor} props={{ slug: null }} />;
     if (what === "search" && more.length === 0) return <SearchPage />;
     if (what === "trash" && more.length === 0) return <Trash />;
-    if (what === "settings" && more.length === 0) return <Settings />;
-    if (what === "workspace" && more.length === 0) return <WorkspaceSettings />;
-    if (what === "insights" && more.length === 0) return <Insights />;
-    if (what === "graph" && more.length === 0) return <LazyGraph />;
+    if (what === "settings" && more.length === 0) return <Lazy key="settings" load={loadSettings} />;
+    if (what === "workspace" && more.length === 0) return <Lazy key="workspace" load={loadWorkspaceSettings} />;
+    if (what === "insights" && more.length === 0) return <Lazy key="insights" load={loadInsights} />;
+    if (what === "graph" && more.length === 0) return <Lazy key="graph" load={loadGraph} />;
   }
   const route = pageRoute(loc.segments);
   if (!route) return <NotFoundScreen />;
