@@ -2,33 +2,11 @@
 // markers without a second, explicit yes that names them; "Keep my version" and "Discard
 // mine, keep theirs" store exactly that side's text, also when yet another change comes
 // in while the dialog is open. (editor.spec.ts has the dialog's basic three choices.)
-import type { Locator, Page } from "@playwright/test";
-import { createPage, expect, fmt, test, type Messages } from "../fixtures";
+import type { Page } from "@playwright/test";
+import { conflicting, replaceText, source } from "../editing";
+import { expect, fmt, test } from "../fixtures";
 
-const source = (page: Page) => page.getByTestId("source-editor");
 const raw = async (page: Page, slug: string) => (await page.request.get(`/api/pages/${slug}/raw`)).text();
-
-async function replaceText(page: Page, text: string) {
-  await source(page).click();
-  await page.keyboard.press("Control+a");
-  await page.keyboard.press("Delete");
-  await page.keyboard.type(text);
-}
-
-/** Opens `slug` in the editor, lets someone else change its middle line, types our own
- *  change of that line and saves: the conflict dialog opens. */
-async function conflicting(page: Page, en: Messages, slug: string): Promise<Locator> {
-  await createPage(page.request, { title: slug, slug, content: "alpha\nbeta\ngamma\n" });
-  await page.goto(`/app/${slug}/edit`);
-  await expect(source(page)).toContainText("gamma");
-  const other = await page.request.put(`/api/pages/${slug}`, { data: { content: "alpha\nTHEIR BETA\ngamma\n" } });
-  expect(other.status()).toBe(200);
-  await replaceText(page, "alpha\nMY BETA\ngamma\n");
-  await page.getByRole("button", { name: en["page.save"], exact: true }).click();
-  const dialog = page.getByRole("dialog", { name: en["page.merge_conflict.title"] });
-  await expect(dialog.getByTestId("conflict-theirs")).toContainText("THEIR BETA");
-  return dialog;
-}
 
 /** The 1-based numbers of the marker lines of a merge, as a person would count them. */
 function markerLines(text: string): number[] {
@@ -40,7 +18,7 @@ function markerLines(text: string): number[] {
 
 test("saving a merge that still has conflict markers asks again, naming them", async ({ page, en, user }) => {
   void user;
-  const dialog = await conflicting(page, en, "marked");
+  const { dialog } = await conflicting(page, en, "marked");
   const merged = dialog.getByTestId("conflict-merged");
   const text = await merged.inputValue();
   const lines = markerLines(text);
@@ -78,7 +56,7 @@ test("saving a merge that still has conflict markers asks again, naming them", a
 
 test("conflict markers are saved only after saying yes to them", async ({ page, en, user }) => {
   void user;
-  const dialog = await conflicting(page, en, "marked-anyway");
+  const { dialog } = await conflicting(page, en, "marked-anyway");
   const text = await dialog.getByTestId("conflict-merged").inputValue();
   await dialog.getByRole("button", { name: en["page.conflict.save_merged"] }).click();
   const confirm = page.getByRole("dialog", { name: en["common.confirm"] });
@@ -90,7 +68,7 @@ test("conflict markers are saved only after saying yes to them", async ({ page, 
 
 test("a change made while the dialog is open: mine is kept, and stored exactly", async ({ page, en, user }) => {
   void user;
-  const dialog = await conflicting(page, en, "moving-target");
+  const { dialog } = await conflicting(page, en, "moving-target");
   // Someone saves again while we decide.
   const newest = await page.request.put("/api/pages/moving-target", { data: { content: "alpha\nNEWEST BETA\ngamma\n" } });
   expect(newest.status()).toBe(200);
@@ -114,7 +92,7 @@ test("a change made while the dialog is open: mine is kept, and stored exactly",
 
 test("discarding mine stores exactly their text and nothing of mine", async ({ page, en, user }) => {
   void user;
-  const dialog = await conflicting(page, en, "theirs-exactly");
+  const { dialog } = await conflicting(page, en, "theirs-exactly");
   const theirs = await dialog.getByTestId("conflict-theirs").textContent();
   await dialog.getByRole("button", { name: en["page.conflict.take_theirs"] }).click();
   await expect(dialog).toHaveCount(0);

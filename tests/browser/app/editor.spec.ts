@@ -3,16 +3,9 @@
 // in a dialog when they do: save the merge, keep mine, or take theirs), [[ and #
 // completion, image paste and drop → upload.
 import type { Page } from "@playwright/test";
+import { conflicting, replaceText, source } from "../editing";
 import { createPage, expect, fmt, pageUrl, test } from "../fixtures";
 
-const source = (page: Page) => page.getByTestId("source-editor");
-
-async function replaceText(page: Page, text: string) {
-  await source(page).click();
-  await page.keyboard.press("Control+a");
-  await page.keyboard.press("Delete");
-  await page.keyboard.type(text);
-}
 
 test("edit with live preview; Ctrl+S saves against the base revision", async ({ page, en, user }) => {
   void user;
@@ -164,20 +157,6 @@ test("an overlapping stale save shows theirs, yours and the merge to resolve", a
   expect(history.items.length).toBe(3); // nothing was lost: both saves are in the history
 });
 
-/** Opens `slug` in the editor, lets someone else change its middle line, types our own change
- *  of that line and saves: the conflict dialog opens. */
-async function conflicting(page: Page, en: Record<string, string>, slug: string) {
-  await createPage(page.request, { title: slug, slug, content: "alpha\nbeta\ngamma\n" });
-  await page.goto(`/app/${slug}/edit`);
-  await expect(source(page)).toContainText("gamma");
-  const other = await page.request.put(`/api/pages/${slug}`, { data: { content: "alpha\nTHEIR BETA\ngamma\n" } });
-  expect(other.status()).toBe(200);
-  await replaceText(page, "alpha\nMY BETA\ngamma\n");
-  await page.getByRole("button", { name: en["page.save"], exact: true }).click();
-  const dialog = page.getByRole("dialog", { name: en["page.merge_conflict.title"] });
-  await expect(dialog.getByTestId("conflict-theirs")).toContainText("THEIR BETA");
-  return { dialog, theirs: (await other.json()).revision as string };
-}
 
 const raw = async (page: Page, slug: string) => (await page.request.get(`/api/pages/${slug}/raw`)).text();
 

@@ -4,18 +4,12 @@
 // title the save will give, and where it comes from. A rename keeps the text of links to
 // the page that other pages show.
 import type { Page } from "@playwright/test";
+import { replaceText, source } from "../editing";
 import { createPage, expect, test, type Messages, pageUrl } from "../fixtures";
 
-const source = (page: Page) => page.getByTestId("source-editor");
 const titleField = (page: Page, en: Messages) => page.getByLabel(en["page.title_placeholder"]!, { exact: true });
 const titleOf = async (page: Page, slug: string): Promise<string> => (await (await page.request.get(`/api/pages/${slug}`)).json()).title;
 
-async function replaceText(page: Page, text: string) {
-  await source(page).click();
-  await page.keyboard.press("Control+a");
-  await page.keyboard.press("Delete");
-  await page.keyboard.type(text);
-}
 
 /** Renames the page on screen through its "⋯" menu. */
 async function renameInUi(page: Page, en: Messages, title: string) {
