@@ -77,6 +77,9 @@ impl Error {
     pub fn password_too_long(max: usize) -> Self {
         Self::bad_request("password_too_long", format!("the password must have at most {max} characters"))
     }
+    pub fn current_password_required() -> Self {
+        Self::bad_request("current_password_required", "changing the email needs the current password")
+    }
     pub fn wrong_password() -> Self {
         Self::bad_request("wrong_password", "the current password is wrong")
     }

@@ -409,7 +409,9 @@ async fn profile_password_and_language() {
     let r = api.send(Method::POST, "/api/settings/profile", Some(json!({"language": "xx"}))).await;
     assert_problem(&r, 400, "unknown_language");
     srv.user("taken@x.io").await;
-    let r = api.send(Method::POST, "/api/settings/profile", Some(json!({"email": "Taken@x.io"}))).await;
+    let r = api
+        .send(Method::POST, "/api/settings/profile", Some(json!({"email": "Taken@x.io", "current_password": PASSWORD})))
+        .await;
     assert_problem(&r, 409, "email_taken");
     let r = api.send(Method::POST, "/api/settings/profile", Some(json!({"name": 3}))).await;
     assert_problem(&r, 422, "invalid_body");
@@ -734,5 +736,49 @@ async fn names_git_cannot_hold_are_refused_and_never_fail_a_save() {
     let (s, page) = api.put("/api/pages/notes", json!({"content": "# Notes\n\nmore"})).await;
     assert_eq!(s, StatusCode::OK, "{page}");
     assert_eq!(page["updated_by"]["name"], "Eve <the admin>");
+    srv.stop().await;
+}
+
+/// The sign-in email changes only with the current password, and wrong guesses of it —
+/// for the email or for a new password — are limited as logins are.
+#[tokio::test]
+async fn changing_the_email_needs_the_password_and_guesses_are_limited() {
+    let env = Env::new().await;
+    let srv = env.start(&["--login-max-failures", "3"]).await;
+    let api = srv.user("ivan@x.io").await;
+    let profile = async |body: serde_json::Value| api.send(Method::POST, "/api/settings/profile", Some(body)).await;
+    assert_problem(&profile(json!({"email": "ivan2@x.io"})).await, 400, "current_password_required");
+    // The same email again, or other fields, need nothing more.
+    assert_eq!(profile(json!({"email": "IVAN@x.io", "name": "Ivan"})).await.status, StatusCode::OK);
+    assert_problem(
+        &profile(json!({"email": "ivan2@x.io", "current_password": "guess 1"})).await,
+        400,
+        "wrong_password",
+    );
+    let r = api
+        .send(
+            Method::POST,
+            "/api/settings/password",
+            Some(json!({"current_password": "guess 2", "new_password": "new password 1"})),
+        )
+        .await;
+    assert_problem(&r, 400, "wrong_password");
+    assert_problem(
+        &profile(json!({"email": "ivan2@x.io", "current_password": "guess 3"})).await,
+        400,
+        "wrong_password",
+    );
+    // Past the limit: refused even with the right password, as a login would be.
+    let r = profile(json!({"email": "ivan2@x.io", "current_password": PASSWORD})).await;
+    assert_problem(&r, 429, "too_many_login_failures");
+    assert!(r.headers.get("retry-after").is_some());
+    let (s, _) = srv.anon().post("/api/auth/login", json!({"email": "ivan@x.io", "password": PASSWORD})).await;
+    assert_eq!(s, StatusCode::TOO_MANY_REQUESTS, "the guesses count for the sign-in too");
+
+    // Once the window has passed, the right password changes the email.
+    srv.ctx.clock.advance(Duration::from_secs(901));
+    let r = profile(json!({"email": "ivan2@x.io", "current_password": PASSWORD})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.json()["email"], "ivan2@x.io");
     srv.stop().await;
 }

@@ -275,6 +275,43 @@ async fn an_embedded_upload_is_in_the_export() {
     server.stop().await;
 }
 
+/// A deleted workspace takes all its uploads aside — also when it never had a page — and
+/// the next workspace given its slug cannot export them by naming their file.
+#[tokio::test]
+async fn a_deleted_workspace_leaves_no_upload_to_the_next_owner_of_its_slug() {
+    let env = Env::new().await;
+    let server = env.start(&[]).await;
+    let first = server.user("first@example.com").await;
+    first.post("/api/workspaces", json!({"name": "Team"})).await;
+    let up = first.upload("/api/uploads?ws=team", PNG, "image/png").await.json();
+    let name = up["name"].as_str().unwrap().to_owned();
+    let folder = env.data_dir().join("uploads/team");
+    assert!(folder.join(&name).exists());
+    assert_eq!(first.delete("/api/workspaces/team").await.0, StatusCode::NO_CONTENT);
+    assert!(!folder.exists(), "the workspace's uploads went aside with it");
+    let aside: Vec<String> = std::fs::read_dir(env.data_dir().join("deleted"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(aside.iter().any(|n| n.starts_with("team-") && n.ends_with("-uploads")), "{aside:?}");
+
+    // Someone else takes the slug and names the old file: nothing of it comes out.
+    let second = server.user("second@example.com").await;
+    second.post("/api/workspaces", json!({"name": "Team"})).await;
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join(&name), PNG).unwrap(); // as an older release would have left it
+    let (s, _) =
+        second.post("/api/pages?ws=team", json!({"slug": "pic", "content": format!("![x](/uploads/{name})")})).await;
+    assert_eq!(s, StatusCode::CREATED);
+    let res = second.client.get(format!("{}/api/workspaces/team/export", second.base)).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let bytes = res.bytes().await.unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
+    assert!(zip.by_name("pic.md").is_ok());
+    assert!(zip.by_name(&format!("uploads/{name}")).is_err(), "not this workspace's upload");
+    server.stop().await;
+}
+
 /// Renders `text` into a PNG with Pillow (the interop venv), as the OCR test's image.
 fn render(text: &str) -> Vec<u8> {
     let py = std::env::var("CAIRN_TEST_PYTHON")

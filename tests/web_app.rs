@@ -134,6 +134,12 @@ async fn the_app_files_are_cached_by_their_hashes() {
         let plain = plain.bytes().await.unwrap();
         let gz =
             api.client.get(format!("{}{asset}", srv.url)).header("accept-encoding", "br, gzip").send().await.unwrap();
+        // Files under 1 KiB go out as they are (build.rs: gzip would save nothing there).
+        if plain.len() < 1024 {
+            assert!(gz.headers().get("content-encoding").is_none(), "{asset}");
+            first_load_js += if asset.ends_with(".js") { plain.len() } else { 0 };
+            continue;
+        }
         assert_eq!(gz.headers()["content-encoding"], "gzip", "{asset}");
         let gz = gz.bytes().await.unwrap();
         let mut unzipped = Vec::new();

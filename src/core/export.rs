@@ -76,6 +76,7 @@ pub async fn zip_stream(ctx: &Ctx, access: &Access) -> Result<impl Stream<Item =
     let files = entries(ctx, access).await?;
     let dir = ctx.workspace_dir(access.slug());
     let uploads_dir = uploads::workspace_dir(ctx, access.slug());
+    let known = uploads::names(ctx, access).await?;
     let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
     tokio::task::spawn_blocking(move || {
         let err_tx = tx.clone();
@@ -101,8 +102,9 @@ pub async fn zip_stream(ctx: &Ctx, access: &Access) -> Result<impl Stream<Item =
                 }
                 // Images are compressed already: stored as they are.
                 let stored = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-                for name in embedded {
-                    // Only this workspace's uploads: a name uploaded elsewhere is not leaked.
+                // Only this workspace's uploads, as its uploads table lists them: a name
+                // uploaded elsewhere, or a file an earlier workspace left, is not leaked.
+                for name in embedded.into_iter().filter(|n| known.contains(n)) {
                     let Ok(mut file) = std::fs::File::open(uploads_dir.join(&name)) else { continue };
                     zip.start_file(format!("uploads/{name}"), stored)?;
                     std::io::copy(&mut file, &mut zip)?;

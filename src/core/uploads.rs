@@ -186,6 +186,17 @@ pub async fn find(ctx: &Ctx, user: &User, name: &str) -> Result<(tokio::fs::File
     Ok((file, content_type))
 }
 
+/// The names of the uploads a workspace holds, by its uploads table: what an export may
+/// put in its zip (a file under the workspace's folder that the table does not know — left
+/// by an earlier workspace of the same slug, say — is not the workspace's).
+pub async fn names(ctx: &Ctx, access: &Access) -> Result<std::collections::HashSet<String>> {
+    let names: Vec<String> = sqlx::query_scalar("SELECT name FROM uploads WHERE workspace_id = $1")
+        .bind(access.workspace_id())
+        .fetch_all(&ctx.db.pool)
+        .await?;
+    Ok(names.into_iter().collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

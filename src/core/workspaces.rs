@@ -310,21 +310,24 @@ pub async fn delete(ctx: &Ctx, owner: Owner) -> Result<()> {
     ctx.repos.forget(&owner.slug);
     ctx.writers.forget(&owner.slug);
     ctx.semantic.forget(owner.workspace_id);
-    let dir = ctx.workspace_dir(&owner.slug);
-    if dir.exists() {
-        let aside = ctx.config.data_dir.join("deleted").join(format!(
-            "{}-{}",
-            owner.slug,
-            ctx.clock.now().format("%Y%m%dT%H%M%S%.6fZ")
-        ));
+    // Everything of the workspace goes aside, its repository and its uploads each on its
+    // own (a workspace with no page has uploads but no repository): the next workspace
+    // given this slug starts with nothing of it.
+    let aside = ctx.config.data_dir.join("deleted").join(format!(
+        "{}-{}",
+        owner.slug,
+        ctx.clock.now().format("%Y%m%dT%H%M%S%.6fZ")
+    ));
+    // `core::uploads::workspace_dir`, spelled out: uploads depends on this module.
+    let uploads = ctx.config.data_dir.join("uploads").join(&owner.slug);
+    let moves = [
+        (ctx.workspace_dir(&owner.slug), aside.clone()),
+        (uploads, std::path::PathBuf::from(format!("{}-uploads", aside.display()))),
+    ];
+    for (from, to) in moves.into_iter().filter(|(from, _)| from.exists()) {
         std::fs::create_dir_all(aside.parent().unwrap_or(&ctx.config.data_dir))?;
-        std::fs::rename(&dir, &aside)?;
-        tracing::info!(workspace = %owner.slug, to = %aside.display(), "workspace files moved aside");
-        // `core::uploads::workspace_dir`, spelled out: uploads depends on this module.
-        let uploads = ctx.config.data_dir.join("uploads").join(&owner.slug);
-        if uploads.exists() {
-            std::fs::rename(&uploads, std::path::PathBuf::from(format!("{}-uploads", aside.display())))?;
-        }
+        std::fs::rename(&from, &to)?;
+        tracing::info!(workspace = %owner.slug, to = %to.display(), "workspace files moved aside");
     }
     tracing::info!(workspace = %owner.slug, "workspace deleted");
     Ok(())

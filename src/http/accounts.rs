@@ -49,8 +49,11 @@ pub struct LoginRequest {
 #[derive(Deserialize, ToSchema)]
 pub struct ProfileRequest {
     pub name: Option<String>,
+    /// A new email needs `current_password`.
     pub email: Option<String>,
     pub language: Option<String>,
+    /// The account's password, needed to change the email (an extension).
+    pub current_password: Option<String>,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -137,15 +140,22 @@ async fn me(auth: AuthUser) -> axum::Json<User> {
 /// Changes name, email or language.
 #[utoipa::path(post, path = "/api/settings/profile", tag = "accounts", request_body = ProfileRequest,
     security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = User), (status = 400, body = Problem), (status = 401, body = Problem),
-        (status = 409, body = Problem, description = "Email taken"), (status = 422, body = Problem), (status = 503, body = Problem)))]
+    responses((status = 200, body = User), (status = 400, body = Problem, description = "Invalid field; a new email without the current password, or a wrong one"),
+        (status = 401, body = Problem), (status = 409, body = Problem, description = "Email taken"), (status = 422, body = Problem),
+        (status = 429, body = Problem, description = "Too many wrong passwords"), (status = 503, body = Problem)))]
 async fn update_profile(
     State(ctx): State<Ctx>,
     auth: AuthUser,
+    ClientAddr(client): ClientAddr,
     Json(req): Json<ProfileRequest>,
 ) -> Result<axum::Json<User>> {
-    let change = ProfileChange { name: req.name, email: req.email, language: req.language };
-    Ok(axum::Json(accounts::update_profile(&ctx, &auth.user, change).await?))
+    let change = ProfileChange {
+        name: req.name,
+        email: req.email,
+        language: req.language,
+        current_password: req.current_password,
+    };
+    Ok(axum::Json(accounts::update_profile(&ctx, &auth.user, change, &client).await?))
 }
 
 /// Changes the password; every other session of the user ends.
@@ -153,13 +163,16 @@ async fn update_profile(
     security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 204, description = "Changed"),
         (status = 400, body = Problem, description = "Wrong current password, or new one too short"),
-        (status = 401, body = Problem), (status = 422, body = Problem), (status = 503, body = Problem)))]
+        (status = 401, body = Problem), (status = 422, body = Problem),
+        (status = 429, body = Problem, description = "Too many wrong passwords"), (status = 503, body = Problem)))]
 async fn change_password(
     State(ctx): State<Ctx>,
     auth: AuthUser,
+    ClientAddr(client): ClientAddr,
     Json(req): Json<PasswordRequest>,
 ) -> Result<StatusCode> {
-    accounts::change_password(&ctx, &auth.user, &req.current_password, &req.new_password, auth.session_id()).await?;
+    let (current, new) = (&req.current_password, &req.new_password);
+    accounts::change_password(&ctx, &auth.user, current, new, auth.session_id(), &client).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

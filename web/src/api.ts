@@ -417,7 +417,7 @@ export const api = {
     }),
 
   // Settings and tokens
-  updateProfile: (body: { name?: string; email?: string; language?: string }) =>
+  updateProfile: (body: { name?: string; email?: string; language?: string; current_password?: string }) =>
     request<User>("POST", "/api/settings/profile", { body }),
   changePassword: (current_password: string, new_password: string) =>
     request<void>("POST", "/api/settings/password", { body: { current_password, new_password } }),

@@ -25,6 +25,7 @@ const BY_CODE: Record<string, string> = {
   busy: "error.busy",
   owner_only: "common.forbidden",
   wrong_password: "settings.wrong_current_password",
+  current_password_required: "settings.email_password_required",
   invalid_token_name: "error.invalid_name",
   already_member: "workspace.already_member",
   last_owner: "workspace.last_owner",

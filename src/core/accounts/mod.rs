@@ -126,12 +126,20 @@ pub struct ProfileChange {
     pub name: Option<String>,
     pub email: Option<String>,
     pub language: Option<String>,
+    /// Needed to change the email (the address one signs in with).
+    pub current_password: Option<String>,
 }
 
-pub async fn update_profile(ctx: &Ctx, user: &User, change: ProfileChange) -> Result<User> {
+/// Changes name, email or language. A new email needs the current password: a token
+/// alone (a stolen one) must not be enough to take the account's sign-in over.
+pub async fn update_profile(ctx: &Ctx, user: &User, change: ProfileChange, client: &str) -> Result<User> {
     let name = change.name.as_deref().map(users::check_name).transpose()?;
     let email = change.email.as_deref().map(Email::parse).transpose()?;
     let language = change.language.as_deref().map(super::i18n::check_language).transpose()?;
+    if email.as_ref().is_some_and(|e| e.as_str() != user.email) {
+        let current = change.current_password.as_deref().ok_or_else(Error::current_password_required)?;
+        confirm_password(ctx, user, current, client).await?;
+    }
     sqlx::query(
         "UPDATE users SET name = COALESCE($1, name), email = COALESCE($2, email), language = COALESCE($3, language) \
          WHERE id = $4",
@@ -155,15 +163,10 @@ pub async fn change_password(
     current: &str,
     new: &str,
     keep_session: Option<i64>,
+    client: &str,
 ) -> Result<()> {
-    let hash: String = sqlx::query_scalar("SELECT password_hash FROM users WHERE id = $1")
-        .bind(user.id)
-        .fetch_one(&ctx.db.pool)
-        .await?;
-    if !ctx.passwords.verify(current, Some(hash)).await? {
-        return Err(Error::wrong_password());
-    }
     check_password(new)?;
+    confirm_password(ctx, user, current, client).await?;
     let new_hash = ctx.passwords.hash(new).await?;
     let mut tx = ctx.db.pool.begin().await?;
     sqlx::query(
@@ -184,6 +187,21 @@ pub async fn change_password(
     credentials::changed(ctx).await;
     tracing::info!(user_id = user.id, "password changed; other sessions ended");
     Ok(())
+}
+
+/// Checks the signed-in user's own password (400 `wrong_password`), counted by the
+/// failed-login limiter as a login for the account's email from `client` would be: a
+/// stolen session cannot guess it faster than a sign-in form could.
+async fn confirm_password(ctx: &Ctx, user: &User, password: &str, client: &str) -> Result<()> {
+    limiter::attempt(ctx, &user.email, client).await?;
+    let hash: String = sqlx::query_scalar("SELECT password_hash FROM users WHERE id = $1")
+        .bind(user.id)
+        .fetch_one(&ctx.db.pool)
+        .await?;
+    if !ctx.passwords.verify(password, Some(hash)).await? {
+        return Err(Error::wrong_password());
+    }
+    limiter::clear(ctx, &user.email, client).await
 }
 
 pub async fn set_language(ctx: &Ctx, user: &User, code: &str) -> Result<String> {

@@ -12,10 +12,18 @@ test("profile, password and language", async ({ page, en, user }) => {
   await profile.getByLabel(en["auth.field.name"]!).fill("Renamed Person");
   const email = user.email.replace("@", "+new@");
   await profile.getByLabel(en["auth.field.email"]!).fill(email);
+  // A new email asks for the password: a wrong one is refused, the right one saves.
+  const password = profile.getByLabel(en["settings.email_password"]!);
+  await expect(password).toBeVisible();
+  await password.fill("not my password");
+  await profile.getByRole("button", { name: en["settings.save_profile"] }).click();
+  await expect(errorLine(profile).message).toHaveText(en["settings.wrong_current_password"]!);
+  await password.fill(user.password);
   await profile.getByRole("button", { name: en["settings.save_profile"] }).click();
   await expect(profile.getByRole("status")).toHaveText(en["settings.profile_saved"]!);
   const me = await (await page.request.get("/api/me")).json();
   expect([me.name, me.email]).toEqual(["Renamed Person", email]);
+  await expect(password).toHaveCount(0);
   await page.getByTestId("user-menu").click();
   await expect(page.getByRole("menu")).toContainText("Renamed Person");
   await page.keyboard.press("Escape");

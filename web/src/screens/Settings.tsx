@@ -13,15 +13,19 @@ function Profile() {
   const u = useStore(user)!;
   const [name, setName] = useState(u.name);
   const [email, setEmail] = useState(u.email);
+  const [password, setPassword] = useState("");
   const action = useAction();
+  // A new sign-in email needs the account's password (the server asks for it).
+  const newEmail = email.trim().toLowerCase() !== u.email.toLowerCase();
   async function submit(e: Event) {
     e.preventDefault();
-    await action.run(async () => {
-      const body: { name?: string; email?: string } = {};
+    const saved = await action.run(async () => {
+      const body: { name?: string; email?: string; current_password?: string } = {};
       if (name.trim() !== u.name) body.name = name.trim();
-      if (email.trim() !== u.email) body.email = email.trim();
+      if (newEmail) Object.assign(body, { email: email.trim(), current_password: password });
       user.set(await api.updateProfile(body));
     }, t("settings.profile_saved"));
+    if (saved) setPassword("");
   }
   return (
     <section class="card" aria-labelledby="settings-profile">
@@ -29,6 +33,17 @@ function Profile() {
       <form class="form" onSubmit={submit}>
         <Field label={t("auth.field.name")} name="name" autoComplete="name" value={name} onValue={setName} />
         <Field label={t("auth.field.email")} type="email" name="email" autoComplete="email" required value={email} onValue={setEmail} />
+        {newEmail && (
+          <Field
+            label={t("settings.email_password")}
+            type="password"
+            name="email-current-password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onValue={setPassword}
+          />
+        )}
         <Feedback action={action} />
         <div>
           <button type="submit" class="primary" disabled={action.busy || (name.trim() === u.name && email.trim() === u.email)}>
