@@ -4,7 +4,6 @@
 //! the real server over HTTP.
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -132,40 +131,23 @@ async fn json_charset(req: Request, next: Next) -> Response {
     res
 }
 
-/// Serves until `shutdown` resolves, then stops accepting and gives in-flight requests
-/// `SHUTDOWN_GRACE_SECS` to finish. The background workers run beside the server and
-/// are stopped (and waited for) after it.
+/// Serves until `shutdown` resolves, then stops accepting, closes idle connections and
+/// gives in-flight requests `SHUTDOWN_GRACE_SECS` to finish (`http::connections`). The
+/// background workers run beside the server and are stopped (and waited for) after it.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     ctx: Ctx,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let grace = Duration::from_secs(ctx.config.shutdown_grace_secs);
-    let workers = crate::workers::start(&ctx);
-    let app = router(ctx);
-    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
-    let server = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(async move {
-            let _ = stop_rx.wait_for(|stop| *stop).await;
-        })
-        .into_future();
-    tokio::pin!(server);
-    let served = tokio::select! {
-        r = &mut server => r,
-        _ = shutdown => {
-            tracing::info!(grace_secs = grace.as_secs(), "shutting down: no new connections, finishing requests");
-            let _ = stop_tx.send(true);
-            match tokio::time::timeout(grace, server).await {
-                Ok(r) => r,
-                Err(_) => {
-                    tracing::warn!("grace period over; closing remaining connections");
-                    Ok(())
-                }
-            }
-        }
+    let limits = crate::http::connections::Limits {
+        header_timeout: Duration::from_secs(ctx.config.header_timeout_secs),
+        max_connections: ctx.config.max_connections as usize,
+        grace: Duration::from_secs(ctx.config.shutdown_grace_secs),
     };
+    let workers = crate::workers::start(&ctx);
+    crate::http::connections::serve(listener, router(ctx), limits, shutdown).await;
     workers.stop().await;
-    Ok(served?)
+    Ok(())
 }
 
 /// Registers for SIGTERM and Ctrl-C now and answers a future that resolves on either.

@@ -147,6 +147,14 @@ pub struct Config {
     /// Seconds in-flight requests get to finish after SIGTERM or Ctrl-C.
     #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value_t = 10)]
     pub shutdown_grace_secs: u64,
+    /// Seconds a client has to send a request's headers, and that an idle keep-alive
+    /// connection stays open; a connection that sends nothing in time is closed.
+    #[arg(long, env = "HEADER_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout_secs: u64,
+    /// Most client connections open at once; one more is answered 503 and closed (keep
+    /// it below the process's open-file limit, `ulimit -n`).
+    #[arg(long, env = "MAX_CONNECTIONS", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
     /// Seconds after which a request is answered 503.
     #[arg(long, env = "REQUEST_TIMEOUT_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub request_timeout_secs: u64,

@@ -312,6 +312,12 @@ impl Error {
         e.retry_after = Some(retry_after.max(1));
         e
     }
+    /// More client connections open than `MAX_CONNECTIONS`.
+    pub fn too_many_connections() -> Self {
+        let mut e = Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", "too many open connections; try again shortly");
+        e.retry_after = Some(1);
+        e
+    }
     pub fn timeout() -> Self {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, "timeout", "the request took too long")
     }

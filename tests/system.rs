@@ -556,3 +556,107 @@ async fn a_script_runs_every_statement_in_order() {
     drop(conn);
     srv.stop().await;
 }
+
+/// Reads from `s` until the server closes it or `within` passes: true when it closed.
+async fn closed_within(s: &mut tokio::net::TcpStream, within: std::time::Duration) -> bool {
+    use tokio::io::AsyncReadExt;
+    let deadline = tokio::time::Instant::now() + within;
+    let mut buf = [0u8; 1024];
+    loop {
+        match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
+            Err(_) => return false,
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+/// A connection that sends nothing, one that trickles its headers and an idle keep-alive
+/// one are all closed once `HEADER_TIMEOUT_SECS` has passed; none holds the server for good.
+#[tokio::test]
+async fn silent_trickling_and_idle_connections_are_closed() {
+    use tokio::io::AsyncWriteExt;
+    let env = Env::new().await;
+    let srv = env.start(&["--header-timeout-secs", "1"]).await;
+    let addr = srv.url.trim_start_matches("http://").to_owned();
+    let connect = || tokio::net::TcpStream::connect(addr.clone());
+    let window = std::time::Duration::from_secs(5);
+
+    let mut silent = connect().await.unwrap();
+    assert!(closed_within(&mut silent, window).await, "a connection that sends nothing");
+
+    let mut trickling = connect().await.unwrap();
+    trickling.write_all(b"GET /health HTTP/1.1\r\n").await.unwrap();
+    let trickle = async {
+        for _ in 0..40 {
+            if trickling.write_all(b"X-Slow: 1\r\n").await.is_err() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    };
+    trickle.await;
+    assert!(closed_within(&mut trickling, window).await, "a connection that trickles its headers");
+
+    let mut idle = connect().await.unwrap();
+    idle.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+    let mut head = [0u8; 12];
+    tokio::io::AsyncReadExt::read_exact(&mut idle, &mut head).await.unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    assert!(closed_within(&mut idle, window).await, "an idle keep-alive connection");
+    srv.stop().await;
+}
+
+/// Past `MAX_CONNECTIONS` a connection is answered 503 with Retry-After and closed; once
+/// one closes, the next is served.
+#[tokio::test]
+async fn connections_past_the_cap_are_answered_503() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let env = Env::new().await;
+    let srv = env.start(&["--max-connections", "3", "--header-timeout-secs", "30"]).await;
+    let addr = srv.url.trim_start_matches("http://").to_owned();
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    }
+    // Accepting is in order: the held three are counted before the fourth is read.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let mut over = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    over.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+    let mut answer = String::new();
+    over.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("Retry-After: 1"), "{answer}");
+    assert!(answer.contains("\"code\":\"busy\""), "{answer}");
+    drop(held.pop());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let r = reqwest::get(format!("{}/health", srv.url)).await.unwrap();
+        if r.status() == reqwest::StatusCode::OK {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "a freed slot is used again");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    drop(held);
+    srv.stop().await;
+}
+
+/// Shutting down closes idle connections at once: an idle keep-alive client does not
+/// hold the server for its grace period.
+#[tokio::test]
+async fn shutdown_does_not_wait_for_idle_connections() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let env = Env::new().await;
+    let srv = env.start(&["--shutdown-grace-secs", "60", "--header-timeout-secs", "60"]).await;
+    let addr = srv.url.trim_start_matches("http://").to_owned();
+    let mut idle = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    idle.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+    let mut head = [0u8; 12];
+    idle.read_exact(&mut head).await.unwrap();
+    let mut silent = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let stopped = tokio::time::timeout(std::time::Duration::from_secs(20), srv.stop()).await;
+    assert!(stopped.is_ok(), "the server waited on idle connections");
+    assert!(closed_within(&mut idle, std::time::Duration::from_secs(5)).await);
+    assert!(closed_within(&mut silent, std::time::Duration::from_secs(5)).await);
+}

@@ -6,6 +6,7 @@ pub mod accounts;
 pub mod api_docs;
 pub mod auth;
 pub mod browser;
+pub mod connections;
 pub mod csrf;
 pub mod extract;
 pub mod intel;

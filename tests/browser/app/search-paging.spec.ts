@@ -4,12 +4,15 @@
 import { createPage, expect, fmt, test } from "../fixtures";
 import type { APIRequestContext } from "@playwright/test";
 
-/** 60 pages with "lantern" (the even ones tagged #lamp) and 5 tagged #lamp without it. */
+/** 60 pages with "lantern" (the even ones tagged #lamp, the odd ones #wick, so every page
+ *  is as long and ranks the same: the database ranks a workspace's first queries, the
+ *  process once its statistics are built, and the two break ties differently) and 5
+ *  tagged #lamp without it. */
 async function lanterns(request: APIRequestContext): Promise<void> {
   const bodies: { title: string; content: string }[] = [];
   for (let i = 1; i <= 60; i++) {
     const n = String(i).padStart(2, "0");
-    const tag = i % 2 === 0 ? " #lamp" : "";
+    const tag = i % 2 === 0 ? " #lamp" : " #wick";
     bodies.push({ title: `Lantern ${n}`, content: `# Lantern ${n}\n\nA lantern for the path.${tag}\n` });
   }
   for (let i = 1; i <= 5; i++) bodies.push({ title: `Oil ${i}`, content: `# Oil ${i}\n\nWick and oil. #lamp\n` });
