@@ -215,4 +215,26 @@ mod tests {
         let md = format!("![x](/uploads/{a}) and <img src=\"/uploads/{b}\"> ![again](/uploads/{a}) /uploads/../x");
         assert_eq!(upload_names_in(&md), [a, b]);
     }
+
+    proptest::proptest! {
+        /// Whatever a title holds, the slug derived from it is a valid slug or nothing; a
+        /// slug parses exactly when it is valid; a display name comes back trimmed,
+        /// within its length, without control characters.
+        #[test]
+        fn names_from_anything(text in "\\PC{0,300}", raw in proptest::prelude::any::<String>()) {
+            for input in [&text, &raw] {
+                let d = Slug::derive(input);
+                proptest::prop_assert!(d.is_empty() || Slug::is_valid(&d), "{input:?} -> {d:?}");
+                proptest::prop_assert_eq!(Slug::parse(input).is_ok(), Slug::is_valid(input));
+                if let Some(name) = display_name(input, 200) {
+                    proptest::prop_assert_eq!(name.trim(), name.as_str());
+                    proptest::prop_assert!(!name.is_empty() && name.chars().count() <= 200);
+                    proptest::prop_assert!(!name.chars().any(char::is_control));
+                }
+                let _ = Email::parse(input);
+                let _ = normalize_tag(input);
+                let _ = upload_names_in(input);
+            }
+        }
+    }
 }

@@ -1243,4 +1243,62 @@ mod tests {
             md.len() - ("Link Target".len() - "moved".len()) * md.matches("[[Link Target|").count()
         );
     }
+
+    /// Text made of the pieces markdown and Cairn's extensions are made of, in any order.
+    fn markdown_like() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            Just("[[".to_owned()),
+            Just("]]".to_owned()),
+            Just("|".to_owned()),
+            Just("\\|".to_owned()),
+            Just("#".to_owned()),
+            Just("# ".to_owned()),
+            Just("\n".to_owned()),
+            Just("\n\n".to_owned()),
+            Just("---\n".to_owned()),
+            Just("```".to_owned()),
+            Just("`".to_owned()),
+            Just("tags: [a, b]\n".to_owned()),
+            Just("title: T\n".to_owned()),
+            Just("> ".to_owned()),
+            Just("- [ ] ".to_owned()),
+            Just("| a | b |\n|---|---|\n".to_owned()),
+            Just("![[".to_owned()),
+            Just("===\n".to_owned()),
+            Just("<b>".to_owned()),
+            Just("Old Title".to_owned()),
+            Just("old".to_owned()),
+            "[a-zA-Z ]{0,8}",
+            any::<char>().prop_map(String::from),
+        ];
+        proptest::collection::vec(piece, 0..60).prop_map(|v| v.concat())
+    }
+
+    proptest::proptest! {
+        /// Any such text parses without a panic, every link it reports is to a slug, and
+        /// the other readers of a page's text take it too.
+        #[test]
+        fn any_text_parses(text in markdown_like()) {
+            let p = parse(&text);
+            for l in &p.links {
+                proptest::prop_assert!(Slug::is_valid(&l.slug), "{:?} in {text:?}", l.slug);
+            }
+            let _ = split_front_matter(&text);
+            let _ = link_spans(&text);
+            let _ = replace_h1(&text, "Old Title", "New Title");
+        }
+
+        /// A rename's rewrite leaves no link to the old page and keeps every other link.
+        #[test]
+        fn a_rewrite_moves_every_link_and_only_those(text in markdown_like()) {
+            let before = parse(&text);
+            if let Some(out) = rewrite_links(&text, "old-title", "fresh") {
+                let after = parse(&out);
+                proptest::prop_assert!(!after.links.iter().any(|l| l.slug == "old-title"), "{text:?} -> {out:?}");
+                let others = |p: &Parsed| p.links.iter().filter(|l| l.slug != "old-title" && l.slug != "fresh").map(|l| l.slug.clone()).collect::<Vec<_>>();
+                proptest::prop_assert_eq!(others(&before), others(&after), "{:?} -> {:?}", text, out);
+            }
+        }
+    }
 }

@@ -600,4 +600,22 @@ mod tests {
         assert_eq!(appended("", "Two."), "Two.\n");
         assert_eq!(appended("One.\n", "\n"), "One.\n");
     }
+
+    proptest::proptest! {
+        /// The three-way merge a stale save goes through: a side that changed nothing
+        /// yields the other side exactly, two equal edits yield that edit, and no input
+        /// makes it (or the diff history shows) panic.
+        #[test]
+        fn merges_keep_what_only_one_side_changed(
+            base in "(\\PC{0,12}\n){0,12}",
+            edit in "(\\PC{0,12}\n){0,12}",
+            other in "(\\PC{0,12}\n){0,12}",
+        ) {
+            proptest::prop_assert_eq!(diffy::merge(&base, &edit, &base), Ok(edit.clone()));
+            proptest::prop_assert_eq!(diffy::merge(&base, &base, &other), Ok(other.clone()));
+            proptest::prop_assert_eq!(diffy::merge(&base, &edit, &edit), Ok(edit.clone()));
+            let _ = diffy::merge(&base, &edit, &other);
+            let _ = similar::TextDiff::from_lines(&base, &other).unified_diff().to_string();
+        }
+    }
 }
