@@ -341,8 +341,20 @@ impl Error {
 
     // --- 500 ----------------------------------------------------------------------------
     pub fn internal(cause: impl Into<anyhow::Error>) -> Self {
-        let mut e = Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error");
-        e.source = Some(cause.into());
+        let cause = cause.into();
+        let mut e = if storage_full(&cause) {
+            // Not the server's bug: its disk (or the database's) is full. Nothing of the
+            // request was kept (every write is all or nothing), and it can be sent again
+            // once space is freed.
+            Self::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                "storage_full",
+                "the server's storage is full; nothing was saved",
+            )
+        } else {
+            Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error")
+        };
+        e.source = Some(cause);
         e
     }
 
@@ -386,6 +398,21 @@ impl std::fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// Whether `cause` (anywhere in its chain) is a full disk or quota: ENOSPC or EDQUOT from
+/// a write, SQLite's SQLITE_FULL, PostgreSQL's `disk_full` (53100).
+fn storage_full(cause: &anyhow::Error) -> bool {
+    cause.chain().any(|c| {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            return matches!(io.kind(), std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded)
+                || matches!(io.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT));
+        }
+        if let Some(sqlx::Error::Database(db)) = c.downcast_ref::<sqlx::Error>() {
+            return matches!(db.code().as_deref(), Some("13") | Some("53100"));
+        }
+        false
+    })
+}
 
 impl From<sqlx::Error> for Error {
     fn from(e: sqlx::Error) -> Self {

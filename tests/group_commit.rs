@@ -433,6 +433,33 @@ async fn a_save_whose_objects_fail_leaves_no_row_and_no_commit() {
     srv.stop().await;
 }
 
+/// A full disk (ENOSPC where the save's objects are written) is the client's clear 507
+/// `storage_full`, not a 500: nothing of the save is kept, and once space is back the
+/// same save goes through.
+#[tokio::test]
+async fn a_full_disk_refuses_the_save_with_507_and_keeps_nothing() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("full@x.io").await;
+    api.page("doc", "# Doc\n\none\n").await;
+    let repo = env.data_dir().join("workspaces").join("full.git");
+    let head = git(&repo, &["rev-parse", "main"]);
+    let (_, history) = api.get("/api/pages/doc/history").await;
+    *srv.ctx.test_hooks.disk_full_for.lock().unwrap() = Some("doc".to_owned());
+    let r = api.send(Method::PUT, "/api/pages/doc", Some(json!({"content": "# Doc\n\ntwo\n"}))).await;
+    assert_problem(&r, 507, "storage_full");
+    assert_eq!(git(&repo, &["rev-parse", "main"]), head);
+    assert_eq!(api.get("/api/pages/doc").await.1["content"], "# Doc\n\none\n");
+    assert_eq!(api.get("/api/pages/doc/history").await.1, history);
+    assert_fsck(&repo);
+    // Space is back: the same save is kept.
+    let (s, page) = api.put("/api/pages/doc", json!({"content": "# Doc\n\ntwo\n"})).await;
+    assert_eq!(s, StatusCode::OK, "{page}");
+    assert_eq!(api.get("/api/pages/doc/history").await.1["total"], 2);
+    assert_fsck(&repo);
+    srv.stop().await;
+}
+
 /// SQLite: the connection the batches write through keeps its statement journals in
 /// memory (`temp_store=MEMORY`). A group of saves writes its rows under a savepoint, which
 /// copies every database page the group changes into such a journal; on disk, past 64

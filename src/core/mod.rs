@@ -88,6 +88,9 @@ pub struct TestHooks {
     /// commits' ids went to its rows (which are written meanwhile): the save must leave
     /// nothing behind.
     pub fail_objects_of: std::sync::Mutex<Option<String>>,
+    /// Makes the objects of the next save of this page fail as a full disk fails them
+    /// (ENOSPC), at the same place: the save must answer 507 and leave nothing behind.
+    pub disk_full_for: std::sync::Mutex<Option<String>>,
     /// Makes the rows of the next group of queued saves (`pages::combine`) fail after
     /// all of them were written: the group must take them back and save one by one.
     pub fail_next_group: std::sync::atomic::AtomicBool,
@@ -109,10 +112,15 @@ impl TestHooks {
         Self::once(&self.fail_objects_of, slug)
     }
 
+    /// Whether the disk is to be full for the objects of a save of `slug` (once).
+    pub fn disk_full(&self, slug: &str) -> bool {
+        Self::once(&self.disk_full_for, slug)
+    }
+
     /// Whether any hook waits for a save of `slug` (a group of saves that holds one runs
     /// its saves one by one, as the hook's tests expect).
     pub fn armed(&self, slug: &str) -> bool {
-        [&self.fail_rows_of, &self.panic_after_commit_of, &self.fail_objects_of]
+        [&self.fail_rows_of, &self.panic_after_commit_of, &self.fail_objects_of, &self.disk_full_for]
             .iter()
             .any(|h| h.lock().unwrap_or_else(|p| p.into_inner()).as_deref() == Some(slug))
     }

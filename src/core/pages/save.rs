@@ -381,6 +381,7 @@ impl Writer {
         // branch, so a group that is refused still leaves nothing behind.
         let sync_here = matches!(saves, Saves::Group(_)).then(|| self.batch().written.clone());
         let fail_objects = changes.iter().any(|(_, c)| self.ctx.test_hooks.objects_fail(&c.state.slug));
+        let disk_full = changes.iter().any(|(_, c)| self.ctx.test_hooks.disk_full(&c.state.slug));
         // One trip to the repository: it makes the commits in memory, hands their ids to
         // the rows, and writes the objects while the rows are written (the two take
         // about as long, on two threads).
@@ -408,6 +409,9 @@ impl Writer {
             }
             let _ = made_tx.send((start, commits));
             anyhow::ensure!(!fail_objects, "test hook: the save's objects could not be written");
+            if disk_full {
+                return Err(std::io::Error::from_raw_os_error(libc::ENOSPC).into());
+            }
             let mut written = Vec::new();
             made.write(repo, &mut written)?;
             if let Some(mut before) = sync_here {
