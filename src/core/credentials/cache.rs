@@ -1,7 +1,6 @@
 //! Credentials already checked, kept in memory so a request costs no credential query:
 //! personal access tokens (a read with a PAT is then one query, not two) and workspace
-//! accesses (a save is then one hand-off to the database fewer: BENCHMARKS.md, issue 12,
-//! thirty-seventh session).
+//! accesses (a save is then one hand-off to the database fewer: measured in commit 6063c4b).
 //!
 //! Revocation stays immediate (SPEC: `DELETE /api/tokens/{id}` "revokes immediately";
 //! a removed member gets 404 at once):
