@@ -1,4 +1,4 @@
-//! Keyword search (CONTRACT §6) on both backends: ranking, stemming, prefixes, snippets,
+//! Keyword search (docs/api.md, "Search") on both backends: ranking, stemming, prefixes, snippets,
 //! scripts without spaces, hostile query syntax, paging, tags and isolation.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Schema convergence (SPEC "Versioning").
+//! Schema convergence: an older release started over a newer schema keeps working.
 //!
 //! At start-up the database is brought to this release's shape: missing tables,
 //! columns and indexes are created; nothing is ever dropped, so an older release

@@ -2,7 +2,7 @@
 //! personal access tokens (a read with a PAT is then one query, not two) and workspace
 //! accesses (a save is then one hand-off to the database fewer: measured in commit 6063c4b).
 //!
-//! Revocation stays immediate (SPEC: `DELETE /api/tokens/{id}` "revokes immediately";
+//! Revocation stays immediate (`DELETE /api/tokens/{id}` revokes at once;
 //! a removed member gets 404 at once):
 //! - every write that changes what an entry holds — a token revoked, a user's profile,
 //!   password or language, a default workspace, a membership removed, a workspace

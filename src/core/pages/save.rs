@@ -79,7 +79,7 @@ impl Action {
         })
     }
 
-    /// The webhook event the change emits (CONTRACT §5 "Events"). A page restored from
+    /// The webhook event the change emits (docs/api.md, "Events (outbox)"). A page restored from
     /// the trash reappears, so followers are told `page.created`.
     pub fn event(self) -> &'static str {
         match self {

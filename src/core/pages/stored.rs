@@ -11,7 +11,7 @@
 //! the former, `rows::compress_plain_rows`).
 //!
 //! Older releases read `content` only. What keeps them right over rows written here
-//! (SPEC "Versioning": an older release over a newer schema is safe):
+//! (an older release over a newer schema must keep working):
 //! - such rows carry `search_title = ''`, which an older release's start-up check takes
 //!   for rows to index again: it rebuilds their workspace from its files (rows with the
 //!   markdown in `content`) before it serves anything;

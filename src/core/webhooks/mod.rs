@@ -1,4 +1,4 @@
-//! Outgoing webhooks (SPEC "Events", CONTRACT §7): a workspace owner registers URLs;
+//! Outgoing webhooks (docs/webhooks.md): a workspace owner registers URLs;
 //! every page event reaches each of them, signed, through a durable outbox.
 //!
 //! The save path writes the event row and one `deliveries` row per interested webhook
@@ -24,7 +24,7 @@ use super::workspaces::{self, Owner};
 use crate::error::{Error, Result};
 use crate::store::Script;
 
-/// Every kind of event (CONTRACT §5 maps operations to them).
+/// Every kind of event (docs/api.md, "Events (outbox)", maps operations to them).
 pub const EVENT_KINDS: [&str; 5] = ["page.created", "page.updated", "page.deleted", "page.moved", "page.renamed"];
 
 /// Most webhooks one workspace may have.
