@@ -129,7 +129,7 @@ fn content_type(name: &str) -> &'static str {
 /// Links the server with its relative relocations packed (`DT_RELR`, glibc 2.36 and GNU
 /// ld 2.38 or later): a position-independent binary of this size otherwise carries
 /// 1.3 MB of them, which the loader reads in full at every start and which then stay in
-/// the process's resident memory (BENCHMARKS.md, issue 12, sixteenth session). The
+/// the process's resident memory (measured in commit 89bcd07). The
 /// binary keeps its address randomisation. A linker that does not know the option warns
 /// and links as before; GNU ld adds the packed form only when glibc supports it.
 fn pack_relocations() {

@@ -1,4 +1,4 @@
-# Sourced by the shell benches (reads/run.sh, reads/mixed.sh, packs/held.sh): `serve BIN`
+# Sourced by the shell benches (reads/run.sh): `serve BIN`
 # starts BIN on a fresh SQLite DATA_DIR in a new temporary directory at $BASE (port $PORT),
 # registers one account and sets `dir` (the directory), `pid` (the server) and `token` (a
 # personal access token); `unserve` stops that server and removes its directory. A bench

@@ -118,7 +118,7 @@ async fn problem_for_bare_errors(req: Request, next: Next) -> Response {
     res
 }
 
-/// JSON answers say their charset (CONTRACT §2: `application/json; charset=utf-8`).
+/// JSON answers say their charset: `application/json; charset=utf-8`.
 async fn json_charset(req: Request, next: Next) -> Response {
     let mut res = next.run(req).await;
     let ct = res.headers().get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok());

@@ -169,7 +169,7 @@ pub struct Config {
     pub argon2_iterations: u32,
 }
 
-/// An on/off setting (`DISABLE_REGISTRATION=1`, SPEC's spelling): `1`/`0`, `true`/`false`,
+/// An on/off setting (`DISABLE_REGISTRATION=1`, the documented spelling): `1`/`0`, `true`/`false`,
 /// `yes`/`no`, `on`/`off` in any case; empty is off. Anything else stops start-up.
 pub fn parse_switch(value: &str) -> Result<bool, String> {
     match value.trim().to_ascii_lowercase().as_str() {

@@ -3,7 +3,7 @@
 //! A leaf module — it imports only the error type — so that `markdown`, `core` and the
 //! doors can all share the same rules without reaching into each other.
 //!
-//! Slugs of pages and workspaces (CONTRACT §5): 1–128 characters that are lowercase
+//! Slugs of pages and workspaces: 1–128 characters that are lowercase
 //! letters or letters without case (any script), digits, `-`, `_` or `.`; not starting
 //! with `.` or `-`.
 

@@ -1,7 +1,7 @@
 //! Process-wide memory settings, made once at start, before any thread or repository.
 //!
-//! Measured on a server that had saved 10,000 pages (BENCHMARKS.md, issue 12, sixth
-//! session): it stayed at ≈ 230 MiB resident, most of it memory already freed. Two
+//! Measured on a server that had saved 10,000 pages (commit 7ce390a):
+//! it stayed at ≈ 230 MiB resident, most of it memory already freed. Two
 //! things held it:
 //!
 //! - glibc's malloc gives each thread that allocates an arena of its own (up to eight
@@ -13,8 +13,8 @@
 //!   save and is never trimmed below its limit (heaptrack: two thirds of the live heap
 //!   after 3,000 saves).
 //!
-//! Measured again at the end of the bench's 10,000-page run (BENCHMARKS.md, issue 12,
-//! thirty-third session), the server held 99–166 MiB from run to run, and one more thing
+//! Measured again at the end of the bench's 10,000-page run (commit 17059fc),
+//! the server held 99–166 MiB from run to run, and one more thing
 //! held it: SQLite's page caches. Every pooled connection keeps up to 2 MiB of pages for
 //! the database and as much for the search file it attaches, and 16 clients reading open
 //! all 16 connections: SQLite held 27 MiB at the end, 45–48 MiB at its highest. A soft
@@ -27,8 +27,8 @@
 //!
 //! And what is freed goes back to the system: [`trim`] (after each packing pass, once a
 //! minute) hands back the free pages inside the heap. (The pass itself, whose delta
-//! search was the largest transient user, runs in a child process of its own since the
-//! thirty-ninth session: core/packing/process.rs.) (glibc's thresholds for `mmap`ed
+//! search was the largest transient user, runs in a child process of its own since e30142f:
+//! core/packing/process.rs.) (glibc's thresholds for `mmap`ed
 //! blocks and for trimming the heap's top are left to adapt. Fixed at 1 MiB, they left
 //! 83–95 MiB after the 10,000-page run against 89–99 MiB with SQLite's limit alone — no
 //! difference the runs could tell apart — while a fixed threshold would map and unmap at

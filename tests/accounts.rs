@@ -1,4 +1,4 @@
-//! Accounts and credentials over real HTTP (CONTRACT §3).
+//! Accounts and credentials over real HTTP (docs/api.md, "Accounts").
 
 mod common;
 

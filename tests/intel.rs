@@ -1,4 +1,4 @@
-//! Local intelligence (CONTRACT §6) with term statistics, on both backends: link and tag
+//! Local intelligence (docs/api.md, "Intelligence") with term statistics, on both backends: link and tag
 //! suggestions, extractive summaries, insights and the graph. Trashed pages take part in
 //! none of it; another workspace's pages are invisible.
 

@@ -1,4 +1,4 @@
-//! The MCP door (CONTRACT §9) spoken raw, as any JSON-RPC client would: the handshake
+//! The MCP door (docs/mcp.md) spoken raw, as any JSON-RPC client would: the handshake
 //! without a credential, protocol revisions, auth, transport rules, the 27 tools and
 //! their failures, resources and completion. The official SDKs are run against the
 //! server in `tests/mcp_interop.rs`.
@@ -85,7 +85,7 @@ async fn initialize_needs_no_credential_and_negotiates() {
     let env = Env::new().await;
     let srv = env.start(&[]).await;
     let anon = Mcp::new(&srv, None);
-    // SPEC's request shape, nothing more.
+    // The smallest request shape, nothing more.
     let r = anon
         .raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}))
         .await;

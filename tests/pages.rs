@@ -1,4 +1,4 @@
-//! Pages on git: the write path, reads, history, trash (CONTRACT §5).
+//! Pages on git: the write path, reads, history, trash (docs/api.md, "Pages").
 
 mod common;
 
@@ -753,7 +753,7 @@ async fn backup_then_restore_into_a_fresh_place() {
     assert_eq!(summary.repositories, 1);
     assert!(cairn::core::backup::backup(&srv.ctx, &backup_dir).await.is_err(), "a non-empty target is refused");
 
-    // A page saved after the database half but before the files half (SPEC rule 2):
+    // A page saved after the database half but before the files half (a backup's order):
     // emulate by taking the files half again, later.
     api.page("late", "# Written between the halves").await;
     let repo_copy = backup_dir.join("files/workspaces/bk.git");
@@ -871,7 +871,7 @@ async fn the_markdown_is_kept_compressed_on_sqlite_and_reads_back_exactly() {
     srv.stop().await;
 }
 
-/// SPEC "Versioning": an older release over this schema. It reads only `content`; the
+/// An older release over this schema. It reads only `content`; the
 /// compressed rows carry no search title, which its start-up check takes for rows to
 /// index again from the files, and what it writes into a row is what this release then
 /// reads (a trigger drops the compressed copy it does not know about).
@@ -1268,7 +1268,7 @@ async fn restoring_a_revision_restores_its_title_unless_kept() {
     let (s, p) = api.post(&format!("/api/pages/release-plan/restore/{r1}"), json!({})).await;
     assert_eq!(s, StatusCode::OK, "{p}");
     assert_eq!((p["title"].as_str(), p["content"].as_str()), (Some("Release plan"), Some("# Release plan\n\nQ1.\n")));
-    // Without a body at all, as SPEC's clients send it.
+    // Without a body at all, as some clients send it.
     api.put("/api/pages/release-plan", json!({"title": "Something else"})).await;
     let r = api.send(Method::POST, &format!("/api/pages/release-plan/restore/{r1}"), None).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);

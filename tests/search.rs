@@ -1,4 +1,4 @@
-//! Keyword search (CONTRACT §6) on both backends: ranking, stemming, prefixes, snippets,
+//! Keyword search (docs/api.md, "Search") on both backends: ranking, stemming, prefixes, snippets,
 //! scripts without spaces, hostile query syntax, paging, tags and isolation.
 
 mod common;
@@ -511,7 +511,7 @@ async fn segments(srv: &Server) -> i64 {
 /// pages were saved in. FTS5 writes out what it gathered whenever an entry's rowid is
 /// below the last one's, so entries written in the saves' order (here, the reverse of
 /// the pages' ids) made a segment for nearly every entry, and merging them back cost
-/// more than anything else the search file does (BENCHMARKS.md, issue 12).
+/// more than anything else the search file does (measured in commit 8e326f3).
 #[tokio::test]
 async fn a_catch_up_writes_one_segment_whatever_the_order_of_the_saves() {
     let env = Env::new().await;
@@ -551,8 +551,8 @@ async fn a_catch_up_writes_one_segment_whatever_the_order_of_the_saves() {
 
 /// SQLite: the search file's FTS5 table rewrites a segment to drop replaced pages' entries
 /// once 30 % of its entries are replaced, not FTS5's tenth: under steady saving, rewriting
-/// the largest segment that often was about a third of the entries' CPU (BENCHMARKS.md,
-/// issue 12, forty-sixth session). And the replaced pages are found by their new text
+/// the largest segment that often was about a third of the entries' CPU (measured in commit
+/// dfd6f17). And the replaced pages are found by their new text
 /// only.
 #[tokio::test]
 async fn the_search_file_merges_a_segment_once_30_percent_of_its_entries_are_replaced() {

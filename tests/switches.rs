@@ -1,4 +1,4 @@
-//! On/off settings as SPEC and CONTRACT §1 spell them (`DISABLE_REGISTRATION=1`), given
+//! On/off settings as docs/operations.md spells them (`DISABLE_REGISTRATION=1`), given
 //! to the real binary through its environment, each checked by its effect.
 
 mod common;

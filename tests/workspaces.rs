@@ -1,4 +1,4 @@
-//! Workspaces, members, roles and the 404 rule (CONTRACT §4).
+//! Workspaces, members, roles and the 404 rule (docs/api.md, "Workspaces").
 
 mod common;
 

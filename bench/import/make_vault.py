@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates the vaults `cairn import` is timed on (BENCHMARKS.md, issue 13).
+"""Generates the vaults `cairn import` is timed on (BENCHMARKS.md, "Import").
 
     make_vault.py DIR [--notes 10000] [--git-commits 0] [--seed 42]
 

@@ -23,8 +23,8 @@ use anyhow::{Context, Result};
 /// The probes' readings, in ms: medians of a few runs each.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Probe {
-    /// One thread's fixed arithmetic (15–17 ms on issue 12's thirty-fourth session's
-    /// machine when it was quiet, 18–28 ms while something else ran).
+    /// One thread's fixed arithmetic (15–17 ms on 2026-12-02's machine when it was quiet,
+    /// 18–28 ms while something else ran).
     pub cpu_ms: f64,
     /// A fixed number of dependent reads at random places in 64 MiB.
     pub memory_ms: f64,

@@ -253,7 +253,7 @@ impl Server {
     /// files: until that is written back, each save's two `syncfs` barriers flush part of
     /// it, and on an ext4 without a journal (these machines) each new inode scans past
     /// the recently freed ones. One-client saves measured 2× slower inside that window
-    /// than two minutes later (BENCHMARKS.md, issue 12, fifth session): it times the
+    /// than two minutes later (measured in commit b696015): it times the
     /// filesystem's recovery, not Cairn. Its probe makes files in new directories, away
     /// from the freed inodes, so it does not see the kernel's six-minute rule that saves
     /// meet; `--window-secs` (main.rs) waits that out before the first save row.

@@ -6,7 +6,7 @@ use rand::distr::Alphanumeric;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-/// Prefix of personal access tokens (SPEC: a neutral stand-in for the service's own).
+/// Prefix of personal access tokens (a neutral stand-in for a hosted service's own prefix).
 pub const TOKEN_PREFIX: &str = "svc_";
 
 /// `len` random base62 characters from the OS-seeded CSPRNG.

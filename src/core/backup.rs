@@ -1,6 +1,6 @@
 //! `cairn backup DIR` and `cairn restore DIR`.
 //!
-//! SPEC "Persistence" rule 2: the database first, the files second. The database half is
+//! The database first, the files second. The database half is
 //! a logical dump written by Cairn itself — every row of every table this release knows,
 //! read in one snapshot transaction — as JSON lines (`database.jsonl`). One format for
 //! both engines (it also moves an instance from SQLite to PostgreSQL), restored by the

@@ -1,4 +1,4 @@
-//! Paging of lists (CONTRACT §2): `limit` (default 50, at most 500) and `offset`.
+//! Paging of lists: `limit` (default 50, at most 500) and `offset`.
 
 use crate::error::{Error, Result};
 

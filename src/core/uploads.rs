@@ -1,4 +1,4 @@
-//! Image uploads (CONTRACT §8): sniffed, content-addressed, private to their workspace.
+//! Image uploads (docs/uploads.md): sniffed, content-addressed, private to their workspace.
 //!
 //! An upload is streamed to a temporary file under `DATA_DIR/uploads/.tmp/` while it is
 //! counted, hashed and sniffed — never held in memory, and refused (413) the moment it

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 /// Longest display name of a user.
 pub const MAX_NAME_LEN: usize = 200;
 
-/// A user as every route answers it (CONTRACT §3).
+/// A user as every route answers it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct User {
     pub id: i64,

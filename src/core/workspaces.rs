@@ -18,7 +18,7 @@ use crate::ids::{Email, Slug};
 
 pub const MAX_NAME_LEN: usize = 200;
 
-/// A member's role. A member added without one is a `member` (CONTRACT §4).
+/// A member's role. A member added without one is a `member`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {

@@ -67,7 +67,7 @@ pub struct WorkspaceRepo {
 /// folded away open and mapped: a server saving beside eight `cairn gc` runs held seven
 /// removed packs, each a whole copy of the repository at its time, whose blocks the disk
 /// frees only when their last descriptor closes, and whose pages stayed resident
-/// (BENCHMARKS.md, issue 12, twenty-fifth session). So a kept handle is reopened when the
+/// (measured in commit 3477548). So a kept handle is reopened when the
 /// pack directory changed since it was opened — one `stat` per use; a change is a packing
 /// pass (this process's or another's), about one a minute while saves come in. A reader's
 /// handle on a thread that does not read that repository again holds the packs of its
@@ -221,7 +221,7 @@ pub struct Written {
 /// for each new object libgit2 first tries to freshen an existing copy, then re-lists
 /// `objects/pack/`, and reads back the objects a tree or commit names — about 80 file
 /// system calls a save under the write lock, where these files need five creations and
-/// five renames (BENCHMARKS.md, issue 12, fifth session). libgit2 still reads them; the
+/// five renames (measured in commit b696015). libgit2 still reads them; the
 /// commit is laid out by [`commit_body`] as libgit2 would, from the parent's tree the
 /// caller carries in its [`Tip`].
 pub fn make_commit(
@@ -355,8 +355,8 @@ fn signable(text: &str, fallback: &str) -> String {
 /// into place. That temporary name sits in the one directory every object of a batch
 /// shares rather than in the object's own: a file's two names in one hashed directory
 /// usually fall in two of its blocks, and each block a save dirties is written back by
-/// the batch's barrier (bench/io/threads.sh: the object writers dirtied ≈ 92 KiB per save
-/// for ≈ 9 KiB of objects; BENCHMARKS.md, issue 12, twenty-sixth session). An object that
+/// the batch's barrier (the object writers dirtied ≈ 92 KiB per save
+/// for ≈ 9 KiB of objects; measured in commit 21ed310). An object that
 /// is already there loose is not written again; one that is only packed gets a loose
 /// copy, which is harmless. Not durable until [`sync_objects`].
 /// `oid` is the object's id ([`object_id`]), which the caller already needed.
@@ -398,7 +398,7 @@ fn write_loose(objects: &Path, oid: Oid, kind: ObjectType, body: &[u8]) -> anyho
 /// and links it in at `path` once whole: what [`write_loose`]'s temporary file and
 /// rename do, with one directory entry fewer to make and remove per object, and none in
 /// `objects/` for the batch's barrier to write back (16-client updates at 10,000 pages
-/// 973–975 → 1,018–1,117/s: BENCHMARKS.md, issue 12, forty-seventh session). A crash
+/// 973–975 → 1,018–1,117/s: measured in commit 6dac29f). A crash
 /// before the link leaves nothing to clean up. False when this system cannot (a
 /// filesystem without `O_TMPFILE`, no `/proc` to link through), from then on without
 /// trying: the caller writes a named temporary file instead.
@@ -497,7 +497,7 @@ fn deflated(kind: ObjectType, body: &[u8]) -> anyhow::Result<Vec<u8>> {
 /// that many pages share (slugs with one prefix: `meeting-…`) is hundreds of KiB, and a
 /// save there writes it again: deflating it was half of such a save's time under the
 /// workspace's lock, for a file that lives only until the next packing pass compresses
-/// it with the rest (BENCHMARKS.md, issue 12, nineteenth session). Its twenty-byte ids
+/// it with the rest (measured in commit b5c9bdb). Its twenty-byte ids
 /// hardly compress anyway.
 const STORED_TREE: usize = 16 * 1024;
 
@@ -573,7 +573,7 @@ pub const REF_SPARE: &str = "cairn-ref-spare";
 /// inode, and frees no block — git's way (`main.lock` made, renamed over `main`) does all
 /// three, and on this project's disks (ext4 without a journal, mounted with `discard`) a
 /// new inode scans past every one freed in the last minute, which made the branch's move
-/// a tenth of a lone save's CPU (BENCHMARKS.md, issue 12, twenty-second session).
+/// a tenth of a lone save's CPU (measured in commit 384e88a).
 /// Otherwise, git's way; a lock file found then is a leftover from a crash and is replaced.
 ///
 /// A reader that opened the branch's file just before one move and reads it only after

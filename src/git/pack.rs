@@ -52,7 +52,7 @@ pub const PACK_LOCK: &str = "cairn-pack.lock";
 /// made within a minute of an unlink scans past each inode unlinked in that minute, so a
 /// run that unlinked thousands of files made the saves of the next minute pay for it:
 /// after a pass of ≈ 6,000 objects, lone updates spent 18–29 % of the server's CPU there
-/// (bench/switches/after_big_pass.py; BENCHMARKS.md, issue 12, forty-second session). A
+/// (measured in commit 420badb). A
 /// rename frees no inode.
 pub const HELD: &str = "cairn-packed";
 
@@ -111,8 +111,8 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
     // One packer at a time per repository, across processes. Two would each pack the
     // same loose objects into a pack of their own, and the next pass fold both: a
     // `cairn gc` run beside the server's worker at 10,000 pages left the repository 2.5
-    // times its size until the worker refolded all of it under requests (BENCHMARKS.md,
-    // issue 12, sixteenth session). A fold (`cairn gc`) waits for the other packer; the
+    // times its size until the worker refolded all of it under requests (measured in commit
+    // 89bcd07). A fold (`cairn gc`) waits for the other packer; the
     // worker's pass gives way and comes back at its next pass.
     let Some(_one_packer) = lock_packing(dir, fold)? else { return Ok(PackReport::default()) };
     // `cairn gc` (asked to fold) unlinks at once, what earlier runs held aside included.

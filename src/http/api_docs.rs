@@ -1,4 +1,4 @@
-//! The two API browsers (SPEC "Endpoints", CONTRACT §10): `/docs` (Swagger UI) and
+//! The two API browsers (docs/api.md): `/docs` (Swagger UI) and
 //! `/redoc` (ReDoc) over `/openapi.json`, served entirely from this binary — every
 //! script and stylesheet is embedded (vendored from their npm packages at pinned
 //! versions by `scripts/vendor-api-docs`), so both work with no outbound network.

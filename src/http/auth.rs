@@ -67,7 +67,8 @@ pub fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.trim())
 }
 
-/// The `Set-Cookie` value that opens a session (CONTRACT §3 attributes).
+/// The `Set-Cookie` value that opens a session (`HttpOnly`, `SameSite=Lax`, `Path=/`, the session's
+/// lifetime as `Max-Age`, `Secure` when configured).
 pub fn session_cookie(token: &str, secure: bool) -> String {
     let secure = if secure { "; Secure" } else { "" };
     format!("{SESSION_COOKIE}={token}; HttpOnly; SameSite=Lax; Path=/; Max-Age={SESSION_LIFETIME_SECS}{secure}")

@@ -1,4 +1,4 @@
-//! Extractors whose rejections are problem+json with CONTRACT §2's statuses: a body of
+//! Extractors whose rejections are problem+json with the statuses of docs/api.md's "Conventions": a body of
 //! the wrong shape is 422 (whatever its content type), a bad query string 400, a path
 //! parameter of the wrong type 404 (no such thing can exist).
 

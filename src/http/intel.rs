@@ -1,4 +1,4 @@
-//! Local intelligence routes (CONTRACT §6): suggestions and summaries of one page,
+//! Local intelligence routes (docs/api.md, "Intelligence"): suggestions and summaries of one page,
 //! insights and the graph of a workspace. Every answer carries `mode`.
 
 use axum::extract::State;

@@ -137,7 +137,7 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
     (router, doc)
 }
 
-/// Error answers are `application/problem+json` (CONTRACT §2), but utoipa documents every
+/// Error answers are `application/problem+json`, but utoipa documents every
 /// `body = Problem` as `application/json`: rename the media type of every 4xx/5xx
 /// response, so the document says what the server sends.
 fn problem_media_types(doc: &mut utoipa::openapi::OpenApi) {

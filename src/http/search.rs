@@ -1,4 +1,4 @@
-//! `GET /api/search`: one operation, three modes (CONTRACT §6).
+//! `GET /api/search`: one operation, three modes (docs/api.md, "Search").
 
 use axum::extract::State;
 use serde::Deserialize;

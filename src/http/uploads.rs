@@ -1,4 +1,4 @@
-//! Image uploads (CONTRACT §8): `POST /api/uploads` streams a multipart `file` into the
+//! Image uploads (docs/uploads.md): `POST /api/uploads` streams a multipart `file` into the
 //! core; `GET /uploads/{name}` serves it back to members of its workspace only.
 
 use axum::body::Body;

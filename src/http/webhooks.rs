@@ -1,4 +1,4 @@
-//! Webhooks (CONTRACT §7): owner-only. A workspace the caller cannot see is 404; a
+//! Webhooks (docs/webhooks.md): owner-only. A workspace the caller cannot see is 404; a
 //! member who is not an owner gets 403.
 
 use axum::extract::State;

@@ -1,6 +1,6 @@
 //! The arguments of the 27 tools: their `inputSchema`s come from these types, and
-//! `tools/call` reads its `arguments` into them. Names follow the HTTP fields (CONTRACT
-//! §9); a field the tool does not know is an error, not silently dropped.
+//! `tools/call` reads its `arguments` into them. Names follow the HTTP fields (docs/mcp.md);
+//! a field the tool does not know is an error, not silently dropped.
 
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -21,7 +21,7 @@ pub struct WsArgs {
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {
     /// Accepted for uniformity; not used.
-    #[allow(dead_code)] // CONTRACT §9: every tool takes `workspace`; this one has no use for it.
+    #[allow(dead_code)] // Every tool takes `workspace`; this one has no use for it.
     pub workspace: Option<String>,
 }
 

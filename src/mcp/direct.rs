@@ -3,7 +3,7 @@
 //! In stateless mode rmcp builds a service for every request — it spawns a service loop
 //! and a handler task and answers through channels. For a one-query tool such as
 //! `get_page` that machinery was most of what an MCP read cost beyond the same read by
-//! REST (BENCHMARKS.md, issue 8). The commonest request — one `tools/call`, from a
+//! REST (BENCHMARKS.md, "Saves and reads today"). The commonest request — one `tools/call`, from a
 //! client on a revision before 2026-07-28, with the headers rmcp expects — is answered
 //! here, by the same tool code and with rmcp's own message types, so the answer is what
 //! rmcp would send (tests/mcp.rs compares the two). Anything else — other methods,

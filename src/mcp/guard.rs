@@ -79,7 +79,7 @@ async fn check(ctx: &Ctx, req: Request) -> Result<(Parts, Bytes, Option<String>)
     Ok((parts, bytes, method))
 }
 
-/// An `initialize` as SPEC shows it carries only `protocolVersion`; the protocol also
+/// The smallest `initialize` a client may send carries only `protocolVersion`; the protocol also
 /// wants `capabilities` and `clientInfo`. Missing ones are filled in (no capabilities, an
 /// unnamed client) so that such a request is answered rather than refused.
 fn complete_initialize(bytes: Bytes) -> Bytes {

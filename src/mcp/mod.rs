@@ -1,4 +1,4 @@
-//! The MCP door (CONTRACT §9): `POST /api/mcp`, the Model Context Protocol over
+//! The MCP door (docs/mcp.md): `POST /api/mcp`, the Model Context Protocol over
 //! Streamable HTTP on the official Rust SDK (`rmcp`), stateless, answering
 //! `application/json`. Each tool calls the same core function as its HTTP route.
 //!
@@ -7,7 +7,7 @@
 //! - [`server`]: the protocol handler (capabilities, revisions, methods).
 //! - [`tools`]: the 27 tools; [`args`] their arguments; [`schema`] their JSON Schemas;
 //!   [`result`] how answers and failures are shaped.
-//! - [`resources`]: pages as resources, and completion (beyond CONTRACT §9).
+//! - [`resources`]: pages as resources, and completion (beyond the tools).
 
 mod args;
 mod direct;

@@ -1,4 +1,4 @@
-//! Pages as MCP resources — an addition beyond CONTRACT §9, for clients that browse
+//! Pages as MCP resources — an addition beyond the tools, for clients that browse
 //! resources rather than call tools: `resources/list` (every live page the user can
 //! see, paged), `resources/read` (a page's markdown), one resource template, and
 //! `completion/complete` of the template's arguments.

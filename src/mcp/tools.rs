@@ -1,4 +1,4 @@
-//! The 27 tools of CONTRACT §9: what `tools/list` shows, and `tools/call`, where each
+//! The 27 MCP tools (docs/mcp.md): what `tools/list` shows, and `tools/call`, where each
 //! tool is a few lines that read its arguments and call the core function its HTTP
 //! route calls — no rule lives here.
 

@@ -115,7 +115,7 @@ impl Db {
             // under a savepoint, and SQLite copies each page the group changes into that
             // journal first: past 64 KiB, a temporary file on disk, written with one
             // system call per page (4 % of the server's CPU with 16 clients editing at
-            // 10,000 pages; BENCHMARKS.md, issue 12, forty-fourth session). The journal
+            // 10,000 pages; measured in commit 8e326f3). The journal
             // lives for one batch's transaction and holds what the batch changed.
             Backend::Sqlite => {
                 let mut conn = pool.acquire().await?.detach();
@@ -144,7 +144,7 @@ impl Db {
     /// would otherwise do as they grow, and answers true. Without it a connection keeps
     /// the generic plan it made while the wiki was small — one found pages by slug
     /// through the wrong index, 4–6 ms per read at
-    /// 10,000 pages (BENCHMARKS.md) — and `ANALYZE` is what makes every connection plan
+    /// 10,000 pages (measured in commit dd9924f) — and `ANALYZE` is what makes every connection plan
     /// again. False (nothing done) on SQLite or with autovacuum on.
     pub async fn refresh_statistics_if_unattended(&self) -> Result<bool, sqlx::Error> {
         if !self.unattended().await? {
@@ -155,7 +155,7 @@ impl Db {
         sqlx::query(sqlx::AssertSqlSafe(format!("ANALYZE {tables}"))).execute(&self.pool).await?;
         // Autovacuum would also merge the full-text index's pending list (recent saves'
         // words, which every keyword query reads through one by one: ≈ 4 ms at 10,000
-        // pages once a few hundred saves wait there; BENCHMARKS.md, issue 7).
+        // pages once a few hundred saves wait there; measured in commit e01e180).
         sqlx::query("SELECT gin_clean_pending_list('pages_search_vector_idx'::regclass)").execute(&self.pool).await?;
         Ok(true)
     }
@@ -167,7 +167,7 @@ impl Db {
     /// [`crate::workers`] statistics pass (30 s), so a wiki that grows fast does not
     /// wait for the 10-minute maintenance pass with plans made while it was small: at
     /// 10,000 pages such a plan scanned `pages` a few times per save, 18 ms a save
-    /// against 5 (BENCHMARKS.md, issue 12). Empty on SQLite or with autovacuum on.
+    /// against 5 (measured in commit b696015). Empty on SQLite or with autovacuum on.
     pub async fn analyze_changed_if_unattended(&self) -> Result<Vec<String>, sqlx::Error> {
         if !self.unattended().await? {
             return Ok(vec![]);

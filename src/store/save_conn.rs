@@ -6,7 +6,7 @@
 //! its statements: sqlx pings every connection handed back to the pool, and on SQLite a
 //! ping is a message to the connection's worker thread and an answer back — two thread
 //! hand-offs per batch for nothing, on a save made of a handful of such hand-offs
-//! (BENCHMARKS.md, issue 12, fortieth session). Batches queue for it first come, first
+//! (measured in commit 93c6232). Batches queue for it first come, first
 //! served, instead of in SQLite's busy handler, which sleeps and tries again; other
 //! writers (accounts, tokens, the workers) still take pooled connections and meet the
 //! batches at SQLite's lock, as before.

@@ -3,7 +3,7 @@
 //! sqlx runs each SQLite connection on a worker thread of its own: every statement is
 //! a hand-off to that thread and back, two thread wake-ups that cost more than the
 //! statement itself (a page's row, its index entry, tags, links and revision are ten
-//! small statements; measured in BENCHMARKS.md, "Issue 7: save"). A [`Script`] gives
+//! small statements; measured in commit e01e180). A [`Script`] gives
 //! SQLite all of them in one hand-off: one query string of several statements, whose
 //! `$n` placeholders number into one list of values. PostgreSQL's extended protocol
 //! takes one statement per message, so there the statements run one after another on

@@ -1,8 +1,8 @@
 //! SQLite: the full-text index in a file of its own, `DATA_DIR/search.sqlite3`.
 //!
 //! Writing a page's FTS5 entry costs more than everything else a save does in the
-//! database (≈ 1.3 ms per 800-word page against 0.06 ms for its row; BENCHMARKS.md,
-//! issue 12), and inside the save's transaction it held SQLite's one write lock, so
+//! database (≈ 1.3 ms per 800-word page against 0.06 ms for its row; measured in
+//! commit ca7ae87), and inside the save's transaction it held SQLite's one write lock, so
 //! every other save of every workspace waited for it. Here the entries live in a second
 //! file with its own lock and are written after the saves commit, by one connection of
 //! this process ([`SearchFile::writer`]), from the page rows whose change counter
@@ -44,11 +44,10 @@ pub const SCHEMA: &str = "search";
 /// `deletemerge` 30: a segment is rewritten to drop the entries of replaced pages once
 /// 30 % of its entries are replaced, not a tenth (FTS5's default). Under steady saving
 /// the largest segment holds most pages, and rewriting it every tenth of the wiki's pages
-/// saved cost about a third of the entries' CPU (`bench/fts/merge_cost.py`, 10,000
-/// pages: 0.74-0.82 → 0.54-0.57 ms per replaced entry); the price is up to 30 % of that
+/// saved cost about a third of the entries' CPU (10,000 pages: 0.74-0.82 → 0.54-0.57 ms
+/// per replaced entry); the price is up to 30 % of that
 /// segment's entries read past by a query until then, and a file about an eighth larger,
-/// which `cairn gc`'s `optimize` gives back (BENCHMARKS.md, issue 12, forty-sixth
-/// session).
+/// which `cairn gc`'s `optimize` gives back (measured in commit dfd6f17).
 const CREATE: &[&str] = &[
     "CREATE VIRTUAL TABLE pages_fts USING fts5(search_title, body, content='', contentless_delete=1, \
      tokenize='porter unicode61 remove_diacritics 2')",

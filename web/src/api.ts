@@ -1,4 +1,4 @@
-// The JSON API of the Cairn server (CONTRACT.md; the running server's /openapi.json).
+// The JSON API of the Cairn server (docs/api.md; the running server's /openapi.json).
 // Every failure is an ApiError carrying the problem+json body (RFC 9457) when there is one.
 
 export interface Problem {
@@ -195,7 +195,7 @@ export interface Member {
   role: "owner" | "member";
 }
 
-/** The page events of CONTRACT §5 a webhook can subscribe to. */
+/** The page events a webhook can subscribe to (docs/api.md, "Events (outbox)"). */
 export const EVENT_KINDS = ["page.created", "page.updated", "page.deleted", "page.moved", "page.renamed"] as const;
 
 export interface Webhook {
@@ -319,7 +319,7 @@ async function request<T>(method: string, path: string, opts: Options = {}): Pro
 
 const enc = encodeURIComponent;
 
-/** The most items one list request may ask for (CONTRACT: lists take limit ≤ 500). */
+/** The most items one list request may ask for (lists take limit ≤ 500). */
 export const PAGE_LIMIT = 500;
 
 /** Every item of a paged list, asked for `PAGE_LIMIT` at a time until `total` is reached

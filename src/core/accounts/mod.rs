@@ -16,7 +16,7 @@ pub const PASSWORD_MIN_LEN: usize = 8;
 /// Longer passwords are refused rather than hashed (a cheap denial-of-service guard).
 pub const PASSWORD_MAX_LEN: usize = 1024;
 
-/// A password must have 8 to 1,024 characters (CONTRACT §3).
+/// A password must have 8 to 1,024 characters.
 pub fn check_password(password: &str) -> Result<()> {
     let n = password.chars().count();
     if n < PASSWORD_MIN_LEN {

@@ -1,9 +1,8 @@
 //! Credentials already checked, kept in memory so a request costs no credential query:
 //! personal access tokens (a read with a PAT is then one query, not two) and workspace
-//! accesses (a save is then one hand-off to the database fewer: BENCHMARKS.md, issue 12,
-//! thirty-seventh session).
+//! accesses (a save is then one hand-off to the database fewer: measured in commit 6063c4b).
 //!
-//! Revocation stays immediate (SPEC: `DELETE /api/tokens/{id}` "revokes immediately";
+//! Revocation stays immediate (`DELETE /api/tokens/{id}` revokes at once;
 //! a removed member gets 404 at once):
 //! - every write that changes what an entry holds — a token revoked, a user's profile,
 //!   password or language, a default workspace, a membership removed, a workspace

@@ -1,7 +1,7 @@
 //! Turning a presented credential into a user — the one lookup every door uses (HTTP
 //! extracts the header and cookie; MCP passes its bearer).
 //!
-//! Credentials are tried in order (CONTRACT §3): a bearer starting with `svc_` is a
+//! Credentials are tried in order: a bearer starting with `svc_` is a
 //! personal access token, looked up by its SHA-256 (the plaintext is never stored) and
 //! compared in constant time; any other bearer is tried as a JWT; then the session
 //! cookie. A present but bad bearer is 401 — it never falls through to the cookie.

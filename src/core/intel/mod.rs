@@ -1,4 +1,4 @@
-//! Local intelligence (CONTRACT §6): link and tag suggestions, extractive summaries,
+//! Local intelligence (docs/api.md, "Intelligence"): link and tag suggestions, extractive summaries,
 //! workspace insights and the wikilink graph. Everything is computed in the process from
 //! the workspace's own pages; nothing calls a third party. Every answer says in `mode`
 //! how it was computed. Trashed pages take part in none of it.

@@ -4,7 +4,7 @@
 //! A pass that folds a large pack reads every object of it and holds libgit2's pack
 //! builder, its caches and the mapped pack for the pass's length: 40–60 MiB more at the
 //! end of the bench's 10,000-page run, in a server that otherwise holds 90–100 MiB
-//! (BENCHMARKS.md, issue 12, thirty-eighth session); and what a long-lived process's
+//! (measured in commit b96af07); and what a long-lived process's
 //! allocator got back from it came back in pieces. A child gives all of it back to the
 //! system when it exits, and the server's own memory no longer depends on whether a fold
 //! happens to be running.

@@ -1,4 +1,4 @@
-//! Pages: the write path, reads, history and trash (CONTRACT §5).
+//! Pages: the write path, reads, history and trash (docs/api.md, "Pages").
 //!
 //! Every write goes through [`save::Writer`]: files first (one git commit per page
 //! change), then one database transaction holding the page rows, revisions, tags, links,
@@ -32,7 +32,7 @@ pub struct Actor {
     pub name: String,
 }
 
-/// A page as answered (CONTRACT §5).
+/// A page as answered.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Page {
     pub slug: String,

@@ -79,7 +79,7 @@ impl Action {
         })
     }
 
-    /// The webhook event the change emits (CONTRACT §5 "Events"). A page restored from
+    /// The webhook event the change emits (docs/api.md, "Events (outbox)"). A page restored from
     /// the trash reappears, so followers are told `page.created`.
     pub fn event(self) -> &'static str {
         match self {
@@ -376,8 +376,8 @@ impl Writer {
         // A group makes its objects durable in its own trip, and with them every object
         // the batch wrote before: the barrier then runs while the group's rows are still
         // being written (a group's rows take longer than its objects), instead of after
-        // them in the flush, during which nothing else moves (BENCHMARKS.md, issue 12,
-        // thirty-second session). Its objects stay unnamed until the flush moves the
+        // them in the flush, during which nothing else moves (measured in commit eb2cd5a).
+        // Its objects stay unnamed until the flush moves the
         // branch, so a group that is refused still leaves nothing behind.
         let sync_here = matches!(saves, Saves::Group(_)).then(|| self.batch().written.clone());
         let fail_objects = changes.iter().any(|(_, c)| self.ctx.test_hooks.objects_fail(&c.state.slug));
@@ -655,7 +655,7 @@ async fn flush_on_own_task(
 /// one script per change. Not one script for all: SQLite keeps a script prepared by its
 /// text, and a group's would be new text every time, parsed and planned afresh (and
 /// pushing prepared statements out of the connection's cache) — slower than the hand-offs
-/// it saves (BENCHMARKS.md, issue 12, thirty-first session).
+/// it saves (measured in commit 50741bc).
 async fn index_rows(
     tx: &mut AnyConnection,
     ws_id: i64,

@@ -4,14 +4,14 @@
 //! ''. Wiki prose compresses about 2.2×, and a row of 2–5 KB then shares a database
 //! page with others instead of taking one (or an overflow chain) of its own: the
 //! markdown was two thirds of the database after the bench's 1,000-page run
-//! (BENCHMARKS.md, issue 12, fourteenth session). PostgreSQL compresses values over
+//! (measured in commit a4fc83c). PostgreSQL compresses values over
 //! 2 KB by itself (TOAST), so there `content` holds the markdown and `content_z` is
 //! NULL. Reads take `content_z` when it is there, else `content`: rows of older
 //! releases, and of PostgreSQL, read as they are (and the maintenance pass compresses
 //! the former, `rows::compress_plain_rows`).
 //!
 //! Older releases read `content` only. What keeps them right over rows written here
-//! (SPEC "Versioning": an older release over a newer schema is safe):
+//! (an older release over a newer schema must keep working):
 //! - such rows carry `search_title = ''`, which an older release's start-up check takes
 //!   for rows to index again: it rebuilds their workspace from its files (rows with the
 //!   markdown in `content`) before it serves anything;

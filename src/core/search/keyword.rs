@@ -119,7 +119,7 @@ async fn matches(
 /// PostgreSQL's matches, found through the GIN index. The planner prices `@@` as if each
 /// row's vector were at hand, so for a word most pages hold it tests every row; but most
 /// vectors are TOASTed, and that scan reads and decompresses them all — 30 ms at 10,000
-/// pages, against 2.5 ms for the index's bitmap (EXPLAIN ANALYZE in BENCHMARKS.md). The
+/// pages, against 2.5 ms for the index's bitmap (EXPLAIN ANALYZE in commit e01e180). The
 /// subquery (`OFFSET 0` keeps the planner from merging it) matches on the vector alone,
 /// and with sequential scans off for this one statement the index is its only way; the
 /// workspace, trash and tag filter the matches outside it.

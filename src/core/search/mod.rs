@@ -1,4 +1,4 @@
-//! Search (CONTRACT §6) in three modes.
+//! Search in three modes (docs/api.md, "Search").
 //!
 //! - `keyword`: the database's full-text index, ranked, with a highlighted snippet.
 //! - `semantic`: cosine similarity of TF-IDF vectors (`engine: "tfidf"`), or of

@@ -1,4 +1,4 @@
-//! The local models, loaded lazily (SPEC "Persistence" rule 6): never at start-up, but on
+//! The local models, loaded lazily: never at start-up, but on
 //! the first use that needs them — a semantic query, or pages waiting to be embedded
 //! after a save. Start-up only *checks* a model directory (files present, config and
 //! safetensors header readable), so `/api/system` can tell at once whether a model will

@@ -2,7 +2,7 @@
 // markdown-it-task-lists, its item marked with its source line) toggles exactly that box
 // in the markdown and saves it as a normal save against the revision on screen. On a 409
 // nothing is overwritten: the page is reloaded and the person is told to tick again. No
-// `title` is sent: a tick never changes the page's title (CONTRACT §5).
+// `title` is sent: a tick never changes the page's title.
 import type { RefObject } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, type Page } from "../api";

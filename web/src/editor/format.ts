@@ -144,7 +144,7 @@ function linePrefix(view: EditorView, action: "heading" | "bullets" | "checklist
   const lines = selectedLines(state);
   const changes: ChangeSpec[] = [];
   if (action === "heading") {
-    // Level 2 (a level 1 may become the page's title, CONTRACT §5): other levels become
+    // Level 2 (a level 1 may become the page's title): other levels become
     // level 2, and level 2 goes back to plain text.
     const all = lines.every((l) => /^ {0,3}##(?:[ \t]|$)/.test(l.text));
     for (const l of lines) {

@@ -1,4 +1,4 @@
-// Slug rules shared with the server (src/ids.rs, CONTRACT §5): a slug is 1–128 characters
+// Slug rules shared with the server (src/ids.rs): a slug is 1–128 characters
 // that are lowercase or caseless letters (any script), digits, "-", "_" or "."; it does not
 // start with "." or "-". A title becomes a slug by lower-casing it and turning runs of
 // other characters into "-", trimmed, cut to 128.

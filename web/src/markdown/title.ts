@@ -1,4 +1,4 @@
-// The title a save gives a page, decided as the server decides it (CONTRACT §5,
+// The title a save gives a page, decided as the server decides it (docs/api.md, "Pages";
 // src/core/pages/ops.rs decide_title): the request's title, else front-matter `title:`,
 // else the first level-1 heading outside code when the page is new or this save changed
 // that heading (compared with the first level-1 heading of the revision the edit started

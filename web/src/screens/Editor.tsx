@@ -5,7 +5,7 @@
 //
 // Saves send merge: true: an edit made on a stale base is merged three-way by the server
 // and only overlapping changes answer 409 — then the conflict dialog shows theirs, yours
-// and the merged text (with markers) to resolve (CONTRACT §5).
+// and the merged text (with markers) to resolve (docs/api.md, "Pages").
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, ApiError, type Page } from "../api";
 import { confirmDialog, Dialog } from "../components/Dialog";
@@ -268,7 +268,7 @@ export function Editor({ slug }: { slug: string | null }) {
     flush();
     setContent(text);
   }
-  // The title this save will give (CONTRACT §5), as the server decides it: the typed title,
+  // The title this save will give, as the server decides it: the typed title,
   // else front matter, else a first level-1 heading that is new or changed since the
   // revision the edit started from, else the title the page has.
   const shownTitle = useSavedTitle(content, titleTouched ? title : null, page, slug ?? newSlug ?? "");

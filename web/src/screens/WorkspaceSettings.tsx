@@ -11,7 +11,7 @@ import { appHref, navigate } from "../router";
 import { currentWorkspace, switchWorkspace, user, workspaces } from "../session";
 import { useStore } from "../store";
 
-const MAX_ATTEMPTS = 8; // CONTRACT §7
+const MAX_ATTEMPTS = 8; // a delivery is failed after 8 attempts (docs/webhooks.md)
 
 function eventLabel(kind: string): string {
   return t(`settings.webhooks.event.${kind.replace(".", "_")}`);
