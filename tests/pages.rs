@@ -959,12 +959,11 @@ async fn stored(ctx: &cairn::Ctx, slug: &str) -> (String, Option<Vec<u8>>, Strin
 /// docs/operations.md: a backup of a SQLite instance restores into PostgreSQL and back.
 /// SQLite's rows keep the markdown compressed and PostgreSQL's plain (`stored`): each
 /// restore's start-up check writes the rows in its engine's form, and reads and search
-/// find the same pages. The test uses both engines, so it runs in the SQLite pass only.
+/// find the same pages. The test uses both engines, so it runs in the SQLite pass only
+/// (named `sqlite_only_…`: the PostgreSQL pass skips it rather than count it passed).
 #[tokio::test]
-async fn a_backup_moves_from_sqlite_to_postgresql_and_back() {
-    if backend() != "sqlite" {
-        return;
-    }
+async fn sqlite_only_a_backup_moves_from_sqlite_to_postgresql_and_back() {
+    assert_eq!(backend(), "sqlite", "a SQLite-only test: the PostgreSQL pass skips `sqlite_only`");
     let md = "# Ledger\n\nQuarterly reconciliation of the ledger, with ümlauts and 日本語. #finance\n";
     let search = |api: &Api| {
         let api = api.clone();

@@ -318,10 +318,9 @@ async fn schema_convergence_is_idempotent() {
 /// which keeps 16 connections' page caches from holding 45–48 MiB, as they did after the
 /// bench's 10,000-page run.
 #[tokio::test]
-async fn every_sqlite_connection_is_configured() {
-    if backend() != "sqlite" {
-        return; // PostgreSQL's connections have none of these settings.
-    }
+async fn sqlite_only_every_connection_is_configured() {
+    // PostgreSQL's connections have none of these settings: its pass skips `sqlite_only`.
+    assert_eq!(backend(), "sqlite", "a SQLite-only test");
     let env = Env::new().await;
     let srv = env.start(&[]).await;
     // Held together, so that the pool opens new connections rather than lending one.
@@ -343,10 +342,9 @@ async fn every_sqlite_connection_is_configured() {
 /// key's index is the table. Those an older release made as rowid tables stay as they
 /// are, and links, backlinks and tags work on them as on the new ones.
 #[tokio::test]
-async fn small_keyed_tables_are_made_without_rowid_and_older_ones_are_kept() {
-    if backend() != "sqlite" {
-        return; // PostgreSQL has no rowid tables.
-    }
+async fn sqlite_only_small_keyed_tables_are_made_without_rowid_and_older_ones_are_kept() {
+    // PostgreSQL has no rowid tables: its pass skips `sqlite_only`.
+    assert_eq!(backend(), "sqlite", "a SQLite-only test");
     let without_rowid = ["page_tags", "page_links", "embed_queue"];
     let env = Env::new().await;
     let srv = env.start(&[]).await;
