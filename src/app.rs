@@ -57,8 +57,9 @@ pub fn router(ctx: Ctx) -> Router {
         .layer(middleware::map_response_with_state(https, security_headers))
 }
 
-/// Headers every answer carries: no content sniffing, no `Referer` sent from our pages
-/// to other sites, and — when Cairn runs behind TLS (`COOKIE_SECURE=1`) — HSTS.
+/// Headers every answer carries (so routes set none of them): no content sniffing, no
+/// `Referer` sent from our pages to other sites, and — when Cairn runs behind TLS
+/// (`COOKIE_SECURE=1`) — HSTS.
 async fn security_headers(axum::extract::State(https): axum::extract::State<bool>, mut res: Response) -> Response {
     use axum::http::{HeaderValue, header};
     let headers = res.headers_mut();

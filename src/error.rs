@@ -306,16 +306,11 @@ impl Error {
         e.retry_after = Some(retry_after.max(1));
         e
     }
-    /// More work of one kind than the server takes at once (password hashing).
-    pub fn busy(retry_after: u64) -> Self {
-        let mut e = Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", "the server is busy; try again shortly");
+    /// More work of one kind than the server takes at once (password hashing, open
+    /// connections): `what` is busy; try again in `retry_after` seconds.
+    pub fn busy(what: &str, retry_after: u64) -> Self {
+        let mut e = Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", format!("{what}; try again shortly"));
         e.retry_after = Some(retry_after.max(1));
-        e
-    }
-    /// More client connections open than `MAX_CONNECTIONS`.
-    pub fn too_many_connections() -> Self {
-        let mut e = Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", "too many open connections; try again shortly");
-        e.retry_after = Some(1);
         e
     }
     pub fn timeout() -> Self {

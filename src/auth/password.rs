@@ -44,7 +44,7 @@ impl Passwords {
     async fn turn(&self) -> Result<OwnedSemaphorePermit> {
         match tokio::time::timeout(QUEUE_WAIT, self.turns.clone().acquire_owned()).await {
             Ok(Ok(permit)) => Ok(permit),
-            _ => Err(Error::busy(QUEUE_WAIT.as_secs())),
+            _ => Err(Error::busy("the server is busy", QUEUE_WAIT.as_secs())),
         }
     }
 

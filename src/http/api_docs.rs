@@ -5,7 +5,7 @@
 //! ReDoc's one outside reference, its attribution logo, is pointed at a local copy.
 
 use axum::Router;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderName, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
@@ -51,10 +51,5 @@ fn file(content_type: &'static str, bytes: &'static [u8]) -> Response {
     // Pages revalidate (they change with each release); the vendored bundles may be kept
     // a day.
     let cache = if content_type == HTML { "no-cache" } else { "public, max-age=86400" };
-    (
-        StatusCode::OK,
-        [(CONTENT_TYPE, content_type), (CACHE_CONTROL, cache), (X_CONTENT_TYPE_OPTIONS, "nosniff"), (CSP, PAGE_CSP)],
-        bytes,
-    )
-        .into_response()
+    (StatusCode::OK, [(CONTENT_TYPE, content_type), (CACHE_CONTROL, cache), (CSP, PAGE_CSP)], bytes).into_response()
 }

@@ -7,9 +7,7 @@
 
 use axum::Router;
 use axum::extract::Request;
-use axum::http::header::{
-    ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, VARY, X_CONTENT_TYPE_OPTIONS,
-};
+use axum::http::header::{ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, VARY};
 use axum::http::{HeaderName, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
@@ -56,13 +54,7 @@ pub async fn serve_app(req: Request) -> Response {
     // Hashed names never change content; everything else (index.html above all) is
     // revalidated so a new release is picked up at once.
     let cache = if name.starts_with("assets/") { "public, max-age=31536000, immutable" } else { "no-cache" };
-    let headers = [
-        (CONTENT_TYPE, content_type),
-        (CACHE_CONTROL, cache),
-        (X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (CSP, APP_CSP),
-        (VARY, "accept-encoding"),
-    ];
+    let headers = [(CONTENT_TYPE, content_type), (CACHE_CONTROL, cache), (CSP, APP_CSP), (VARY, "accept-encoding")];
     match gzipped.filter(|_| accepts_gzip(&req)) {
         Some(gz) => (StatusCode::OK, headers, [(CONTENT_ENCODING, "gzip")], gz).into_response(),
         None => (StatusCode::OK, headers, bytes).into_response(),

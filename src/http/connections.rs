@@ -79,7 +79,7 @@ pub async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown:
 
 /// The answer past `MAX_CONNECTIONS`: a 503 problem, then the connection closes.
 async fn refuse(mut stream: TcpStream) {
-    let problem = crate::error::Error::too_many_connections();
+    let problem = crate::error::Error::busy("too many open connections", 1);
     let body = problem.body().to_string();
     let answer = format!(
         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json; charset=utf-8\r\n\

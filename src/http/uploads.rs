@@ -137,7 +137,6 @@ async fn serve_upload(
     let h = res.headers_mut();
     h.insert(header::ETAG, HeaderValue::from_str(&etag).map_err(Error::internal)?);
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("private"));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(SERVED_CSP));
     h.insert(header::CONTENT_DISPOSITION, HeaderValue::from_static("inline"));
     h.insert("cross-origin-resource-policy", HeaderValue::from_static("same-origin"));

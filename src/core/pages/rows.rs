@@ -490,19 +490,14 @@ pub async fn recent(
 /// Direct live children of a page, in tree order.
 pub async fn live_children(conn: &mut AnyConnection, ws_id: i64, page_id: i64) -> Result<Vec<PageSummary>> {
     let sql = format!("{SUMMARY_SELECT} WHERE p.workspace_id = $1 AND p.parent_id = $2 AND p.deleted_at IS NULL");
-    let mut rows = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(page_id).fetch_all(&mut *conn).await?;
-    let key = |r: &AnyRow| -> (Option<i64>, String, String) {
-        (
-            r.try_get("position").ok().flatten(),
-            r.try_get("title").unwrap_or_default(),
-            r.try_get("slug").unwrap_or_default(),
-        )
+    let rows = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(page_id).fetch_all(&mut *conn).await?;
+    // Each row's sort key read once, not at every comparison.
+    let key = |r: &AnyRow| -> Result<(Option<i64>, String, String)> {
+        Ok((r.try_get("position")?, r.try_get("title")?, r.try_get("slug")?))
     };
-    rows.sort_by(|a, b| {
-        let (a, b) = (key(a), key(b));
-        tree_order((a.0, &a.1, &a.2), (b.0, &b.1, &b.2))
-    });
-    summaries(conn, rows).await
+    let mut keyed = rows.into_iter().map(|r| Ok((key(&r)?, r))).collect::<Result<Vec<_>>>()?;
+    keyed.sort_by(|(a, _), (b, _)| tree_order((a.0, &a.1, &a.2), (b.0, &b.1, &b.2)));
+    summaries(conn, keyed.into_iter().map(|(_, r)| r).collect()).await
 }
 
 /// What pages trashed by one delete share: the time and the user of that delete.
