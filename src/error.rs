@@ -232,6 +232,13 @@ impl Error {
     pub fn page_not_found(slug: &str) -> Self {
         Self::not_found("page_not_found", format!("no page '{slug}'"))
     }
+    /// An erasure of the content the page holds now.
+    pub fn revision_is_current(sha: &str) -> Self {
+        Self::conflict(
+            "revision_is_current",
+            format!("revision '{sha}' holds the page's current content; save a version without it, then erase it"),
+        )
+    }
     pub fn revision_not_found(sha: &str) -> Self {
         Self::not_found("revision_not_found", format!("no revision '{sha}' of this page"))
     }

@@ -509,6 +509,7 @@ async fn ws_parameter_and_the_404_rule_on_page_routes() {
         (Method::GET, format!("/api/pages/shared/history/{rev}"), None),
         (Method::GET, format!("/api/pages/shared/history/{rev}/diff"), None),
         (Method::POST, format!("/api/pages/shared/restore/{rev}"), None),
+        (Method::POST, format!("/api/pages/shared/history/{rev}/erase"), None),
         (Method::POST, "/api/pages/shared/move".into(), Some(json!({"parent": null}))),
         (Method::POST, "/api/pages/shared/position".into(), Some(json!({"after": null}))),
         (Method::POST, "/api/pages/shared/rename".into(), Some(json!({"new_slug": "y"}))),
@@ -1347,5 +1348,139 @@ async fn siblings_ordered_by_hand_keep_their_order() {
     let (_, moved) = api.post("/api/pages/gamma/move", json!({"parent": null})).await;
     assert!(moved["position"].is_null(), "{moved}");
     assert_eq!(children().await, ["beta", "alpha", "aardvark"]);
+    srv.stop().await;
+}
+
+/// Every object of a repository, its content included (`git cat-file --batch-all-objects`
+/// reads packed and loose objects alike, reachable or not).
+fn all_objects(repo: &std::path::Path) -> String {
+    let out = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(repo)
+        .args(["cat-file", "--batch-all-objects", "--batch"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Trees hold object ids as bytes.
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A purge takes the page out of the repository: no object holds its text afterwards,
+/// the repository is sound, the revision ids the rewrite changed keep answering (history,
+/// diff, restore, a save's base revision), and a save racing the purge is kept.
+#[tokio::test]
+async fn a_purged_page_leaves_no_trace_in_the_repository() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("forget@x.io").await;
+    let repo = env.data_dir().join("workspaces").join("forget.git");
+    api.page("keep", "# Keep\n\nfirst\n").await;
+    api.page("secret", "# Secret\n\nthe launch code is OSPREY-4711\n").await;
+    let k2 = api.put("/api/pages/keep", json!({"content": "# Keep\n\nsecond\n"})).await.1;
+    api.put("/api/pages/secret", json!({"content": "# Secret\n\nOSPREY-4711, and WREN-0815 too\n"})).await;
+    api.post("/api/pages/secret/rename", json!({"new_slug": "hidden"})).await;
+    let k3 = api.put("/api/pages/keep", json!({"content": "# Keep\n\nthird\n"})).await.1;
+    api.delete("/api/pages/hidden").await;
+    api.page("other", "# Other\n").await;
+    let (old2, old3) = (k2["revision"].as_str().unwrap().to_owned(), k3["revision"].as_str().unwrap().to_owned());
+    assert!(all_objects(&repo).contains("OSPREY-4711"));
+
+    // Saves keep coming while the purge rewrites the history.
+    let saver = {
+        let api = api.clone();
+        tokio::spawn(async move {
+            let mut codes = Vec::new();
+            for i in 0..8 {
+                codes.push(api.put("/api/pages/other", json!({"content": format!("# Other\n\n{i}\n")})).await.0);
+            }
+            codes
+        })
+    };
+    assert_eq!(api.post("/api/trash/hidden/purge", json!({})).await.0, StatusCode::NO_CONTENT);
+    assert!(saver.await.unwrap().iter().all(|s| *s == StatusCode::OK));
+    assert_eq!(api.get("/api/pages/other").await.1["content"], "# Other\n\n7\n");
+
+    let objects = all_objects(&repo);
+    assert!(!objects.contains("OSPREY-4711") && !objects.contains("WREN-0815"), "the purged text is gone");
+    assert_fsck(&repo);
+    assert!(!repo.join(cairn::git::pack::HELD).exists());
+    // The purge's own commit stays, as the record of who purged what.
+    let log = git(&repo, &["log", "--format=%an|%s"]);
+    assert!(log.lines().any(|l| l == "forget@x.io|Purge Secret"), "{log}");
+    assert!(!log.contains("Create Secret") && !log.contains("Rename secret"), "{log}");
+
+    // The rewrite gave keep's later revisions new ids; the old ones still answer.
+    let (_, h) = api.get("/api/pages/keep/history").await;
+    assert_eq!(h["total"], 3);
+    let new3 = h["items"][0]["sha"].as_str().unwrap().to_owned();
+    assert_ne!(new3, old3);
+    assert_eq!(api.get("/api/pages/keep").await.1["revision"], new3);
+    let (s, r) = api.get(&format!("/api/pages/keep/history/{old2}")).await;
+    assert_eq!((s, r["content"].as_str()), (StatusCode::OK, Some("# Keep\n\nsecond\n")));
+    let (s, d) = api.get(&format!("/api/pages/keep/history/{old3}/diff?against={old2}")).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(d["unified"].as_str().unwrap().contains("+third"), "{d}");
+    // A save based on the old id of the current revision is not stale.
+    let (s, saved) = api.put("/api/pages/keep", json!({"content": "# Keep\n\nfourth\n", "base_revision": old3})).await;
+    assert_eq!(s, StatusCode::OK, "{saved}");
+    let (s, restored) = api.post(&format!("/api/pages/keep/restore/{old2}"), json!({})).await;
+    assert_eq!((s, restored["content"].as_str()), (StatusCode::OK, Some("# Keep\n\nsecond\n")));
+
+    // The index still matches the repository it is rebuilt from.
+    let before = api.get("/api/pages/keep/history").await.1;
+    cairn::core::reindex::all(&srv.ctx).await.unwrap();
+    assert_eq!(api.get("/api/pages/keep/history").await.1, before);
+    assert_eq!(api.get(&format!("/api/pages/keep/history/{old2}")).await.0, StatusCode::OK);
+    srv.stop().await;
+}
+
+/// An owner erases one revision's content (a pasted password): the revision stays in the
+/// history with the content of the one before, no object holds the erased text, later
+/// ids keep answering; members may not, and the page's current content cannot be erased.
+#[tokio::test]
+async fn an_owner_erases_one_revisions_content() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let owner = srv.user("erase@x.io").await;
+    let member = srv.user("erase-member@x.io").await;
+    let outsider = srv.user("erase-out@x.io").await;
+    owner.post("/api/workspaces", json!({"name": "Ops"})).await;
+    owner.post("/api/workspaces/ops/members", json!({"email": "erase-member@x.io"})).await;
+    let repo = env.data_dir().join("workspaces").join("ops.git");
+    let v1 = owner.post("/api/pages?ws=ops", json!({"slug": "db", "content": "# DB\n\nhost: db1\n"})).await.1;
+    let v2 =
+        owner.put("/api/pages/db?ws=ops", json!({"content": "# DB\n\nhost: db1\npassword: HUNTER2-XYZ\n"})).await.1;
+    let other = owner.post("/api/pages?ws=ops", json!({"slug": "later", "content": "# Later\n"})).await.1;
+    let v3 = owner.put("/api/pages/db?ws=ops", json!({"content": "# DB\n\nhost: db2\n"})).await.1;
+    let sha = |v: &Value| v["revision"].as_str().unwrap().to_owned();
+    let erase = |sha: &str| format!("/api/pages/db/history/{sha}/erase?ws=ops");
+    assert!(all_objects(&repo).contains("HUNTER2-XYZ"));
+
+    assert_problem(&member.send(Method::POST, &erase(&sha(&v2)), None).await, 403, "owner_only");
+    assert_problem(&outsider.send(Method::POST, &erase(&sha(&v2)), None).await, 404, "workspace_not_found");
+    assert_problem(&owner.send(Method::POST, &erase("0123456789abcdef"), None).await, 404, "revision_not_found");
+    assert_problem(&owner.send(Method::POST, &erase(&sha(&v3)), None).await, 409, "revision_is_current");
+
+    let (s, erased) = owner.post(&erase(&sha(&v2)), json!({})).await;
+    assert_eq!(s, StatusCode::OK, "{erased}");
+    assert_ne!(erased["sha"], sha(&v2));
+    assert!(erased["renamed"].as_u64().unwrap() >= 3, "{erased}");
+    assert!(!all_objects(&repo).contains("HUNTER2-XYZ"));
+    assert_fsck(&repo);
+    let log = git(&repo, &["log", "-1", "--format=%an|%s"]);
+    assert!(log.starts_with("erase@x.io|Erase the content of revision"), "{log}");
+
+    // The revision is still there, by its old id and its new one, holding v1's content.
+    for id in [sha(&v2), erased["sha"].as_str().unwrap().to_owned()] {
+        let (s, r) = owner.get(&format!("/api/pages/db/history/{id}?ws=ops")).await;
+        assert_eq!((s, r["content"].as_str()), (StatusCode::OK, Some("# DB\n\nhost: db1\n")));
+    }
+    let (_, d) = owner.get(&format!("/api/pages/db/history/{}/diff?ws=ops", sha(&v2))).await;
+    assert_eq!((d["added"].as_u64(), d["removed"].as_u64()), (Some(0), Some(0)), "{d}");
+    assert_eq!(owner.get("/api/pages/db/history?ws=ops").await.1["total"], 3);
+    assert_eq!(owner.get(&format!("/api/pages/db/history/{}?ws=ops", sha(&v1))).await.0, StatusCode::OK);
+    let (s, r) = owner.get(&format!("/api/pages/later/history/{}?ws=ops", sha(&other))).await;
+    assert_eq!((s, r["content"].as_str()), (StatusCode::OK, Some("# Later\n")));
+    assert_eq!(owner.get("/api/pages/db?ws=ops").await.1["content"], "# DB\n\nhost: db2\n");
     srv.stop().await;
 }

@@ -9,9 +9,10 @@
 //! in a power cut (a batch does not flush the move on its own; `git::write_ref`): it is
 //! moved forward to the recorded head first, by both.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::core::Ctx;
+use crate::core::pages::forget;
 use crate::core::pages::rows::{self, IndexedPage, RevisionRow};
 use crate::core::pages::save::{Action, Writer};
 use crate::core::workspaces::Access;
@@ -47,10 +48,15 @@ struct Snapshot {
     head: Option<String>,
     /// Per page id: its entries, oldest first, and its current content.
     pages: Vec<(Vec<Entry>, String)>,
+    /// Purged pages whose other commits are still in the history: a purge a crash
+    /// interrupted, or one made before purges rewrote the history (`pages::forget`).
+    unforgotten: HashSet<String>,
 }
 
 fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
-    let Some(head) = git::head(repo)? else { return Ok(Snapshot { head: None, pages: vec![] }) };
+    let Some(head) = git::head(repo)? else {
+        return Ok(Snapshot { head: None, pages: vec![], unforgotten: HashSet::new() });
+    };
     let mut by_uid: HashMap<String, Vec<Entry>> = HashMap::new();
     let mut order: Vec<String> = Vec::new();
     for oid in git::log(repo)? {
@@ -85,12 +91,16 @@ fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
     }
     let tree = repo.find_commit(head)?.tree()?;
     let mut pages = Vec::new();
+    let mut unforgotten = HashSet::new();
     // Oldest pages first, so row ids follow creation order.
     for uid in order.into_iter().rev() {
         let mut entries = by_uid.remove(&uid).unwrap_or_default();
         entries.reverse();
         let Some(last) = entries.last() else { continue };
         if last.action == Action::Purge {
+            if entries.len() > 1 {
+                unforgotten.insert(uid);
+            }
             continue;
         }
         let path = git::page_path(&last.slug, last.action == Action::Trash);
@@ -101,7 +111,7 @@ fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
         let content = String::from_utf8_lossy(repo.find_blob(entry.id())?.content()).into_owned();
         pages.push((entries, content));
     }
-    Ok(Snapshot { head: Some(head.to_string()), pages })
+    Ok(Snapshot { head: Some(head.to_string()), pages, unforgotten })
 }
 
 /// Rebuilds one workspace's page rows from its repository, under its write lock.
@@ -128,14 +138,25 @@ async fn rebuild(ctx: &Ctx, ws_id: i64, ws_slug: &str, check: Option<bool>) -> R
         {
             return Ok(None);
         }
-        rebuild_locked(&mut w, &repo, ws_id).await.map(Some)
+        let (report, unforgotten) = rebuild_locked(&mut w, &repo, ws_id).await?;
+        // Purges still to be taken out of the history: done now, in the same batch.
+        let forget = !unforgotten.is_empty();
+        if forget {
+            tracing::warn!(workspace = %ws_slug, pages = unforgotten.len(), "purged pages still in the history; rewriting it");
+            forget::forget_pages(&mut w, unforgotten).await?;
+        }
+        Ok(Some((report, forget)))
     }
     .await;
     if matches!(result, Ok(Some(_))) {
         w.keep_writes();
     }
     let durable = w.finish().await;
-    durable.and(result)
+    let Some((report, forgot)) = durable.and(result)? else { return Ok(None) };
+    if forgot {
+        forget::expunge(ctx, &access).await?;
+    }
+    Ok(Some(report))
 }
 
 /// Whether the index is behind the repository: the branch (already moved forward to the
@@ -150,7 +171,7 @@ async fn behind(repo: &git::WorkspaceRepo, slug: &str, recorded: Option<String>,
     Ok(behind)
 }
 
-async fn rebuild_locked(w: &mut Writer, repo: &git::WorkspaceRepo, ws_id: i64) -> Result<Report> {
+async fn rebuild_locked(w: &mut Writer, repo: &git::WorkspaceRepo, ws_id: i64) -> Result<(Report, HashSet<String>)> {
     let snap = repo.with(read_snapshot).await?;
     let mut report = Report { workspaces: 1, ..Default::default() };
     let mut tx = sqlx::Connection::begin(w.conn()).await?;
@@ -206,7 +227,7 @@ async fn rebuild_locked(w: &mut Writer, repo: &git::WorkspaceRepo, ws_id: i64) -
         rows::set_parent_in_tx(&mut tx, ws_id, page_id, &parent_uid).await?;
     }
     tx.commit().await?;
-    Ok(report)
+    Ok((report, snap.unforgotten))
 }
 
 /// Moves a branch that lost its last move in a crash forward to the head the database

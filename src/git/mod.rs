@@ -23,6 +23,7 @@
 
 mod ofs_delta;
 pub mod pack;
+pub mod rewrite;
 pub mod tree;
 
 use std::collections::HashMap;
@@ -284,6 +285,11 @@ impl Unwritten {
         }
         self.objects.push((oid, kind, body));
         Ok(oid)
+    }
+
+    /// Adds a blob: content a rewrite puts in place of another.
+    pub fn blob(&mut self, body: &[u8]) -> anyhow::Result<Oid> {
+        self.add(ObjectType::Blob, Arc::new(body.to_vec()))
     }
 
     /// The body of tree `id`: made here, kept from a recent save, or read from the

@@ -174,6 +174,29 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
         }
     }
     let objects = builder.object_count();
+    let name = write_pack(dir, &mut builder, stopped)?;
+    // Durable: now the copies it replaces can go — `cairn gc`'s at once, a worker's run's
+    // aside until nobody is saving ([`HELD`]). A file already gone (another packer, or
+    // an operator's `git gc`) is fine.
+    if fold {
+        for (_, path) in &loose {
+            remove_if_present(path)?;
+        }
+    } else {
+        hold(dir, &name, &loose)?;
+    }
+    let mut packs_folded = 0;
+    // (The new pack has the name of an old one when it holds exactly its objects.)
+    for pack in folded.iter().filter(|p| !p.ends_with(format!("pack-{name}.pack"))) {
+        remove_pack(pack)?;
+        packs_folded += 1;
+    }
+    Ok(PackReport { loose_packed: loose.len(), packs_folded, objects })
+}
+
+/// Writes the pack `builder` holds into the repository at `dir`, durably, and answers
+/// its name.
+fn write_pack(dir: &Path, builder: &mut git2::PackBuilder<'_>, stopped: &dyn Fn() -> bool) -> anyhow::Result<String> {
     let pack_dir = dir.join("objects").join("pack");
     std::fs::create_dir_all(&pack_dir)?;
     if let Err(e) = builder.write(&pack_dir, 0o444) {
@@ -190,21 +213,50 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
     if name != written {
         remove_pack(&pack_dir.join(format!("pack-{written}.pack")))?;
     }
-    // Durable: now the copies it replaces can go — `cairn gc`'s at once, a worker's run's
-    // aside until nobody is saving ([`HELD`]). A file already gone (another packer, or
-    // an operator's `git gc`) is fine.
-    if fold {
-        for (_, path) in &loose {
-            remove_if_present(path)?;
-        }
-    } else {
-        hold(dir, &name, &loose)?;
+    Ok(name)
+}
+
+/// Leaves in the repository at `dir` only what its branch reaches: one pack of the
+/// history; every other pack and loose object, the files earlier runs held aside
+/// ([`HELD`]) and temporary files of interrupted writes removed. What a purge or an
+/// erasure calls once the branch no longer reaches what must be forgotten, so that no
+/// file of the repository (nor a copy made from it later) still holds it. Must run under
+/// the workspace's write lock — a save in flight has objects nothing reaches yet — and,
+/// like `cairn gc`, waits for another packer.
+pub fn expunge(dir: &Path) -> anyhow::Result<PackReport> {
+    let _one_packer = lock_packing(dir, true)?;
+    release_locked(dir, Duration::ZERO, Duration::ZERO)?;
+    let repo = Repository::open_bare(dir).with_context(|| format!("cannot open {}", dir.display()))?;
+    let loose = loose_objects(dir)?;
+    let old_packs = packs(dir)?;
+    let mut builder = repo.packbuilder()?;
+    builder.set_threads(1);
+    if super::head(&repo)?.is_some() {
+        let mut walk = repo.revwalk()?;
+        walk.push_ref(super::BRANCH)?;
+        insert_history(&repo, &mut builder, walk, &|_| true, &|| false)?;
+    }
+    let objects = builder.object_count();
+    let name = if objects > 0 { Some(write_pack(dir, &mut builder, &|| false)?) } else { None };
+    drop(builder);
+    for (_, path) in &loose {
+        remove_if_present(path)?;
     }
     let mut packs_folded = 0;
-    // (The new pack has the name of an old one when it holds exactly its objects.)
-    for pack in folded.iter().filter(|p| !p.ends_with(format!("pack-{name}.pack"))) {
+    for pack in old_packs.iter().filter(|p| name.as_ref().is_none_or(|n| !p.ends_with(format!("pack-{n}.pack")))) {
         remove_pack(pack)?;
         packs_folded += 1;
+    }
+    // What interrupted writes left: git's and libgit2's temporary objects and packs.
+    for sub in ["objects", "objects/pack"] {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else { continue };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with("tmp_") || name.starts_with("pack_git2_") || name.starts_with("tmp-") {
+                remove_if_present(&entry.path())?;
+            }
+        }
     }
     Ok(PackReport { loose_packed: loose.len(), packs_folded, objects })
 }

@@ -11,8 +11,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::core::Ctx;
 use crate::core::pages::{
-    self, Diff, HistoryEntry, NewPage, Page, PageSummary, PageUpdate, PageView, Revision, TrashEntry, TrashedPage,
-    TreeNode, history,
+    self, Diff, Erased, HistoryEntry, NewPage, Page, PageSummary, PageUpdate, PageView, Revision, TrashEntry,
+    TrashedPage, TreeNode, history,
 };
 use crate::core::paging::Paging;
 use crate::core::workspaces::{self, Access};
@@ -36,6 +36,7 @@ pub fn router() -> OpenApiRouter<Ctx> {
         .routes(routes!(page_revision))
         .routes(routes!(revision_diff))
         .routes(routes!(restore_revision))
+        .routes(routes!(erase_revision))
         .routes(routes!(list_trash))
         .routes(routes!(trashed_page))
         .routes(routes!(restore_from_trash))
@@ -393,6 +394,24 @@ async fn restore_revision(
 ) -> Result<Response> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
     Ok(with_etag(StatusCode::OK, pages::restore_revision(&ctx, &a, &auth.user, &slug, &sha, req.keep_title).await?))
+}
+
+/// Erases a revision's content from the page's history (someone saved a secret): from
+/// that revision on, wherever the page held that content it holds the revision before's
+/// (nothing for a first revision), and the repository no longer holds it. The history is
+/// rewritten, so this revision and every later commit of the workspace get new ids; the
+/// old ids keep answering. Owners only; refused while the content is the page's current
+/// one (save a version without it first).
+#[utoipa::path(post, path = "/api/pages/{slug}/history/{sha}/erase", tags = ["history", "extension"], params(("slug" = String, Path), ("sha" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+    responses((status = 200, body = Erased), (status = 401, body = Problem), (status = 403, body = Problem, description = "Not an owner of the workspace"), (status = 404, body = Problem), (status = 409, body = Problem, description = "The revision's content is the page's current content"), (status = 503, body = Problem)))]
+async fn erase_revision(
+    State(ctx): State<Ctx>,
+    auth: AuthUser,
+    Path((slug, sha)): Path<(String, String)>,
+    Query(q): Query<Ws>,
+) -> Result<axum::Json<Erased>> {
+    let owner = access(&ctx, &auth, q.ws.as_deref()).await?.owner()?;
+    Ok(axum::Json(pages::erase(&ctx, &owner, &auth.user, &slug, &sha).await?))
 }
 
 /// Trashed pages, most recently trashed first.

@@ -199,6 +199,18 @@ const TABLES: &[Table] = &[
         constraints: &["CONSTRAINT revisions_page_id_sha_key UNIQUE (page_id, sha)"],
     },
     Table {
+        name: "revision_aliases",
+        columns: &[
+            ("workspace_id", "BIGINT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE"),
+            // A revision id a history rewrite (a purge, an erasure) replaced, and the id
+            // that commit has now: an old id still answers (history, diff, restore, a
+            // save's base revision).
+            ("old_sha", "TEXT NOT NULL"),
+            ("new_sha", "TEXT NOT NULL"),
+        ],
+        constraints: &["PRIMARY KEY (workspace_id, old_sha)"],
+    },
+    Table {
         name: "page_tags",
         columns: &[
             ("page_id", "BIGINT NOT NULL REFERENCES pages(id) ON DELETE CASCADE"),

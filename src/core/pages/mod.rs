@@ -7,6 +7,7 @@
 
 pub mod batch;
 pub mod combine;
+pub mod forget;
 pub mod fulltext;
 pub mod history;
 pub mod ops;
@@ -19,6 +20,7 @@ pub mod stored;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+pub use forget::{Erased, erase, purge};
 pub use ops::*;
 pub use read::*;
 

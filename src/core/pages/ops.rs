@@ -1,5 +1,6 @@
 //! Page operations that write: create, update (with optimistic concurrency and
-//! three-way merge), move, rename (with link rewriting), trash, restore and purge. Each
+//! three-way merge), move, rename (with link rewriting), trash and restore (a purge,
+//! which rewrites the history, is in [`super::forget`]). Each
 //! reads the current state under the workspace's write lock, decides, and commits
 //! through [`Writer`].
 
@@ -67,7 +68,7 @@ fn previous_h1(before: &PageState) -> Option<String> {
     }
 }
 
-fn state_of(row: &Row) -> PageState {
+pub(super) fn state_of(row: &Row) -> PageState {
     PageState {
         uid: row.uid.clone(),
         slug: row.slug.clone(),
@@ -265,6 +266,12 @@ async fn edit(
         (Some(c), None) => Some(Arc::new(markdown::parse(c))),
         _ => None,
     };
+    let mut req = req;
+    // A base named by an id a history rewrite replaced is that commit all the same.
+    if let Some(base) = &req.base_revision {
+        let mut conn = ctx.db.pool.acquire().await?;
+        req.base_revision = Some(rows::revision_now(&mut conn, access.workspace_id(), base).await?);
+    }
     let alone = append.is_some() || req.merge;
     let e = Edit { slug: slug.to_owned(), req, requested, sent };
     if alone {
@@ -537,26 +544,6 @@ pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &
         }));
         let mut pages = w.commit(user, changes).await?;
         Ok(pages.swap_remove(0))
-    })
-}
-
-/// Removes a trashed page for good: from the tree, every index and every API, history
-/// included. (Its old commits stay in the repository's history, as in any git
-/// repository; see docs/operations.md.)
-pub async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &str) -> Result<()> {
-    let ws = access.workspace_id();
-    locked!(ctx, access, |w| {
-        let row =
-            rows::find(w.conn(), ws, slug, State::Trashed).await?.ok_or_else(|| Error::trash_entry_not_found(slug))?;
-        let change = Change {
-            action: Action::Purge,
-            summary: format!("Purge {}", row.title),
-            before_path: Some(git::trash_path(slug)),
-            state: state_of(&row),
-            previous_slug: None,
-        };
-        w.commit(user, vec![change]).await?;
-        Ok(())
     })
 }
 

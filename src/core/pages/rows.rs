@@ -579,12 +579,79 @@ fn rev(t: RevTuple) -> RevRow {
     }
 }
 
-/// Revision `sha` of page `page_id`, if it is one of its revisions.
+/// The id a revision has now: `sha`, or what a history rewrite (a purge, an erasure)
+/// made of it.
+const NOW_SHA: &str = "COALESCE((SELECT new_sha FROM revision_aliases \
+     WHERE workspace_id = (SELECT workspace_id FROM pages WHERE id = $1) AND old_sha = $2), $2)";
+
+/// Revision `sha` of page `page_id`, if it is one of its revisions (by the id it had
+/// before a history rewrite too).
 pub async fn revision(conn: &mut AnyConnection, page_id: i64, sha: &str) -> Result<Option<RevRow>> {
-    let sql = format!("{REV_SELECT} WHERE page_id = $1 AND sha = $2");
+    let sql = format!("{REV_SELECT} WHERE page_id = $1 AND sha = {NOW_SHA}");
     let t: Option<RevTuple> =
         sqlx::query_as(AssertSqlSafe(sql)).bind(page_id).bind(sha.trim()).fetch_optional(&mut *conn).await?;
     Ok(t.map(rev))
+}
+
+/// The id revision `sha` of workspace `ws_id` has now (itself unless a history rewrite
+/// replaced it).
+pub async fn revision_now(conn: &mut AnyConnection, ws_id: i64, sha: &str) -> Result<String> {
+    let now: Option<String> =
+        sqlx::query_scalar("SELECT new_sha FROM revision_aliases WHERE workspace_id = $1 AND old_sha = $2")
+            .bind(ws_id)
+            .bind(sha.trim())
+            .fetch_optional(&mut *conn)
+            .await?;
+    Ok(now.unwrap_or_else(|| sha.trim().to_owned()))
+}
+
+/// Records that a history rewrite gave the commits in `renamed` new ids, (old, new): the
+/// revisions and pages naming them name the new ones, and the old ids — and the ids that
+/// earlier rewrites replaced by them — answer as the new ones.
+pub async fn rename_revisions_in_tx(tx: &mut AnyConnection, ws_id: i64, renamed: &[(String, String)]) -> Result<()> {
+    for chunk in renamed.chunks(300) {
+        let rows: Vec<String> = (0..chunk.len()).map(|i| format!("($1, ${}, ${})", 2 * i + 2, 2 * i + 3)).collect();
+        let sql = format!(
+            "INSERT INTO revision_aliases (workspace_id, old_sha, new_sha) VALUES {} \
+             ON CONFLICT (workspace_id, old_sha) DO UPDATE SET new_sha = excluded.new_sha",
+            rows.join(", ")
+        );
+        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(ws_id);
+        for (old, new) in chunk {
+            q = q.bind(old).bind(new);
+        }
+        q.execute(&mut *tx).await?;
+    }
+    let now = |table: &str, column: &str| {
+        format!(
+            "UPDATE {table} SET {column} = (SELECT a.new_sha FROM revision_aliases a \
+             WHERE a.workspace_id = {table}.workspace_id AND a.old_sha = {table}.{column}) \
+             WHERE workspace_id = $1 AND {column} IN (SELECT old_sha FROM revision_aliases WHERE workspace_id = $1)"
+        )
+    };
+    for (table, column) in [("revision_aliases", "new_sha"), ("revisions", "sha"), ("pages", "revision")] {
+        sqlx::query(AssertSqlSafe(now(table, column))).bind(ws_id).execute(&mut *tx).await?;
+    }
+    Ok(())
+}
+
+/// Page `page_id`'s revisions from `from_id` on that hold blob `old` hold `new` instead
+/// (an erasure).
+pub async fn replace_revision_blob_in_tx(
+    tx: &mut AnyConnection,
+    page_id: i64,
+    from_id: i64,
+    old: &str,
+    new: &str,
+) -> Result<()> {
+    sqlx::query("UPDATE revisions SET blob = $1 WHERE page_id = $2 AND id >= $3 AND blob = $4")
+        .bind(new)
+        .bind(page_id)
+        .bind(from_id)
+        .bind(old)
+        .execute(&mut *tx)
+        .await?;
+    Ok(())
 }
 
 /// The revision saved just before `r` (None for the first).

@@ -317,6 +317,54 @@ impl Writer {
         })
     }
 
+    /// Replaces the batch's history with a rewritten one (a purge, an erasure:
+    /// `super::forget`): `rewrite` gets the repository and the batch's newest commit and
+    /// answers the new history, whose objects this writes. The flush makes them durable
+    /// and moves the branch to the new tip as it would to a save's commit, before the
+    /// database commit; a refused flush puts the branch back. Answers the commits whose
+    /// ids changed, (old, new).
+    pub async fn rewrite<F>(&mut self, rewrite: F) -> Result<Vec<(git2::Oid, git2::Oid)>>
+    where
+        F: FnOnce(&git2::Repository, Option<git::Tip>) -> anyhow::Result<git::rewrite::Rewritten> + Send + 'static,
+    {
+        let heads = self.batch().heads;
+        let (start, tip, renamed, written) = self
+            .repo
+            .with(move |repo| {
+                let (start, tip) = match heads {
+                    Some(h) => (h.start, h.tip),
+                    None => {
+                        let tip = git::tip(repo)?;
+                        (tip.map(|t| t.commit), tip)
+                    }
+                };
+                let new = rewrite(repo, tip)?;
+                let mut written = Vec::new();
+                new.made.write(repo, &mut written)?;
+                Ok((start, new.tip, new.renamed, written))
+            })
+            .await?;
+        let tip = tip.ok_or_else(|| Error::internal(anyhow::anyhow!("a rewrite left no commit")))?;
+        let b = self.batch_mut();
+        b.heads = Some(batch::Heads { start, tip: Some(tip) });
+        b.written.extend(written);
+        b.keep = true;
+        let follow = (b.id, b.follow());
+        self.follows.get_or_insert(follow);
+        let ws = self.access.workspace_id();
+        rows::set_head_in_tx(self.conn(), ws, &tip.commit.to_string()).await?;
+        Ok(renamed)
+    }
+
+    /// Ends the operation without its writes: the batch (which [`Writer::begin_alone`]
+    /// made its own) is rolled back, and the branch put back if it moved.
+    pub async fn abandon(mut self, why: &str) {
+        self.follows = None;
+        if let Some(mut guard) = self.guard.take() {
+            batch::abort(&self.repo, &mut guard, why).await;
+        }
+    }
+
     /// Commits each change (one commit each, in order) on top of the batch and writes
     /// their index rows and outbox events into its transaction. Answers each changed page
     /// exactly as its commit left it — built from what was committed, while the lock is
