@@ -140,12 +140,14 @@ test("embeds show a page, a section and a block in a frame linking to the source
       "",
       "![[Nowhere To Be Found]]",
       "",
+      "- [ ] a task with ![[Source Note#^beta-block]]",
+      "",
     ].join("\n"),
   });
   await page.goto("/app/host");
   await expect(content(page)).toContainText("Before the embeds.");
   const frames = content(page).locator(".embed");
-  await expect(frames).toHaveCount(3);
+  await expect(frames).toHaveCount(4);
 
   // The whole page (its title heading is the frame's link).
   const whole = frames.nth(0);
@@ -168,6 +170,14 @@ test("embeds show a page, a section and a block in a frame linking to the source
   const block = frames.nth(2).locator(".embed-body");
   await expect(block.locator("li")).toHaveText("second item");
   await expect(block).not.toContainText("first item");
+
+  // In a task item the embed stands beside the box's label, not inside it (a click on
+  // the embedded text must not tick the box).
+  const task = content(page).locator("li.task-list-item");
+  await expect(task.locator("label")).toHaveText("a task with");
+  await expect(task.locator(".embed .embed-body")).toHaveText("Beta text.");
+  await task.locator(".embed-body").click();
+  await expect(task.getByRole("checkbox")).not.toBeChecked();
 
   // A missing page: a placeholder saying so, with a link to create it.
   const missing = content(page).locator(".embed-missing");

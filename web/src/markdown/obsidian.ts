@@ -194,7 +194,9 @@ export function imageSizes(md: MarkdownIt): void {
 const isBreak = (t: Token) => t.type === "softbreak" || t.type === "hardbreak" || (t.type === "text" && t.content.trim() === "");
 
 export function liftEmbeds(md: MarkdownIt): void {
-  md.core.ruler.push("lift_embeds", (state: StateCore) => {
+  // Right after the inline pass, before the task-list rule, so that a task item's label
+  // wraps its own text only, never an embedded page.
+  md.core.ruler.after("inline", "lift_embeds", (state: StateCore) => {
     const tokens = state.tokens;
     for (let i = 0; i + 2 < tokens.length; i++) {
       const para = tokens[i]!;

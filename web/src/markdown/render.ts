@@ -75,7 +75,7 @@ md.use(anchor, {
   },
 });
 md.use(imageSizes);
-md.use(liftEmbeds);
+md.use(liftEmbeds); // after the task-list plugin, so that it runs before it
 md.renderer.rules.note_embed = (tokens, idx, _options, _env, slf) => renderEmbed(tokens[idx]!, slf.renderAttrs(tokens[idx]!));
 
 // ---------------------------------------------------------------------------------------
