@@ -361,7 +361,7 @@ export const api = {
 
   // Pages
   tree: () => request<TreeNode[]>("GET", "/api/pages", { ws: true }),
-  page: (slug: string) => request<Page>("GET", `/api/pages/${enc(slug)}`, { ws: true }),
+  page: (slug: string, ws?: string | null) => request<Page>("GET", `/api/pages/${enc(slug)}`, { ws: ws ?? true }),
   view: (slug: string, ws?: string | null) =>
     request<PageViewData>("GET", `/api/pages/${enc(slug)}/view`, { ws: ws ?? true }),
   createPage: (body: { title?: string; slug?: string; content?: string; parent?: string | null }) =>

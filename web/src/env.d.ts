@@ -11,3 +11,9 @@ declare module "markdown-it-footnote" {
   const plugin: PluginSimple;
   export default plugin;
 }
+
+declare module "markdown-it-mark" {
+  import type { PluginSimple } from "markdown-it";
+  const plugin: PluginSimple;
+  export default plugin;
+}

@@ -7,10 +7,12 @@
 // page re-renders one section. (Reference-style links and footnotes resolve within their
 // section only; the page view renders the whole page at once.)
 import { useEffect, useRef } from "preact/hooks";
+import { embedsVersion } from "../embeds";
+import { catalogue } from "../i18n";
 import { highlighter, renderMarkdown } from "../markdown/render";
 import { titles } from "../session";
 import { useStore } from "../store";
-import { wikiEnv } from "./Markdown";
+import { watchImages, wikiEnv } from "./Markdown";
 
 export const LARGE_PAGE = 100_000;
 const MIN_SECTION = 600;
@@ -71,11 +73,15 @@ export function LargePreview({ source, slug }: { source: string; slug?: string }
   const nodes = useRef<HTMLElement[]>([]);
   const known = useStore(titles);
   const hl = useStore(highlighter);
+  const embeds = useStore(embedsVersion);
+  const messages = useStore(catalogue);
 
-  // Link styles or highlighting changed: every section is rendered again.
+  // Link styles, highlighting, an embedded page or the language changed: every section
+  // is rendered again.
   useEffect(() => {
     done.current = [];
-  }, [known, hl, slug]);
+  }, [known, hl, embeds, messages, slug]);
+  useEffect(() => watchImages(host.current!), []);
 
   useEffect(() => {
     const el = host.current;
@@ -111,7 +117,7 @@ export function LargePreview({ source, slug }: { source: string; slug?: string }
     };
     step();
     return () => cancel();
-  }, [source, known, hl, slug]);
+  }, [source, known, hl, embeds, messages, slug]);
 
   return <div ref={host} class="markdown page-content large-preview" data-testid="large-preview" />;
 }

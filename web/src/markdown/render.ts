@@ -1,16 +1,20 @@
 // Markdown → safe HTML for pages and the editor's preview: markdown-it (tables built in)
-// with wikilinks, task lists, footnotes, heading anchors and code highlighting, front
-// matter left out, and DOMPurify over every result.
+// with wikilinks, task lists, footnotes, heading anchors and code highlighting, Obsidian's
+// callouts, embeds, highlights, block ids and image sizes, front matter left out, and
+// DOMPurify over every result.
 import MarkdownIt from "markdown-it";
+import type { Token } from "markdown-it";
 import anchor from "markdown-it-anchor";
 import footnote from "markdown-it-footnote";
+import mark from "markdown-it-mark";
 import taskLists from "markdown-it-task-lists";
 import DOMPurify from "dompurify";
 import { pageHref } from "../router";
 import { store } from "../store";
 import { splitFrontMatter } from "./frontmatter";
-import { deriveSlug } from "./slug";
-import { wikilinks, type WikiEnv } from "./wikilinks";
+import { blockIds, callouts, imageSizes, liftEmbeds } from "./obsidian";
+import { deriveSlug, resolveTarget } from "./slug";
+import { imageMissing, sectionAnchor, wikilinks, type EmbedTarget, type WikiEnv } from "./wikilinks";
 
 export interface TocEntry {
   level: number;
@@ -55,6 +59,10 @@ const md = new MarkdownIt({
   },
 });
 md.use(wikilinks, () => wikiEnv);
+md.use(imageMissing);
+md.use(mark);
+md.use(callouts, () => wikiEnv);
+md.use(blockIds);
 md.use(taskLists, { enabled: false, label: true });
 md.use(footnote);
 md.use(anchor, {
@@ -66,6 +74,115 @@ md.use(anchor, {
     headings.push({ level: Number(token.tag.slice(1)), text: info.title, anchor: info.slug });
   },
 });
+md.use(imageSizes);
+md.use(liftEmbeds); // after the task-list plugin, so that it runs before it
+md.renderer.rules.note_embed = (tokens, idx, _options, _env, slf) => renderEmbed(tokens[idx]!, slf.renderAttrs(tokens[idx]!));
+
+// ---------------------------------------------------------------------------------------
+// Note embeds: the embedded page's markdown (all of it, one heading's section, or the
+// block carrying a block id) rendered inside a frame that links to it. The page comes
+// from `wikiEnv.embed` (the current workspace's API; "loading" until it has arrived).
+// Embeds inside embeds go EMBED_DEPTH deep at most, and an embed of a page (or section)
+// already being shown around it is a placeholder: a cycle never loops.
+
+export const EMBED_DEPTH = 3;
+/** What is being rendered, outermost first: "slug#" for a whole page, "slug#anchor" for a part. */
+let embedChain: string[] = [];
+/** How many embeds deep the renderer is (0: the page itself). */
+let embedDepth = 0;
+let embedCount = 0;
+
+const esc = md.utils.escapeHtml;
+const TokenClass = new md.core.State("", md, {}).Token;
+
+function embedKey(slug: string, section: string): string {
+  return `${slug}#${section.startsWith("^") ? section : section ? resolveTarget(section) || section : ""}`;
+}
+
+/** The tokens of `section` (a heading's text or slug, or `^block-id`) in `tokens`, or null. */
+function sectionOf(tokens: Token[], section: string): Token[] | null {
+  const end = (from: number) => {
+    const level = tokens[from]!.level;
+    for (let j = from + 1; j < tokens.length; j++) if (tokens[j]!.level === level && tokens[j]!.nesting === -1) return j;
+    return tokens.length - 1;
+  };
+  if (section.startsWith("^")) {
+    const at = tokens.findIndex((t) => t.nesting === 1 && t.attrGet("id") === section);
+    if (at < 0) return null;
+    const part = tokens.slice(at, end(at) + 1);
+    if (tokens[at]!.type !== "list_item_open") return part;
+    // A list item is shown in a list of its kind.
+    let list = at - 1;
+    while (list >= 0 && !(tokens[list]!.nesting === 1 && tokens[list]!.level === tokens[at]!.level - 1)) list--;
+    const kind = tokens[list];
+    if (!kind) return part;
+    return [new TokenClass(kind.type, kind.tag, 1), ...part, new TokenClass(kind.type.replace(/_open$/, "_close"), kind.tag, -1)];
+  }
+  const anchor = resolveTarget(section) || section;
+  const derived = deriveSlug(section);
+  const at = tokens.findIndex((t) => t.type === "heading_open" && (t.attrGet("id") === anchor || t.attrGet("id") === derived));
+  if (at < 0) return null;
+  const rank = Number(tokens[at]!.tag.slice(1));
+  let stop = at + 1;
+  for (; stop < tokens.length; stop++) {
+    const t = tokens[stop]!;
+    if (t.type === "footnote_block_open") break;
+    if (t.type === "heading_open" && t.level === tokens[at]!.level && Number(t.tag.slice(1)) <= rank) break;
+  }
+  return tokens.slice(at, stop);
+}
+
+function renderEmbed(token: Token, attrs: string): string {
+  const target = token.meta as unknown as EmbedTarget;
+  const e = wikiEnv;
+  const text = e.text ?? ((key: string) => key);
+  const slug = target.slug;
+  const name = target.target || slug;
+  const label = (title: string) => (target.section ? `${title} › ${target.section}` : title);
+  const href = e.href(slug) + sectionAnchor(target.section);
+  const note = (kind: string, message: string, missing = false) =>
+    `<div${attrs} class="embed-note embed-${kind}" data-embed="${esc(slug)}"><span class="embed-note-icon"></span>${esc(message)} ` +
+    (missing
+      ? `<a class="wikilink wikilink-missing" href="${esc(e.href(slug, name))}" data-slug="${esc(slug)}" title="${esc(e.missingTitle(name))}">${esc(label(name))}</a>`
+      : `<a class="wikilink" href="${esc(href)}" data-slug="${esc(slug)}">${esc(label(name))}</a>`) +
+    `</div>\n`;
+  const key = embedKey(slug, target.section);
+  if (embedChain.includes(key)) return note("cycle", text("embed.cycle"));
+  if (embedDepth >= EMBED_DEPTH) return note("deep", text("embed.too_deep", { depth: EMBED_DEPTH }));
+  const got = e.embed ? e.embed(slug) : ({ state: "failed" } as const);
+  if (got.state === "loading") return note("loading", text("common.loading"));
+  if (got.state === "missing") return note("missing", text("embed.missing"), true);
+  if (got.state === "failed") return note("failed", text("embed.failed"));
+
+  const saved = { env: wikiEnv, headings };
+  wikiEnv = { ...e, self: slug };
+  headings = [];
+  embedChain.push(key);
+  embedDepth++;
+  try {
+    const env = { docId: `embed${++embedCount}` };
+    const [, body] = splitFrontMatter(got.content);
+    const tokens = md.parse(body, env);
+    if (!target.section && tokens[0]?.type === "heading_open" && tokens[0].tag === "h1" && tokens[1]?.content.trim() === got.title.trim()) {
+      tokens.splice(0, 3); // the frame names the page already
+    }
+    const part = target.section ? sectionOf(tokens, target.section) : tokens;
+    if (!part) return note("nosection", text("embed.section_missing"));
+    // Ids belong to the page itself: inside the frame they would clash with the page's own.
+    for (const t of part) if (t.attrs) t.attrs = t.attrs.filter(([k]) => k !== "id");
+    const inner = md.renderer.render(part, md.options, env);
+    return (
+      `<div${attrs} class="embed" data-embed="${esc(slug)}">` +
+      `<div class="embed-head"><a class="embed-source" href="${esc(href)}" data-slug="${esc(slug)}">${esc(label(got.title))}</a></div>` +
+      `<div class="embed-body">${inner}</div></div>\n`
+    );
+  } finally {
+    wikiEnv = saved.env;
+    headings = saved.headings;
+    embedChain.pop();
+    embedDepth--;
+  }
+}
 
 // Style that takes content out of the page's flow: with it a writer could lay a fake
 // "session expired" form over the whole app. Colours, sizes and the like stay.
@@ -119,6 +236,8 @@ export function renderMarkdown(source: string, env: WikiEnv, dropTitle?: string,
   wikiEnv = env;
   headings = [];
   wantsHighlight = false;
+  embedChain = env.self ? [`${env.self}#`] : [];
+  embedDepth = 0;
   const tokens = md.parse(body, {});
   markLines(tokens, body.length === source.length ? 0 : linesIn(source.slice(0, source.length - body.length)), lines);
   const first = tokens[0];

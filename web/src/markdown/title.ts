@@ -16,14 +16,19 @@ const md = new MarkdownIt({ html: true });
 md.use(wikilinks, () => ({ href: () => "", missingTitle: (t: string) => t }));
 md.core.ruler.enableOnly(["normalize", "block"]);
 
-/** The text of a heading's inline content with its markup flattened (images and inline
+/** The text of a heading's inline content with its markup flattened (images, embeds and inline
  *  HTML leave nothing, line breaks become spaces), trimmed. */
 function flatten(source: string): string {
   const children: Token[] = [];
   md.inline.parse(source, md, {}, children);
   let out = "";
+  let embed = false;
   for (const c of children) {
-    if (c.type === "text" || c.type === "text_special" || c.type === "code_inline") out += c.content;
+    // An embed (`![[Page]]`) leaves nothing, as images do (the server reads it as one).
+    if (c.type === "link_open" && c.meta?.embed) embed = true;
+    else if (c.type === "link_close" && embed) embed = false;
+    else if (embed) continue;
+    else if (c.type === "text" || c.type === "text_special" || c.type === "code_inline") out += c.content;
     else if (c.type === "softbreak" || c.type === "hardbreak") out += " ";
   }
   return out.trim();
