@@ -129,6 +129,13 @@ export interface Diff {
   removed: number;
 }
 
+/** The answer of an erase: the revision's new id, and how many revision ids changed (the
+ *  history after it is rewritten; old ids keep answering). */
+export interface Erased {
+  sha: string;
+  renamed: number;
+}
+
 export interface TrashEntry {
   slug: string;
   title: string;
@@ -394,6 +401,11 @@ export const api = {
    *  page's current title. The body is always sent (the server reads it as JSON). */
   restoreRevision: (slug: string, sha: string, keepTitle = false) =>
     request<Page>("POST", `/api/pages/${enc(slug)}/restore/${enc(sha)}`, { body: { keep_title: keepTitle }, ws: true }),
+  /** Owners only: from revision `sha` on, the page holds the previous revision's content
+   *  wherever it held `sha`'s, and the repository no longer holds it (api.md, "Erase a
+   *  revision's content"). 409 `revision_is_current` while it is the page's content. */
+  eraseRevision: (slug: string, sha: string) =>
+    request<Erased>("POST", `/api/pages/${enc(slug)}/history/${enc(sha)}/erase`, { ws: true }),
 
   // Trash
   trash: () =>

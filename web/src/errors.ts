@@ -24,6 +24,7 @@ const BY_CODE: Record<string, string> = {
   page_has_children: "error.page_has_children",
   busy: "error.busy",
   owner_only: "common.forbidden",
+  revision_is_current: "history.erase_is_current",
   wrong_password: "settings.wrong_current_password",
   current_password_required: "settings.email_password_required",
   invalid_token_name: "error.invalid_name",

@@ -74,6 +74,11 @@ for (const lang of ["de", "fr", "es", "ja"]) {
     await page.getByRole("button", { name: m["history.diff_side_by_side"] }).click();
     await expect(page.getByTestId("diff-split")).toBeVisible();
     await check("side-by-side diff");
+    await page.getByTestId("history-list").locator("tbody tr").last().getByRole("link").click();
+    await page.getByRole("button", { name: m["history.erase"] }).click();
+    await expect(page.getByRole("dialog", { name: m["history.erase_title"] })).toBeVisible();
+    await check("erase dialog");
+    await page.keyboard.press("Escape");
 
     await page.goto("/app/nowhere");
     await expect(page.getByTestId("page-missing")).toBeVisible();

@@ -1,14 +1,15 @@
 // A page's history: the list of revisions; one revision with its content, its inline
-// diff against the previous revision (or the current one) and a restore button.
+// diff against the previous revision (or the current one), a restore button and, for an
+// owner of the workspace, the erasure of its content.
 import { useEffect, useState } from "preact/hooks";
 import { api, type Diff, type HistoryEntry, type Revision } from "../api";
 import { Dialog } from "../components/Dialog";
 import { MarkdownBody, useRendered } from "../components/Markdown";
-import { DialogActions, FormError, useAction } from "../components/Form";
+import { DialogActions, FormError, Notice, useAction } from "../components/Form";
 import { failure, type ErrorText } from "../errors";
 import { formatDate, t, useI18n } from "../i18n";
 import { navigate, pageHref } from "../router";
-import { pagesChanged, pagesVersion, titles } from "../session";
+import { currentWorkspace, pagesChanged, pagesVersion, titles, workspaces } from "../session";
 import { useStore } from "../store";
 
 function short(sha: string): string {
@@ -159,11 +160,67 @@ function RestoreDialog({ slug, rev, current, onClose }: { slug: string; rev: Rev
   );
 }
 
-function RevisionView({ slug, sha, latest }: { slug: string; sha: string; latest: string | null }) {
+/** Asks before erasing a revision's content, saying plainly what that does and does not do. */
+function EraseDialog({
+  slug,
+  rev,
+  onClose,
+  onErased,
+}: {
+  slug: string;
+  rev: Revision;
+  onClose: () => void;
+  onErased: (sha: string) => Promise<void>;
+}) {
+  const action = useAction();
+  async function submit(e: Event) {
+    e.preventDefault();
+    await action.run(async () => onErased((await api.eraseRevision(slug, rev.sha)).sha));
+  }
+  return (
+    <Dialog title={t("history.erase_title")} onClose={onClose}>
+      <form class="form" onSubmit={submit}>
+        <p class="confirm-message">{t("history.erase_confirm", { date: formatDate(rev.created_at) })}</p>
+        <ul class="confirm-items">
+          <li>{t("history.erase_gone")}</li>
+          <li>{t("history.erase_backups")}</li>
+          <li>{t("history.erase_rotate")}</li>
+        </ul>
+        <FormError error={action.error} />
+        <DialogActions onCancel={onClose} submit={t("history.erase_submit")} danger disabled={action.busy} />
+      </form>
+    </Dialog>
+  );
+}
+
+type Tab = "diff" | "content";
+type Against = "previous" | "current";
+/** How a revision is being looked at, kept across its erasure (which gives it a new id). */
+interface ViewState {
+  tab: Tab;
+  against: Against;
+}
+
+function RevisionView({
+  slug,
+  sha,
+  latest,
+  canErase,
+  initial,
+  onErased,
+}: {
+  slug: string;
+  sha: string;
+  latest: string | null;
+  /** The caller owns the workspace (the server decides; this only hides the action). */
+  canErase: boolean;
+  initial?: ViewState;
+  onErased: (sha: string, view: ViewState) => Promise<void>;
+}) {
   const [rev, setRev] = useState<Revision | null>(null);
   const [diff, setDiff] = useState<Diff | null>(null);
-  const [against, setAgainst] = useState<"previous" | "current">("previous");
-  const [tab, setTab] = useState<"diff" | "content">("diff");
+  const [against, setAgainst] = useState<Against>(initial?.against ?? "previous");
+  const [tab, setTab] = useState<Tab>(initial?.tab ?? "diff");
   const [layout, setLayoutState] = useState(storedLayout);
   const setLayout = (l: "inline" | "split") => {
     setLayoutState(l);
@@ -176,6 +233,7 @@ function RevisionView({ slug, sha, latest }: { slug: string; sha: string; latest
   const [error, setError] = useState<ErrorText>("");
   /** The page's current title while the restore dialog is open. */
   const [restoring, setRestoring] = useState<string | null>(null);
+  const [erasing, setErasing] = useState(false);
 
   useEffect(() => {
     api.revision(slug, sha).then(setRev, (e) => setError(failure(e)));
@@ -247,6 +305,11 @@ function RevisionView({ slug, sha, latest }: { slug: string; sha: string; latest
             {t("history.restore_revision")}
           </button>
         )}
+        {canErase && latest && latest !== sha && latest !== rev.sha && (
+          <button type="button" class="danger" onClick={() => setErasing(true)} data-testid="erase-revision">
+            {t("history.erase")}
+          </button>
+        )}
       </div>
       {tab === "diff" ? (
         diff ? (
@@ -255,6 +318,7 @@ function RevisionView({ slug, sha, latest }: { slug: string; sha: string; latest
               <span class="add">+{diff.added}</span> <span class="del">−{diff.removed}</span>
             </p>
             {layout === "split" ? <SideBySideDiff unified={diff.unified} /> : <DiffView unified={diff.unified} />}
+            {!diff.unified.trim() && <p class="muted">{t("history.no_changes")}</p>}
           </>
         ) : (
           <p class="muted">{t("common.loading")}</p>
@@ -263,6 +327,17 @@ function RevisionView({ slug, sha, latest }: { slug: string; sha: string; latest
         <MarkdownBody html={rendered.html} class="page-content" />
       )}
       {restoring !== null && <RestoreDialog slug={slug} rev={rev} current={restoring} onClose={() => setRestoring(null)} />}
+      {erasing && (
+        <EraseDialog
+          slug={slug}
+          rev={rev}
+          onClose={() => setErasing(false)}
+          onErased={async (next) => {
+            setErasing(false);
+            await onErased(next, { tab, against });
+          }}
+        />
+      )}
     </section>
   );
 }
@@ -273,6 +348,10 @@ export function History({ slug, sha }: { slug: string; sha: string | null }) {
   const version = useStore(pagesVersion);
   const [items, setItems] = useState<HistoryEntry[] | null>(null);
   const [error, setError] = useState<ErrorText>("");
+  /** The revision just erased, by its new id, and how it was being looked at. */
+  const [erased, setErased] = useState<({ sha: string } & ViewState) | null>(null);
+  const ws = useStore(currentWorkspace);
+  const owner = useStore(workspaces).find((w) => w.slug === ws)?.role === "owner";
   const title = titles.get().get(slug) ?? slug;
 
   useEffect(() => {
@@ -284,6 +363,14 @@ export function History({ slug, sha }: { slug: string; sha: string | null }) {
   }, [slug, version]);
 
   const latest = items?.[0]?.sha ?? null;
+
+  /** After an erase every revision id from that one on has changed: the same revision is
+   *  shown again by its new id (its content read afresh) and the history is read again. */
+  async function onErased(next: string, view: ViewState) {
+    setErased({ sha: next, ...view });
+    await navigate(pageHref(slug, `history/${next}`), { replace: true });
+    await pagesChanged();
+  }
   return (
     <div class="history">
       <nav class="breadcrumbs" aria-label={t("page.breadcrumbs")}>
@@ -296,6 +383,7 @@ export function History({ slug, sha }: { slug: string; sha: string | null }) {
       </nav>
       <h1>{t("history.title")}</h1>
       <FormError error={error} />
+      {erased && erased.sha === sha && <Notice text={t("history.erased", { revision: short(erased.sha) })} />}
       {items === null && !error && <p class="muted">{t("common.loading")}</p>}
       {items && items.length === 0 && <p class="muted">{t("history.empty")}</p>}
       {items && items.length > 0 && (
@@ -324,7 +412,17 @@ export function History({ slug, sha }: { slug: string; sha: string | null }) {
           </tbody>
         </table>
       )}
-      {sha && <RevisionView key={sha} slug={slug} sha={sha} latest={latest} />}
+      {sha && (
+        <RevisionView
+          key={sha}
+          slug={slug}
+          sha={sha}
+          latest={latest}
+          canErase={owner}
+          initial={erased?.sha === sha ? erased : undefined}
+          onErased={onErased}
+        />
+      )}
     </div>
   );
 }
