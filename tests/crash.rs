@@ -1,6 +1,8 @@
-//! Crash safety: SIGKILL in the middle of a stream of saves, then restart. Every save
-//! that was answered 2xx is there with its history, `git fsck` is clean, and index and
-//! files agree (a reindex changes nothing).
+//! Crash safety: SIGKILL in the middle of a stream of saves and uploads, then restart.
+//! Every save that was answered 2xx is there with its history, every upload answered 2xx
+//! serves its bytes, `git fsck` is clean, and index and files agree (a reindex changes
+//! nothing). (Webhook deliveries under SIGKILL: tests/webhooks.rs
+//! `kill_9_during_deliveries_loses_nothing_and_resends_nothing_delivered`.)
 
 mod common;
 
@@ -13,6 +15,39 @@ use serde_json::{Value, json};
 
 /// (slug, revision, content) of every acknowledged save.
 type Acked = Arc<Mutex<Vec<(String, String, String)>>>;
+/// (url, bytes) of every acknowledged upload.
+type Uploaded = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
+/// A 1×1 PNG of its own for each (writer, step): uploads are named by their content.
+fn png(id: usize, i: usize) -> Vec<u8> {
+    fn chunk(out: &mut Vec<u8>, kind: &[u8], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut crc = flate2::Crc::new();
+        crc.update(kind);
+        crc.update(data);
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&crc.sum().to_be_bytes());
+    }
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut z, &[0, id as u8, (i >> 8) as u8, i as u8, 255]).unwrap();
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    chunk(&mut out, b"IHDR", &[0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0]);
+    chunk(&mut out, b"IDAT", &z.finish().unwrap());
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+async fn uploader(api: Api, id: usize, uploaded: Uploaded) {
+    for i in 0..400usize {
+        let bytes = png(id, i);
+        let r = api.upload("/api/uploads", &bytes, "image/png").await;
+        if !r.status.is_success() {
+            return;
+        }
+        uploaded.lock().unwrap().push((r.json()["url"].as_str().unwrap().to_owned(), bytes));
+    }
+}
 
 async fn writer(api: Api, id: usize, acked: Acked) {
     let ok = |r: Option<Reply>| r.filter(|r| r.status.is_success()).map(|r| r.json());
@@ -54,11 +89,13 @@ async fn sigkill_during_saves_loses_no_acknowledged_save() {
     let api = anon.with_bearer(&anon.pat().await);
 
     let acked: Acked = Default::default();
-    let writers: Vec<_> = (0..16).map(|id| tokio::spawn(writer(api.clone(), id, acked.clone()))).collect();
-    // Let a stream of saves build up, then kill the process without warning.
+    let uploaded: Uploaded = Default::default();
+    let mut writers: Vec<_> = (0..16).map(|id| tokio::spawn(writer(api.clone(), id, acked.clone()))).collect();
+    writers.extend((0..4).map(|id| tokio::spawn(uploader(api.clone(), id, uploaded.clone()))));
+    // Let a stream of saves and uploads build up, then kill the process without warning.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while acked.lock().unwrap().len() < 60 {
-        assert!(Instant::now() < deadline, "saves are not happening");
+    while acked.lock().unwrap().len() < 60 || uploaded.lock().unwrap().len() < 10 {
+        assert!(Instant::now() < deadline, "saves or uploads are not happening");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     p.child.kill().unwrap();
@@ -67,6 +104,7 @@ async fn sigkill_during_saves_loses_no_acknowledged_save() {
         let _ = w.await;
     }
     let acked = acked.lock().unwrap().clone();
+    let uploaded = uploaded.lock().unwrap().clone();
     drop(p);
 
     let repo = env.data_dir().join("workspaces/crash.git");
@@ -79,6 +117,12 @@ async fn sigkill_during_saves_loses_no_acknowledged_save() {
         let (s, rev) = api.get(&format!("/api/pages/{slug}/history/{sha}")).await;
         assert_eq!(s, 200, "acknowledged save {slug}@{sha} is missing: {rev}");
         assert_eq!(rev["content"].as_str().unwrap(), content);
+    }
+    for (url, bytes) in &uploaded {
+        let r = api.send(reqwest::Method::GET, url, None).await;
+        assert_eq!(r.status, 200, "acknowledged upload {url} is missing");
+        let got = api.client.get(format!("{}{url}", api.base)).bearer_auth(api.bearer.as_deref().unwrap());
+        assert_eq!(&got.send().await.unwrap().bytes().await.unwrap()[..], &bytes[..], "{url}");
     }
     let before = everything(&api).await;
     assert_eq!(p.terminate(), 0);

@@ -406,4 +406,146 @@ mod postgres_only {
         }
         srv.stop().await;
     }
+
+    /// A PostgreSQL server of the test's own (initdb in a temporary directory), which it
+    /// may stop and start without disturbing other tests. As root, PostgreSQL's programs
+    /// run as the `postgres` user, as PostgreSQL requires.
+    struct Cluster {
+        dir: tempfile::TempDir,
+        port: u16,
+    }
+
+    impl Cluster {
+        fn bin(name: &str) -> std::path::PathBuf {
+            let root = std::path::Path::new("/usr/lib/postgresql");
+            let mut versions: Vec<_> = std::fs::read_dir(root).unwrap().flatten().map(|e| e.path()).collect();
+            versions.sort();
+            versions.last().expect("PostgreSQL's programs under /usr/lib/postgresql").join("bin").join(name)
+        }
+
+        fn run(&self, name: &str, args: &[&str]) {
+            let root = unsafe { libc::geteuid() } == 0;
+            let mut cmd = if root {
+                let mut c = std::process::Command::new("runuser");
+                c.args(["-u", "postgres", "--"]).arg(Self::bin(name));
+                c
+            } else {
+                std::process::Command::new(Self::bin(name))
+            };
+            let out = cmd.args(args).output().unwrap();
+            assert!(out.status.success(), "{name} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+
+        fn init() -> Cluster {
+            let dir = tempfile::tempdir().unwrap();
+            if unsafe { libc::geteuid() } == 0 {
+                let owned = std::process::Command::new("chown").arg("postgres").arg(dir.path()).status().unwrap();
+                assert!(owned.success());
+            }
+            let port = process::free_port();
+            let c = Cluster { dir, port };
+            let data = c.data();
+            c.run("initdb", &["-D", &data, "-A", "trust", "-U", "postgres", "--no-sync"]);
+            c
+        }
+
+        fn data(&self) -> String {
+            self.dir.path().join("data").display().to_string()
+        }
+
+        fn start(&self) {
+            let opts =
+                format!("-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off", self.port, self.dir.path().display());
+            let log = self.dir.path().join("log").display().to_string();
+            self.run("pg_ctl", &["-D", &self.data(), "-o", &opts, "-l", &log, "-w", "start"]);
+        }
+
+        fn stop(&self) {
+            self.run("pg_ctl", &["-D", &self.data(), "-m", "fast", "-w", "stop"]);
+        }
+    }
+
+    impl Drop for Cluster {
+        fn drop(&mut self) {
+            let _ = std::panic::catch_unwind(|| self.stop());
+        }
+    }
+
+    /// PostgreSQL stopped and started again under a stream of saves: saves while it is
+    /// down are refused with 503 (never 500, never a hang), every save answered 2xx is
+    /// there afterwards with its history, the saves after it came back succeed, and the
+    /// repository is sound.
+    #[tokio::test]
+    async fn postgres_only_stopped_and_started_under_load_loses_no_acknowledged_save() {
+        assert_eq!(backend(), "postgres", "run with CAIRN_TEST_BACKEND=postgres");
+        let cluster = Cluster::init();
+        cluster.start();
+        let mut env = Env::new().await;
+        env.db_url = format!("postgres://postgres@127.0.0.1:{}/postgres", cluster.port);
+        let srv = env.start(&[]).await;
+        let alice = srv.user("stop@x.io").await;
+        let api = alice.with_bearer(&alice.pat().await);
+        for w in 0..8 {
+            api.page(&format!("w{w}"), "# W\n").await;
+        }
+        let acked: Arc<std::sync::Mutex<Vec<(String, String, String)>>> = Default::default();
+        let refused: Arc<std::sync::Mutex<Vec<u16>>> = Default::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut writers = JoinSet::new();
+        for w in 0..8 {
+            let (api, acked, refused, stop) = (api.clone(), acked.clone(), refused.clone(), stop.clone());
+            writers.spawn(async move {
+                let mut i = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    i += 1;
+                    let slug = format!("w{w}");
+                    let content = format!("# W\n\nsave {i}\n");
+                    let body = json!({"content": content});
+                    let Some(r) = api.try_send(Method::PUT, &format!("/api/pages/{slug}"), Some(body)).await else {
+                        refused.lock().unwrap().push(0);
+                        continue;
+                    };
+                    if r.status.is_success() {
+                        let rev = r.json()["revision"].as_str().unwrap().to_owned();
+                        acked.lock().unwrap().push((slug, rev, content));
+                    } else {
+                        refused.lock().unwrap().push(r.status.as_u16());
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                }
+            });
+        }
+        let count = || acked.lock().unwrap().len();
+        let wait_for = |n: usize| {
+            let count = &count;
+            async move {
+                let deadline = Instant::now() + Duration::from_secs(30);
+                while count() < n {
+                    assert!(Instant::now() < deadline, "saves are not happening");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        };
+        wait_for(40).await;
+        cluster.stop();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let during = count();
+        cluster.start();
+        // Saves go through again once it is back.
+        wait_for(during + 40).await;
+        stop.store(true, Ordering::SeqCst);
+        while writers.join_next().await.is_some() {}
+
+        let refused = refused.lock().unwrap().clone();
+        assert!(!refused.is_empty(), "the stop refused nothing: it came too late or too early");
+        assert!(refused.iter().all(|s| *s == 503), "refusals while stopped: {refused:?}");
+        let acked = acked.lock().unwrap().clone();
+        for (slug, sha, content) in &acked {
+            let (s, rev) = api.get(&format!("/api/pages/{slug}/history/{sha}")).await;
+            assert_eq!(s, StatusCode::OK, "acknowledged save {slug}@{sha} is missing: {rev}");
+            assert_eq!(rev["content"].as_str(), Some(content.as_str()));
+        }
+        assert_fsck(&env.data_dir().join("workspaces").join("stop.git"));
+        srv.stop().await;
+    }
 }

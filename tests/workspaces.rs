@@ -17,7 +17,8 @@ async fn create_list_update_delete() {
     assert_eq!(ws["slug"], "team-handbook");
     assert_eq!(ws["name"], "Team Handbook");
     assert_eq!(ws["role"], "owner");
-    let all = json!({"rename": true, "delete": true, "manage_members": true, "manage_webhooks": true});
+    let all =
+        json!({"rename": true, "delete": true, "manage_members": true, "manage_webhooks": true, "erase_history": true});
     assert_eq!(ws["can"], all, "an owner may do everything");
     assert!(ws["created_at"].is_string());
     let (s, ws2) = api.post("/api/workspaces", json!({"name": "Ops", "slug": "ops.runbooks"})).await;
@@ -119,7 +120,7 @@ async fn members_and_roles() {
     assert!(mine["items"].as_array().unwrap().iter().any(|w| w["slug"] == "shared" && w["role"] == "member"));
     // What a member may do is what the owner-only routes below refuse it.
     let shared = mine["items"].as_array().unwrap().iter().find(|w| w["slug"] == "shared").unwrap().clone();
-    let none = json!({"rename": false, "delete": false, "manage_members": false, "manage_webhooks": false});
+    let none = json!({"rename": false, "delete": false, "manage_members": false, "manage_webhooks": false, "erase_history": false});
     assert_eq!(shared["can"], none);
 
     // A member may not do owner-only things: 403 (it can see the workspace).

@@ -42,7 +42,13 @@ impl Role {
     /// [`Access::owner`] lets through.
     pub fn capabilities(self) -> Capabilities {
         let owner = self == Role::Owner;
-        Capabilities { rename: owner, delete: owner, manage_members: owner, manage_webhooks: owner }
+        Capabilities {
+            rename: owner,
+            delete: owner,
+            manage_members: owner,
+            manage_webhooks: owner,
+            erase_history: owner,
+        }
     }
 }
 
@@ -58,6 +64,8 @@ pub struct Capabilities {
     pub manage_members: bool,
     /// Create, change and delete webhooks.
     pub manage_webhooks: bool,
+    /// Erase a revision's content from a page's history.
+    pub erase_history: bool,
 }
 
 /// A workspace as listed for one user.

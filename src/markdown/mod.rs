@@ -104,7 +104,8 @@ const EMPTY_ANCHOR: &str = "section";
 /// Reads a page: front matter, title candidates, tags, wikilinks, headings, text, sentences.
 pub fn parse(markdown: &str) -> Parsed {
     let (front, body) = split_front_matter(markdown);
-    let body = strip_bom(body);
+    let body = obsidian_plain(strip_bom(body));
+    let body = body.as_ref();
     let mut walker = Walker::new(body);
     for (event, range) in Parser::new_ext(body, OPTIONS).into_offset_iter() {
         walker.event(event, range);
@@ -118,6 +119,104 @@ pub fn parse(markdown: &str) -> Parsed {
     parsed
 }
 
+/// The body without the marks of Obsidian's syntax that are not text: a callout's
+/// `[!type]` (and its fold sign) at the start of a quote, a block id (` ^id`) ending a
+/// line, and `==` around highlighted text — so the plain text, the sentences summaries
+/// are made of and the snippets read as the web app shows the page. Fenced code and
+/// inline code are left as they are. Borrowed when there is nothing to take out.
+fn obsidian_plain(body: &str) -> std::borrow::Cow<'_, str> {
+    if !(body.contains("[!") || body.contains("==") || body.contains(" ^")) {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut fence: Option<&str> = None;
+    for line in body.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if let Some(open) = fence {
+            if trimmed.starts_with(open) {
+                fence = None;
+            }
+            out.push_str(line);
+            continue;
+        }
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            fence = Some(&trimmed[..3]);
+            out.push_str(line);
+            continue;
+        }
+        let (content, end) = match line.strip_suffix('\n') {
+            Some(c) => (c.strip_suffix('\r').unwrap_or(c), &line[c.strip_suffix('\r').unwrap_or(c).len()..]),
+            None => (line, ""),
+        };
+        if let Some((quote, title)) = callout_title(content) {
+            // The title, a paragraph of its own (as the app shows it), before the body.
+            out.push_str(quote);
+            out.push_str(&without_highlight_marks(without_block_id(title)));
+            out.push('\n');
+            out.push_str(quote.trim_end());
+            out.push_str(if end.is_empty() { "" } else { "\n" });
+            continue;
+        }
+        out.push_str(&without_highlight_marks(without_block_id(content)));
+        out.push_str(end);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A callout's first line, `> [!warning]- Title`: its quote marks (`> `) and its title.
+fn callout_title(line: &str) -> Option<(&str, &str)> {
+    let quotes = line.len() - line.trim_start_matches(['>', ' ', '\t']).len();
+    if !line[..quotes].contains('>') {
+        return None;
+    }
+    let after = line[quotes..].strip_prefix("[!")?;
+    let close = after.find(']')?;
+    let kind = &after[..close];
+    if kind.is_empty() || !kind.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_') {
+        return None;
+    }
+    Some((&line[..quotes], after[close + 1..].trim_start_matches(['+', '-']).trim_start()))
+}
+
+/// `Some text ^block-1` → `Some text`.
+fn without_block_id(line: &str) -> &str {
+    let trimmed = line.trim_end();
+    match trimmed.rfind(" ^") {
+        Some(at)
+            if at + 2 < trimmed.len() && trimmed[at + 2..].chars().all(|c| c.is_ascii_alphanumeric() || c == '-') =>
+        {
+            trimmed[..at].trim_end()
+        }
+        _ if trimmed.starts_with('^') && trimmed[1..].chars().all(|c| c.is_ascii_alphanumeric() || c == '-') => "",
+        _ => line,
+    }
+}
+
+/// `==text==` → `text`, outside inline code.
+fn without_highlight_marks(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains("==") {
+        return line.into();
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut in_code = false;
+    let mut rest = line;
+    while let Some(c) = rest.chars().next() {
+        if c == '`' {
+            in_code = !in_code;
+        } else if !in_code && rest.starts_with("==") {
+            // A pair on this line, with text between: both marks go.
+            if let Some(end) = rest[2..].find("==").filter(|&n| n > 0 && !rest[2..2 + n].contains('`')) {
+                out.push_str(&rest[2..2 + end]);
+                rest = &rest[4 + end..];
+                continue;
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out.into()
+}
+
 /// Rewrites every wikilink outside code whose resolved slug is `old` so that it points to
 /// `new`, keeping the text readers saw: `[[old]]` → `[[new]]`, `[[old|label]]` →
 /// `[[new|label]]`, `[[old#sec]]` → `[[new#sec]]`, and a link written as a title,
@@ -128,8 +227,9 @@ pub fn parse(markdown: &str) -> Parsed {
 ///
 /// Only the target is replaced, and a label added where the link had none and its target
 /// was not the slug itself: the whitespace around the target, the `#section`, the `|` and
-/// an existing label are kept as written. Embeds (`![[old]]`) are not links (see
-/// [`Parsed::links`]) and stay as they are.
+/// an existing label are kept as written. A note embed (`![[old]]`, `![[Old Title#sec]]`)
+/// is a link too and points to `new` afterwards, without a label; a file's embed
+/// (`![[old.png]]`) is not.
 pub fn rewrite_links(markdown: &str, old: &str, new: &str) -> Option<String> {
     if old == new || !markdown.contains("[[") {
         return None;
@@ -141,7 +241,7 @@ pub fn rewrite_links(markdown: &str, old: &str, new: &str) -> Option<String> {
     let mut copied = 0;
     let mut tables = 0usize;
     for (event, range) in Parser::new_ext(body, OPTIONS).into_offset_iter() {
-        let (has_pothole, dest_url) = match event {
+        let (has_pothole, dest_url, embed) = match event {
             Event::Start(Tag::Table(_)) => {
                 tables += 1;
                 continue;
@@ -151,7 +251,10 @@ pub fn rewrite_links(markdown: &str, old: &str, new: &str) -> Option<String> {
                 continue;
             }
             Event::Start(Tag::Link { link_type: LinkType::WikiLink { has_pothole }, dest_url, .. }) => {
-                (has_pothole, dest_url)
+                (has_pothole, dest_url, false)
+            }
+            Event::Start(Tag::Image { link_type: LinkType::WikiLink { has_pothole }, dest_url, .. }) => {
+                (has_pothole, dest_url, true)
             }
             _ => continue,
         };
@@ -159,15 +262,16 @@ pub fn rewrite_links(markdown: &str, old: &str, new: &str) -> Option<String> {
             continue;
         };
         let target = &body[span.clone()];
-        if resolve(target) != old {
+        if resolve(target) != old || (embed && is_attachment(target)) {
             continue;
         }
         out.push_str(&markdown[copied..body_start + span.start]);
         out.push_str(new);
         copied = body_start + span.end;
-        // A title-like target loses its words to the slug: they become the label.
+        // A title-like target loses its words to the slug: they become the label (not an
+        // embed's, which shows the page itself, titled).
         let close = range.end.checked_sub(2).filter(|c| body.get(*c..range.end) == Some("]]"));
-        if let (false, false, Some(close)) = (has_pothole, target == old, close) {
+        if let (false, false, false, Some(close)) = (embed, has_pothole, target == old, close) {
             out.push_str(&markdown[copied..body_start + close]);
             out.push_str(if tables > 0 { "\\|" } else { "|" });
             out.push_str(&target.split_whitespace().collect::<Vec<_>>().join(" "));
@@ -324,6 +428,17 @@ fn strip_bom(text: &str) -> &str {
 fn is_fence(line: &str, closing: bool) -> bool {
     let line = line.trim_end_matches([' ', '\t', '\r']);
     line == "---" || (closing && line == "...")
+}
+
+/// What an embed names when it shows a file rather than a note (Obsidian's attachment
+/// kinds: images, audio, video, PDF).
+const ATTACHMENT_EXTENSIONS: &[&str] = &[
+    "png", "jpg", "jpeg", "gif", "webp", "avif", "svg", "bmp", "pdf", "mp3", "wav", "m4a", "ogg", "flac", "3gp", "mp4",
+    "webm", "mov", "mkv", "ogv",
+];
+
+fn is_attachment(target: &str) -> bool {
+    target.rsplit_once('.').is_some_and(|(_, ext)| ATTACHMENT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
 }
 
 /// The slug a wikilink target points to (what [`WikiLink::slug`] holds).
@@ -510,7 +625,16 @@ impl<'a> Walker<'a> {
                 self.links.push(ctx);
                 return;
             }
-            Tag::Image { .. } => {
+            Tag::Image { link_type, dest_url, .. } => {
+                // A note embed (`![[Note]]`, `![[Note#Section]]`) shows another page: a
+                // link, as the web app renders it; a file's (`![[shot.png]]`) is not.
+                if let LinkType::WikiLink { has_pothole } = link_type {
+                    let target = wikilink_target(&dest_url, has_pothole);
+                    if !is_attachment(target) {
+                        let label = String::new();
+                        self.record_link(PendingLink { target: target.to_owned(), has_pothole: false, label });
+                    }
+                }
                 self.images += 1;
                 return;
             }
@@ -965,10 +1089,26 @@ mod tests {
     }
 
     #[test]
-    fn embeds_are_not_links() {
-        let p = parse("![[diagram.png]] ![[page|alt]] [[real]]");
-        assert_eq!(p.links, [link("real", "real", None)]);
+    fn file_embeds_are_not_links_and_note_embeds_are() {
+        let p = parse("![[diagram.png]] ![[Scan.PDF]] ![[page|alt]] ![[Other Note#Setup]] [[real]]");
+        assert_eq!(
+            p.links,
+            [link("page", "page", None), link("Other Note", "other-note", None), link("real", "real", None)]
+        );
         assert!(p.text.contains("diagram.png"));
+    }
+
+    #[test]
+    fn obsidian_marks_are_not_text() {
+        let p = parse(
+            "> [!warning]- Mind the gap\n> Trains ==stop== here. ^gap-1\n\n\
+             A `a == b` test.\n\n```\n> [!note] kept ==in code== ^x\n```\n",
+        );
+        assert!(p.text.starts_with("Mind the gap\nTrains stop here."), "{:?}", p.text);
+        assert!(!p.text.contains("[!warning]") && !p.text.contains("^gap-1"));
+        assert!(p.text.contains("a == b"), "inline code keeps its marks: {:?}", p.text);
+        assert!(p.text.contains("> [!note] kept ==in code== ^x"), "fenced code is left alone: {:?}", p.text);
+        assert_eq!(p.sentences, ["Mind the gap", "Trains stop here.", "A a == b test."]);
     }
 
     // ---- headings ----
@@ -1103,12 +1243,13 @@ mod tests {
     fn rewrite_leaves_everything_else_byte_identical() {
         let template = "---\nlinks: '[[old]]'\n---\r\n# Title [[X]]\r\n\r\n`[[old]]` and [[X]]\r\n\r\n\
                         ```\r\n[[old]]\r\n```\r\n\r\n    [[old]]\r\n\r\n\
-                        ![[old]] [old](old) <b>[[X]]</b>\r\n\r\n> - [[X|x]]  \r\n";
+                        ![[old.png]] [old](old) <b>[[X]]</b>\r\n\r\n> - [[X|x]]  ![[X#sec]]\r\n";
         let md = template.replace("[[X", "[[old");
         let want = template.replace("[[X", "[[new");
         assert_eq!(rewrite_links(&md, "old", "new"), Some(want.clone()));
         let parsed = parse(&want);
         assert_eq!(parsed.links, [link("new", "new", None)]);
+        assert_eq!(rewrite_links("![[Old Title]]", "old-title", "new"), Some("![[new]]".to_owned()));
     }
 
     #[test]
@@ -1273,6 +1414,40 @@ mod tests {
             any::<char>().prop_map(String::from),
         ];
         proptest::collection::vec(piece, 0..60).prop_map(|v| v.concat())
+    }
+
+    /// Inputs built to make a parser recurse, backtrack or copy without end — deep
+    /// nesting, long runs of openers with no closers, thousands of front-matter fences —
+    /// all parse, in output no larger than a small multiple of the input: no panic, no
+    /// hang, bounded memory.
+    #[test]
+    fn pathological_inputs_parse_in_bounded_output() {
+        let n = 40_000;
+        let inputs = [
+            "[[".repeat(n),
+            "![[".repeat(n),
+            format!("{}{}", "[".repeat(n), "]".repeat(n)),
+            ">".repeat(n),
+            "> ".repeat(n) + "text",
+            "- ".repeat(n) + "item",
+            "*".repeat(n),
+            "`".repeat(n),
+            "#".repeat(n),
+            "---\n".repeat(n / 4),
+            format!("---\n{}---\n", "tags: [a, b]\n".repeat(n / 10)),
+            "#tag ".repeat(n / 5),
+            "[[a|".repeat(n / 4),
+            "<div>".repeat(n / 5),
+            "\\".repeat(n),
+        ];
+        for text in &inputs {
+            let p = parse(text);
+            assert!(p.text.len() <= 2 * text.len() + 16, "text of {} bytes from {} bytes", p.text.len(), text.len());
+            assert!(p.sentences.iter().map(String::len).sum::<usize>() <= 2 * text.len() + 16);
+            assert!(p.links.len() + p.tags.len() + p.headings.len() <= text.len());
+            let _ = rewrite_links(text, "a", "b");
+            let _ = link_spans(text);
+        }
     }
 
     proptest::proptest! {

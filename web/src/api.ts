@@ -41,6 +41,7 @@ export interface WorkspaceAbilities {
   delete: boolean;
   manage_members: boolean;
   manage_webhooks: boolean;
+  erase_history: boolean;
 }
 
 export interface Workspace {

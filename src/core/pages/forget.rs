@@ -72,22 +72,29 @@ pub async fn erase(ctx: &Ctx, owner: &Owner, user: &User, slug: &str, sha: &str)
         let before = rows::revision_before(w.conn(), page.id, &rev).await?;
         let target = oid(&rev.sha)?;
         let (rev_path, head_path) = (rev.path.clone(), git::live_path(&page.slug));
-        let before_at = before.as_ref().map(|b| (b.sha.clone(), b.path.clone()));
-        let (erased, kept) = w
+        let before_at = match &before {
+            Some(b) => Some((oid(&b.sha)?, b.path.clone())),
+            None => None,
+        };
+        let (erased, current, kept) = w
             .ctx
             .repo(w.access.slug())?
             .with(move |repo| {
-                let blob_at = |sha: &str, path: &str| -> anyhow::Result<Option<git2::Oid>> {
-                    let tree = repo.find_commit(git2::Oid::from_str(sha)?)?.tree()?;
+                let blob_at = |commit: git2::Oid, path: &str| -> anyhow::Result<Option<git2::Oid>> {
+                    let tree = repo.find_commit(commit)?.tree()?;
                     Ok(tree.get_path(std::path::Path::new(path)).ok().map(|e| e.id()))
                 };
-                let erased = blob_at(&target.to_string(), &rev_path)?;
-                let current = git::head(repo)?.map(|h| blob_at(&h.to_string(), &head_path)).transpose()?.flatten();
-                let kept = before_at.map(|(s, p)| blob_at(&s, &p)).transpose()?.flatten();
-                Ok((erased.filter(|e| Some(*e) != current), kept))
+                let erased = blob_at(target, &rev_path)?;
+                let current = git::head(repo)?.map(|h| blob_at(h, &head_path)).transpose()?.flatten();
+                let kept = before_at.map(|(c, p)| blob_at(c, &p)).transpose()?.flatten();
+                Ok((erased, current, kept))
             })
             .await?;
-        let erased = erased.ok_or_else(|| Error::revision_is_current(&rev.sha))?;
+        let erased =
+            erased.ok_or_else(|| Error::internal(anyhow::anyhow!("revision {} has no file {}", rev.sha, rev.path)))?;
+        if Some(erased) == current {
+            return Err(Error::revision_is_current(&rev.sha));
+        }
         // Before the page's first revision there was nothing: an empty file.
         let empty = kept.is_none();
         let kept = match kept {

@@ -351,7 +351,8 @@ export function History({ slug, sha }: { slug: string; sha: string | null }) {
   /** The revision just erased, by its new id, and how it was being looked at. */
   const [erased, setErased] = useState<({ sha: string } & ViewState) | null>(null);
   const ws = useStore(currentWorkspace);
-  const owner = useStore(workspaces).find((w) => w.slug === ws)?.role === "owner";
+  // The server's word on what the caller may do here, never a copy of the owner rule.
+  const owner = useStore(workspaces).find((w) => w.slug === ws)?.can?.erase_history === true;
   const title = titles.get().get(slug) ?? slug;
 
   useEffect(() => {
