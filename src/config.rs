@@ -62,7 +62,9 @@ pub enum Command {
     },
 }
 
-#[derive(Args, Clone)]
+/// Every setting. `Debug` is derived, so a setting added later is printed too; the two
+/// that hold secrets print redacted by their types ([`DatabaseUrl`], [`Secret`]).
+#[derive(Args, Clone, Debug)]
 pub struct Config {
     /// Address to listen on.
     #[arg(long, env = "HOST", default_value = "127.0.0.1")]
@@ -75,7 +77,7 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// Database: sqlite://FILE (embedded) or postgres://… [default: sqlite://$DATA_DIR/cairn.db]
     #[arg(long, env = "DATABASE_URL")]
-    pub database_url: Option<String>,
+    pub database_url: Option<DatabaseUrl>,
     /// Directory for the daily-rotated log file (logs also go to stdout).
     #[arg(long, env = "LOG_DIR", default_value = "./logs")]
     pub log_dir: PathBuf,
@@ -102,7 +104,7 @@ pub struct Config {
     pub ocr_uploads: bool,
     /// HS256 key for /api/token JWTs [default: generated once and kept in DATA_DIR]
     #[arg(long, env = "JWT_SECRET", hide_env_values = true)]
-    pub jwt_secret: Option<String>,
+    pub jwt_secret: Option<Secret>,
     /// Set to 1 to mark the session cookie Secure (serve over HTTPS).
     #[arg(long, env = "COOKIE_SECURE", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
     pub cookie_secure: bool,
@@ -226,7 +228,7 @@ impl Config {
 
     pub fn database_url(&self) -> String {
         match &self.database_url {
-            Some(url) => url.clone(),
+            Some(url) => url.0.clone(),
             None => format!("sqlite://{}", self.data_dir.join("cairn.db").display()),
         }
     }
@@ -252,7 +254,7 @@ impl Config {
         crate::logging::parse_filter(&self.log_level)
             .map_err(|e| format!("invalid LOG_LEVEL '{}': {e}", self.log_level))?;
         if let Some(secret) = &self.jwt_secret
-            && secret.len() < 32
+            && secret.expose().len() < 32
         {
             return Err("invalid JWT_SECRET: use at least 32 characters".into());
         }
@@ -270,31 +272,43 @@ fn ensure_writable_dir(dir: &std::path::Path, name: &str) -> Result<(), String> 
 }
 
 /// Secrets are never printed, so a `{:?}` in a log line is safe.
-impl std::fmt::Debug for Config {
+/// A setting that is a secret: its value never shows in `Debug` output (logs, panics).
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Secret(s.to_owned()))
+    }
+}
+
+impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Config")
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .field("data_dir", &self.data_dir)
-            .field("database_url", &self.database_url.as_deref().map(redact_url))
-            .field("log_dir", &self.log_dir)
-            .field("log_level", &self.log_level)
-            .field("disable_registration", &self.disable_registration)
-            .field("semantic_search", &self.semantic_search)
-            .field("rerank", &self.rerank)
-            .field("ocr_uploads", &self.ocr_uploads)
-            .field("jwt_secret", &self.jwt_secret.as_ref().map(|_| "<redacted>"))
-            .field("cookie_secure", &self.cookie_secure)
-            .field("trust_proxy", &self.trust_proxy)
-            .field("upload_max_bytes", &self.upload_max_bytes)
-            .field("login_max_failures", &self.login_max_failures)
-            .field("login_window_secs", &self.login_window_secs)
-            .field("webhook_allow_private", &self.webhook_allow_private)
-            .field("webhook_retry_base_ms", &self.webhook_retry_base_ms)
-            .field("webhook_retry_max_ms", &self.webhook_retry_max_ms)
-            .field("webhook_timeout_ms", &self.webhook_timeout_ms)
-            .field("webhook_retention_days", &self.webhook_retention_days)
-            .finish_non_exhaustive()
+        f.write_str("<redacted>")
+    }
+}
+
+/// `DATABASE_URL`: shown in `Debug` output without its password ([`redact_url`]).
+#[derive(Clone)]
+pub struct DatabaseUrl(String);
+
+impl std::str::FromStr for DatabaseUrl {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(DatabaseUrl(s.to_owned()))
+    }
+}
+
+impl std::fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&redact_url(&self.0))
     }
 }
 
@@ -307,4 +321,27 @@ pub fn redact_url(url: &str) -> String {
         return format!("{scheme}://{user}:***@{host}");
     }
     url.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every setting shows in `Debug` (derived), and no secret does.
+    #[test]
+    fn debug_shows_every_setting_and_no_secret() {
+        let cli = Cli::parse_from([
+            "cairn",
+            "--database-url",
+            "postgres://cairn:hunter2-db@db.example/cairn",
+            "--jwt-secret",
+            "a-jwt-secret-of-more-than-32-characters",
+        ]);
+        let shown = format!("{:?}", cli.config);
+        assert!(!shown.contains("hunter2-db") && !shown.contains("a-jwt-secret"), "{shown}");
+        assert!(shown.contains("postgres://cairn:***@db.example/cairn"), "{shown}");
+        for field in ["header_timeout_secs", "max_connections", "webhook_retention_days", "trust_proxy"] {
+            assert!(shown.contains(field), "{field} missing from {shown}");
+        }
+    }
 }

@@ -298,7 +298,7 @@ impl Error {
         Self::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "upload_type_refused",
-            "only PNG, JPEG, GIF, WebP and AVIF images are accepted (judged by their bytes)",
+            "only PNG, JPEG, GIF, WebP, AVIF and SVG images are accepted (judged by their bytes)",
         )
     }
     pub fn unprocessable(detail: impl Into<String>) -> Self {

@@ -119,7 +119,7 @@ pub fn normalize_tag(raw: &str) -> Option<String> {
 }
 
 /// Extensions of upload names (`core::uploads` maps sniffed types to them).
-pub const UPLOAD_EXTENSIONS: [&str; 5] = ["png", "jpg", "gif", "webp", "avif"];
+pub const UPLOAD_EXTENSIONS: [&str; 6] = ["png", "jpg", "gif", "webp", "avif", "svg"];
 
 /// Whether `name` is an upload name: 64 lowercase hex digits (the content's SHA-256), a
 /// dot and a known extension. Anything else (`..`, slashes, encoded tricks, NUL) is not.
@@ -193,8 +193,9 @@ mod tests {
         let hash = "a".repeat(64);
         assert!(is_upload_name(&format!("{hash}.png")));
         assert!(is_upload_name(&format!("{hash}.avif")));
+        assert!(is_upload_name(&format!("{hash}.svg")));
         for bad in [
-            format!("{hash}.svg"),
+            format!("{hash}.html"),
             format!("{hash}.png.png"),
             format!("{}.png", "A".repeat(64)),
             format!("{}.png", "a".repeat(63)),

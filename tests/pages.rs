@@ -1404,6 +1404,13 @@ async fn a_purged_page_leaves_no_trace_in_the_repository() {
     assert!(!objects.contains("OSPREY-4711") && !objects.contains("WREN-0815"), "the purged text is gone");
     assert_fsck(&repo);
     assert!(!repo.join(cairn::git::pack::HELD).exists());
+    // Nor does a backup made afterwards: its copy of the repository, nor its rows.
+    let backup = env.dir.path().join("backup");
+    cairn::core::backup::backup(&srv.ctx, &backup).await.unwrap();
+    let copied = all_objects(&backup.join("files/workspaces/forget.git"));
+    assert!(copied.contains("# Keep") && !copied.contains("OSPREY-4711"));
+    let rows = std::fs::read_to_string(backup.join("database.jsonl")).unwrap();
+    assert!(rows.contains("forget@x.io") && !rows.contains("OSPREY-4711") && !rows.contains("WREN-0815"));
     // The purge's own commit stays, as the record of who purged what.
     let log = git(&repo, &["log", "--format=%an|%s"]);
     assert!(log.lines().any(|l| l == "forget@x.io|Purge Secret"), "{log}");

@@ -323,3 +323,36 @@ async fn an_unusable_model_falls_back_to_term_statistics() {
         assert!(text.contains(expected), "{expected:?} not logged for {dir:?}:\n{text}");
     }
 }
+
+/// Right after an import the model has not embedded every page yet: semantic search still
+/// finds those pages (by their TF-IDF vectors, fused by rank with the embedded ones) and
+/// says how many wait.
+#[tokio::test]
+async fn pages_waiting_for_their_embedding_are_found_meanwhile() {
+    use std::sync::atomic::Ordering;
+    let env = Env::new().await;
+    let model = model_dir();
+    let srv = env.start(&["--semantic-search=1", "--embedding-model-dir", model.to_str().unwrap()]).await;
+    let api = srv.user("pending@x.io").await;
+    api.page("dogs", DOGS).await;
+    api.page("bread", BREAD).await;
+    embedded(&api).await;
+    srv.ctx.test_hooks.hold_embedding.store(true, Ordering::SeqCst);
+    api.page("cars", CARS).await;
+    let r = search(&api, "semantic", "engine fuel tyres").await;
+    assert_eq!((r["engine"].as_str(), r["pending_embeddings"].as_u64()), (Some("embedding"), Some(1)), "{r}");
+    assert_eq!(slugs(&r).first().map(String::as_str), Some("cars"), "{r}");
+    let hybrid = search(&api, "hybrid", "engine fuel tyres").await;
+    assert_eq!(hybrid["pending_embeddings"], 1, "{hybrid}");
+    assert_eq!(slugs(&hybrid).first().map(String::as_str), Some("cars"), "{hybrid}");
+
+    srv.ctx.test_hooks.hold_embedding.store(false, Ordering::SeqCst);
+    srv.ctx.models.wake();
+    embedded(&api).await;
+    let r = search(&api, "semantic", "engine fuel tyres").await;
+    assert_eq!((r["engine"].as_str(), r["pending_embeddings"].as_u64()), (Some("embedding"), Some(0)), "{r}");
+    assert_eq!(slugs(&r).first().map(String::as_str), Some("cars"), "{r}");
+    // Without the model nothing is pending: the field is absent.
+    assert!(search(&api, "keyword", "engine").await.get("pending_embeddings").is_none());
+    srv.stop().await;
+}

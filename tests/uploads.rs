@@ -102,7 +102,7 @@ async fn images_are_sniffed_kept_by_content_and_served_privately() {
 }
 
 #[tokio::test]
-async fn only_five_image_types_pass() {
+async fn only_images_pass_and_an_svg_is_kept_sanitized() {
     let env = Env::new().await;
     let server = env.start(&[]).await;
     let api = server.user("owner@example.com").await;
@@ -125,10 +125,23 @@ async fn only_five_image_types_pass() {
         assert_eq!(h["content-type"], mime);
         assert_eq!(body, bytes);
     }
-    let svg = br#"<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><script>alert(1)</script></svg>"#;
+    // An SVG is kept, but only as its sanitized form, under that form's hash.
+    let svg = br#"<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><script>alert(1)</script><circle r="4" fill="teal"/></svg>"#;
+    for claimed in ["image/svg+xml", "image/png"] {
+        let r = api.upload("/api/uploads", svg, claimed).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        assert_eq!(r.json()["content_type"], "image/svg+xml");
+        let (_, h, body) = fetch(&api, r.json()["url"].as_str().unwrap(), None).await;
+        let kept = String::from_utf8(body.clone()).unwrap();
+        assert!(!kept.contains("alert") && !kept.contains("onload") && kept.contains("teal"), "{kept}");
+        assert_eq!(h["content-type"], "image/svg+xml");
+        assert!(h["content-security-policy"].to_str().unwrap().contains("sandbox"));
+        let name = format!("{}.svg", hex::encode(Sha256::digest(&body)));
+        assert_eq!(r.json()["name"], name);
+    }
     for (bytes, claimed) in [
-        (&svg[..], "image/svg+xml"),
-        (&svg[..], "image/png"),
+        (b"<svg><not-closed></svg>".as_slice(), "image/svg+xml"),
+        (b"<?xml version=\"1.0\"?><html><script>alert(1)</script></html>".as_slice(), "image/svg+xml"),
         (b"<html><script>alert(1)</script></html>".as_slice(), "image/png"),
         (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n".as_slice(), "image/png"),
         (b"just text".as_slice(), "image/jpeg"),

@@ -64,9 +64,19 @@ struct Args {
     label: String,
 }
 
-/// What the soak mixes, with the share of requests each takes.
-const MIX: [(&str, u32); 7] =
-    [("get", 30), ("search", 20), ("update", 15), ("mcp", 15), ("history", 8), ("view", 7), ("create", 5)];
+/// What the soak mixes, with the share of requests each takes. A created page is deleted
+/// (moved to the trash) right after, so the live pages stay as many as at the start:
+/// memory that grows is then not the wiki growing.
+const MIX: [(&str, u32); 8] = [
+    ("get", 29),
+    ("search", 20),
+    ("update", 15),
+    ("mcp", 15),
+    ("history", 8),
+    ("view", 7),
+    ("create", 3),
+    ("delete", 3),
+];
 
 #[tokio::main]
 async fn main() -> Result<()> {
@@ -126,9 +136,14 @@ async fn soak(a: &Args, backend: Backend, corpus: &Arc<Vec<Page>>, zipf: &Zipf) 
             let mut rng = rng_for(seed, "soak-worker", w as u64);
             let mut by_op: HashMap<&'static str, Stats> = HashMap::new();
             let mut k = 0usize;
+            // Pages this worker created and has not deleted yet.
+            let mut made: Vec<String> = Vec::new();
             while !stop.load(Ordering::Relaxed) {
                 k += 1;
-                let op = pick(&mut rng);
+                let mut op = pick(&mut rng);
+                if op == "delete" && made.is_empty() {
+                    op = "create";
+                }
                 let slug = existing.choose(&mut rng).expect("pages exist").clone();
                 let req = match op {
                     "get" => Req::get(format!("/api/pages/{slug}")),
@@ -152,10 +167,14 @@ async fn soak(a: &Args, backend: Backend, corpus: &Arc<Vec<Page>>, zipf: &Zipf) 
                         let content = corpus::edit(&mut rng, &corpus[i].content);
                         Req::put(format!("/api/pages/{}", existing[i]), json!({"content": content}))
                     }
-                    _ => Req::post(
-                        "/api/pages",
-                        json!({"slug": format!("soak-{w}-{k}"), "content": format!("# Soak {w} {k}\n\nA page made during the soak.\n")}),
-                    ),
+                    "delete" => Req { method: Method::DELETE, path: format!("/api/pages/{}", made.remove(0)), body: None, after: None },
+                    _ => {
+                        made.push(format!("soak-{w}-{k}"));
+                        Req::post(
+                            "/api/pages",
+                            json!({"slug": format!("soak-{w}-{k}"), "content": format!("# Soak {w} {k}\n\nA page made during the soak.\n")}),
+                        )
+                    }
                 };
                 let st = by_op.entry(op).or_default();
                 one(&client, &base, &req, st).await;

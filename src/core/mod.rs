@@ -94,6 +94,8 @@ pub struct TestHooks {
     /// Makes the rows of the next group of queued saves (`pages::combine`) fail after
     /// all of them were written: the group must take them back and save one by one.
     pub fail_next_group: std::sync::atomic::AtomicBool,
+    /// Holds the embedding passes back while set: pages stay queued, not embedded.
+    pub hold_embedding: std::sync::atomic::AtomicBool,
 }
 
 impl TestHooks {
@@ -151,7 +153,7 @@ impl Deref for Ctx {
 
 impl Ctx {
     pub fn new(config: Config, db: Db) -> anyhow::Result<Self> {
-        let jwt = JwtKeys::load(config.jwt_secret.as_deref(), &config.data_dir)?;
+        let jwt = JwtKeys::load(config.jwt_secret.as_ref().map(|s| s.expose()), &config.data_dir)?;
         let passwords = Passwords::new(config.argon2_memory_kib, config.argon2_iterations)?;
         let models = semantic::models::Models::new(&config);
         let ocr = uploads::ocr::Ocr::detect(&config);

@@ -26,8 +26,18 @@ use crate::ids;
 const SNIFF_BYTES: usize = 256;
 
 /// The accepted types: (MIME type, extension of the stored name; see `ids::UPLOAD_EXTENSIONS`).
-const TYPES: [(&str, &str); 5] =
-    [("image/png", "png"), ("image/jpeg", "jpg"), ("image/gif", "gif"), ("image/webp", "webp"), ("image/avif", "avif")];
+const TYPES: [(&str, &str); 6] = [
+    ("image/png", "png"),
+    ("image/jpeg", "jpg"),
+    ("image/gif", "gif"),
+    ("image/webp", "webp"),
+    ("image/avif", "avif"),
+    (SVG.0, SVG.1),
+];
+
+/// SVG: judged by its first bytes as XML that may be an SVG image, and kept only as
+/// [`sanitized_svg`] leaves it (which refuses what is not one).
+const SVG: (&str, &str) = ("image/svg+xml", "svg");
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Upload {
@@ -42,8 +52,61 @@ pub struct Upload {
 
 /// The MIME type and extension of an accepted image, judged from its first bytes.
 pub fn sniff(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    if looks_like_svg(head) {
+        return Some(SVG);
+    }
     let mime = infer::get(head)?.mime_type();
     TYPES.iter().copied().find(|(m, _)| *m == mime)
+}
+
+/// Text that starts as an SVG file does: `<svg`, or an XML declaration, a comment or a
+/// doctype before it (the root is checked when the whole file is read).
+fn looks_like_svg(head: &[u8]) -> bool {
+    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let start = text.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(text.len());
+    let text = &text[start..];
+    text.starts_with(b"<svg")
+        || text.starts_with(b"<?xml")
+        || text.starts_with(b"<!--")
+        || text.starts_with(b"<!DOCTYPE svg")
+}
+
+/// An SVG image as it is kept: filtered by svg-hush (no script, event handlers, external
+/// references, `foreignObject`; `data:` URLs only for standard images), its root an
+/// `<svg>` element. None when it is not one (malformed XML, another root).
+pub fn sanitized_svg(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut filter = svg_hush::Filter::new();
+    filter.set_data_url_filter(svg_hush::data_url_filter::allow_standard_images);
+    let mut out = Vec::with_capacity(bytes.len());
+    filter.filter(&mut &bytes[..], &mut out).ok()?;
+    let root = root_is_svg(&out);
+    root.then_some(out)
+}
+
+/// Whether the document's first element is `<svg>` (in the SVG namespace or none).
+fn root_is_svg(doc: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(doc);
+    let mut rest = text.as_ref();
+    // Past the declaration, comments and doctype: the first element's name.
+    loop {
+        let Some(at) = rest.find('<') else { return false };
+        rest = &rest[at + 1..];
+        if rest.starts_with('?') || rest.starts_with('!') {
+            continue;
+        }
+        let name: String = rest.chars().take_while(|c| !c.is_whitespace() && *c != '>' && *c != '/').collect();
+        return name == "svg" || name.ends_with(":svg");
+    }
+}
+
+/// The bytes an image is kept as, and its type: SVG sanitized, every other type as sent.
+/// None when it is not an accepted image.
+pub fn kept_form(bytes: &[u8]) -> Option<(std::borrow::Cow<'_, [u8]>, &'static str, &'static str)> {
+    let (mime, ext) = sniff(&bytes[..bytes.len().min(SNIFF_BYTES)])?;
+    if (mime, ext) == SVG {
+        return sanitized_svg(bytes).map(|clean| (std::borrow::Cow::Owned(clean), mime, ext));
+    }
+    Some((std::borrow::Cow::Borrowed(bytes), mime, ext))
 }
 
 fn uploads_dir(ctx: &Ctx) -> PathBuf {
@@ -123,8 +186,17 @@ impl Incoming {
         };
         let mut file = self.file.take().expect("an upload is finished once");
         file.flush().await?;
-        file.sync_all().await?;
         drop(file);
+        if (content_type, ext) == SVG {
+            // Kept as sanitized, and named by what is kept.
+            let raw = tokio::fs::read(&self.tmp).await?;
+            let clean = sanitized_svg(&raw).ok_or_else(Error::upload_type_refused)?;
+            tokio::fs::write(&self.tmp, &clean).await?;
+            self.hasher = Sha256::new();
+            self.hasher.update(&clean);
+            self.size = clean.len() as u64;
+        }
+        tokio::fs::File::open(&self.tmp).await?.sync_all().await?;
         let hash = hex::encode(std::mem::take(&mut self.hasher).finalize());
         let name = format!("{hash}.{ext}");
         let dest = file_path(ctx, access.slug(), &name);
@@ -201,6 +273,28 @@ pub async fn names(ctx: &Ctx, access: &Access) -> Result<std::collections::HashS
 mod tests {
     use super::*;
 
+    /// What a hostile SVG can do is taken out; what draws stays.
+    #[test]
+    fn svg_is_kept_sanitized() {
+        let hostile = br#"<?xml version="1.0"?>
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" onload="alert(1)" width="10" height="10">
+  <script>alert(2)</script>
+  <foreignObject><iframe xmlns="http://www.w3.org/1999/xhtml" src="https://evil.example/"/></foreignObject>
+  <image href="https://evil.example/track.png" width="5" height="5"/>
+  <use xlink:href="https://evil.example/sprite.svg#x"/>
+  <a href="javascript:alert(3)"><rect width="4" height="4" fill="url(#g)" onclick="alert(4)"/></a>
+  <circle cx="5" cy="5" r="4" fill="teal"/>
+</svg>"#;
+        let clean = String::from_utf8(sanitized_svg(hostile).expect("an SVG")).unwrap();
+        for gone in ["alert", "script", "foreignObject", "iframe", "evil.example", "javascript:", "onload", "onclick"] {
+            assert!(!clean.contains(gone), "{gone} left in {clean}");
+        }
+        assert!(clean.contains("<circle") && clean.contains("teal"), "{clean}");
+        // Not an SVG image: refused.
+        assert!(sanitized_svg(b"<?xml version=\"1.0\"?><html><body/></html>").is_none());
+        assert!(sanitized_svg(b"<svg><unclosed></svg>").is_none());
+    }
+
     #[test]
     fn sniffing_goes_by_bytes() {
         let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
@@ -209,7 +303,9 @@ mod tests {
         assert_eq!(sniff(b"GIF89a\x01\0\x01\0"), Some(("image/gif", "gif")));
         assert_eq!(sniff(b"RIFF\x24\0\0\0WEBPVP8 "), Some(("image/webp", "webp")));
         assert_eq!(sniff(b"\0\0\0\x1cftypavif\0\0\0\0avifmif1miaf"), Some(("image/avif", "avif")));
-        assert_eq!(sniff(br#"<svg xmlns="http://www.w3.org/2000/svg"></svg>"#), None);
+        assert_eq!(sniff(br#"<svg xmlns="http://www.w3.org/2000/svg"></svg>"#), Some(SVG));
+        assert_eq!(sniff(b"\xef\xbb\xbf  <?xml version=\"1.0\"?>\n<svg"), Some(SVG));
+        assert_eq!(sniff(b"<html><script>"), None);
         assert_eq!(sniff(b"%PDF-1.7\n"), None);
         assert_eq!(sniff(b"hello"), None);
     }

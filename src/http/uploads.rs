@@ -37,7 +37,7 @@ pub fn router() -> OpenApiRouter<Ctx> {
 #[derive(ToSchema)]
 #[allow(dead_code)]
 pub struct UploadForm {
-    /// The image: PNG, JPEG, GIF, WebP or AVIF (judged from its bytes).
+    /// The image: PNG, JPEG, GIF, WebP, AVIF or SVG (judged from its bytes; an SVG is kept sanitized).
     #[schema(value_type = String, format = Binary)]
     file: Vec<u8>,
 }
@@ -54,7 +54,7 @@ pub struct ImageBytes(Vec<u8>);
     security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 201, body = Upload), (status = 401, body = Problem), (status = 404, body = Problem),
         (status = 413, body = Problem, description = "Over UPLOAD_MAX_BYTES"),
-        (status = 415, body = Problem, description = "Not a PNG, JPEG, GIF, WebP or AVIF image"),
+        (status = 415, body = Problem, description = "Not a PNG, JPEG, GIF, WebP, AVIF or SVG image"),
         (status = 422, body = Problem, description = "Not multipart, or no `file` field"), (status = 503, body = Problem)))]
 async fn upload(
     State(ctx): State<Ctx>,

@@ -231,11 +231,12 @@ impl<'a> Index<'a> {
     }
 }
 
-/// The upload name an image will get, computed from its bytes.
+/// The upload name an image will get, computed from the bytes it is kept as (an SVG's,
+/// sanitized).
 fn upload_name(bytes: &[u8]) -> Result<String, String> {
-    let head = &bytes[..bytes.len().min(256)];
-    let (_, ext) = uploads::sniff(head).ok_or("not an accepted image type (PNG, JPEG, GIF, WebP or AVIF)")?;
-    Ok(format!("{}.{ext}", hex::encode(Sha256::digest(bytes))))
+    let (kept, _, ext) =
+        uploads::kept_form(bytes).ok_or("not an accepted image type (PNG, JPEG, GIF, WebP, AVIF or SVG)")?;
+    Ok(format!("{}.{ext}", hex::encode(Sha256::digest(&kept))))
 }
 
 /// Plans the import of `source`. `existing` holds the workspace's live slugs, so a link

@@ -16,6 +16,8 @@ pub struct Ranking {
     pub engine: &'static str,
     /// The query's embedding, when that is how pages were ranked.
     pub query_vector: Option<Vec<f32>>,
+    /// With embeddings: the live pages not embedded yet (found by TF-IDF meanwhile).
+    pub pending: Option<usize>,
 }
 
 /// The engine a meaning-level query would use now.
@@ -44,20 +46,30 @@ pub async fn rank(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>) -> Result
     let ix = index.read().await;
     let mut out = match query_vector {
         // Before the first pages are embedded, TF-IDF answers (and says so).
-        Some(v) if !ix.vectors.is_empty() => Ranking {
-            ranked: ix
+        Some(v) if !ix.vectors.is_empty() => {
+            let embedded: Vec<(i64, f64)> = ix
                 .vectors
                 .search(&v, |id| ix.tfidf.contains(id))
                 .into_iter()
                 .map(|(id, s)| (id, f64::from(s)))
-                .collect(),
-            engine: "embedding",
-            query_vector: Some(v),
-        },
+                .collect();
+            // Pages not embedded yet (right after an import, say) are still found, by
+            // their TF-IDF vectors: each goes ahead of the first embedded page that
+            // matches the query's words less well than it does.
+            let lexical = ix.tfidf.query(&crate::text::terms(&text));
+            let ranked = if lexical.iter().any(|(id, _)| !ix.vectors.contains(*id)) {
+                with_pending(&embedded, &lexical, |id| ix.vectors.contains(id))
+            } else {
+                embedded
+            };
+            let pending = ix.tfidf.len().saturating_sub(ix.vectors.len());
+            Ranking { ranked, engine: "embedding", query_vector: Some(v), pending: Some(pending) }
+        }
         _ => Ranking {
             ranked: ix.tfidf.query(&crate::text::terms(&text)).into_iter().map(|(id, s)| (id, f64::from(s))).collect(),
             engine: "tfidf",
             query_vector: None,
+            pending: None,
         },
     };
     drop(ix);
@@ -73,4 +85,40 @@ pub async fn rank(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>) -> Result
         out.ranked.retain(|(id, _)| tagged.contains(id));
     }
     Ok(out)
+}
+
+/// The embedded pages in their order, with the pages not embedded yet (`embedded(id)`
+/// false) placed among them by their TF-IDF scores (`lexical`, best first): a waiting page
+/// goes ahead of the first embedded page whose own TF-IDF score is lower. Scores are then
+/// by rank (`1 / (60 + rank)`, as reciprocal-rank fusion gives), the two scales being
+/// incomparable.
+fn with_pending(ranked: &[(i64, f64)], lexical: &[(i64, f32)], embedded: impl Fn(i64) -> bool) -> Vec<(i64, f64)> {
+    let score: std::collections::HashMap<i64, f32> = lexical.iter().copied().collect();
+    let mut waiting = lexical.iter().filter(|(id, _)| !embedded(*id)).peekable();
+    let mut out: Vec<i64> = Vec::with_capacity(ranked.len() + lexical.len());
+    for (id, _) in ranked {
+        let own = score.get(id).copied().unwrap_or(0.0);
+        while let Some((w, _)) = waiting.next_if(|(_, s)| *s > own) {
+            out.push(*w);
+        }
+        out.push(*id);
+    }
+    out.extend(waiting.map(|(id, _)| *id));
+    out.into_iter().enumerate().map(|(rank, id)| (id, 1.0 / (super::RRF_K + rank as f64 + 1.0))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_pending;
+
+    #[test]
+    fn waiting_pages_go_ahead_of_embedded_pages_that_match_less() {
+        // 1 and 2 embedded (1 matching the words well, 2 not at all); 3 and 4 waiting.
+        let ranked = [(1, 0.9), (2, 0.8)];
+        let lexical = [(1, 0.7_f32), (3, 0.5), (4, 0.01)];
+        let out: Vec<i64> = with_pending(&ranked, &lexical, |id| id <= 2).into_iter().map(|(id, _)| id).collect();
+        assert_eq!(out, [1, 3, 4, 2]);
+        let scores: Vec<f64> = with_pending(&ranked, &lexical, |id| id <= 2).into_iter().map(|(_, s)| s).collect();
+        assert!(scores.windows(2).all(|w| w[0] > w[1]));
+    }
 }

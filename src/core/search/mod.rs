@@ -89,6 +89,11 @@ pub struct SearchResults {
     pub items: Vec<Hit>,
     /// Pages matching in all (for paging).
     pub total: i64,
+    /// With the embedding model: how many of the workspace's pages are not embedded yet
+    /// (found meanwhile by their TF-IDF vectors, each placed ahead of the embedded pages
+    /// that match the query's words less well). Absent when no embedding ran. An extension.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_embeddings: Option<usize>,
 }
 
 pub struct SearchRequest<'a> {
@@ -117,18 +122,26 @@ pub async fn search(ctx: &Ctx, access: &Access, req: SearchRequest<'_>) -> Resul
             Mode::Semantic => meaning::engine_name(ctx).to_owned(),
             Mode::Hybrid => format!("fulltext+{}", meaning::engine_name(ctx)),
         };
-        return Ok(SearchResults { query: q, mode: mode.as_str(), engine, items: vec![], total: 0 });
+        return Ok(SearchResults {
+            query: q,
+            mode: mode.as_str(),
+            engine,
+            items: vec![],
+            total: 0,
+            pending_embeddings: None,
+        });
     }
-    let (engine, items, total) = match mode {
+    let (engine, items, total, pending_embeddings) = match mode {
         Mode::Keyword => {
             let found = keyword::search(ctx, ws_id, &parsed, tag.as_deref(), req.paging).await?;
             let all = Paging { limit: found.ranked.len() as i64, offset: 0 };
-            ("fulltext".to_owned(), hits_of(ctx, ws_id, &found.ranked, all, &parsed).await?, found.total)
+            ("fulltext".to_owned(), hits_of(ctx, ws_id, &found.ranked, all, &parsed).await?, found.total, None)
         }
         Mode::Semantic => {
             let sem = meaning::rank(ctx, ws_id, &parsed, tag.as_deref()).await?;
             let total = sem.ranked.len() as i64;
-            (sem.engine.to_owned(), hits_of(ctx, ws_id, &sem.ranked, req.paging, &parsed).await?, total)
+            let items = hits_of(ctx, ws_id, &sem.ranked, req.paging, &parsed).await?;
+            (sem.engine.to_owned(), items, total, sem.pending)
         }
         Mode::Hybrid => {
             let want = FUSION_CANDIDATES.max(req.paging.offset + req.paging.limit);
@@ -144,10 +157,10 @@ pub async fn search(ctx: &Ctx, access: &Access, req: SearchRequest<'_>) -> Resul
                 engine.push_str("+rerank");
             }
             let total = fused.len() as i64;
-            (engine, hits_of(ctx, ws_id, &fused, req.paging, &parsed).await?, total)
+            (engine, hits_of(ctx, ws_id, &fused, req.paging, &parsed).await?, total, sem.pending)
         }
     };
-    Ok(SearchResults { query: q, mode: mode.as_str(), engine, items, total })
+    Ok(SearchResults { query: q, mode: mode.as_str(), engine, items, total, pending_embeddings })
 }
 
 /// Reciprocal-rank fusion: each page scores Σ 1 / (k + rank) over the lists it is in.

@@ -35,7 +35,7 @@ export interface EmbedTarget {
 /** File names an embed shows as an image (Obsidian's image types). */
 const IMAGE_FILE = /\.(png|jpe?g|gif|webp|avif|svg|bmp)$/i;
 /** An upload's name (src/ids.rs is_upload_name): the content's SHA-256 and a known type. */
-const UPLOAD_NAME = /^[0-9a-f]{64}\.(png|jpg|gif|webp|avif)$/;
+const UPLOAD_NAME = /^[0-9a-f]{64}\.(png|jpg|gif|webp|avif|svg)$/;
 /** `600` or `600x400` after a "|" of an image embed: its width (and height). */
 export const IMAGE_SIZE = /^(\d{1,5})(?:x(\d{1,5}))?$/;
 
