@@ -30,7 +30,11 @@ pub fn main() -> ExitCode {
         eprintln!("cairn: {msg}");
         return ExitCode::from(2);
     }
-    let _guard = match crate::logging::init(&cli.config.log_dir, &cli.config.log_level) {
+    let console = match cli.command {
+        None | Some(Command::Serve) => crate::logging::Console::Stdout,
+        Some(_) => crate::logging::Console::Stderr,
+    };
+    let _guard = match crate::logging::init(&cli.config.log_dir, &cli.config.log_level, console) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("cairn: cannot start logging in LOG_DIR: {e}");

@@ -1,9 +1,12 @@
-//! Logs go to stdout and to a daily-rotated file in `LOG_DIR`. `LOG_LEVEL` is a level
+//! Logs go to a daily-rotated file in `LOG_DIR` and to the console: the server's to stdout,
+//! a one-off command's (`cairn import`, `backup`…) to stderr, so that what the command
+//! prints on stdout — its summary — is never mixed with them. `LOG_LEVEL` is a level
 //! (`DEBUG` works too) or a full tracing filter string. Nothing here ever logs request
 //! bodies, headers or cookies, so passwords and tokens cannot reach a log.
 
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::writer::BoxMakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
@@ -24,8 +27,15 @@ pub fn parse_filter(level: &str) -> Result<EnvFilter, String> {
 /// is far beyond what a request or a worker logs.
 const LOG_QUEUE_LINES: usize = 8_192;
 
+/// Where console lines go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Console {
+    Stdout,
+    Stderr,
+}
+
 /// Installs the global subscriber. Keep the guard alive: dropping it flushes the file.
-pub fn init(log_dir: &std::path::Path, level: &str) -> anyhow::Result<WorkerGuard> {
+pub fn init(log_dir: &std::path::Path, level: &str, console: Console) -> anyhow::Result<WorkerGuard> {
     let appender = tracing_appender::rolling::Builder::new()
         .rotation(tracing_appender::rolling::Rotation::DAILY)
         .filename_prefix("cairn")
@@ -37,7 +47,10 @@ pub fn init(log_dir: &std::path::Path, level: &str) -> anyhow::Result<WorkerGuar
     let filter = parse_filter(level).map_err(anyhow::Error::msg)?;
     tracing_subscriber::registry()
         .with(filter)
-        .with(tracing_subscriber::fmt::layer().with_target(false))
+        .with(tracing_subscriber::fmt::layer().with_target(false).with_writer(match console {
+            Console::Stdout => BoxMakeWriter::new(std::io::stdout),
+            Console::Stderr => BoxMakeWriter::new(std::io::stderr),
+        }))
         .with(tracing_subscriber::fmt::layer().with_target(false).with_ansi(false).with_writer(file_writer))
         .try_init()?;
     Ok(guard)

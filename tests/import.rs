@@ -8,7 +8,7 @@ mod common;
 use std::io::Write;
 use std::path::Path;
 
-use cairn::core::import::report::{PageAction, Report};
+use cairn::core::import::report::{PageAction, Report, UploadAction};
 use cairn::core::import::{self, Options};
 use common::process::*;
 use common::*;
@@ -31,7 +31,14 @@ fn write(root: &Path, rel: &str, bytes: &[u8]) {
 const HOME: &str = "---\ntitle: Welcome\ntags: [start, Guide]\n---\n\
 Links: [[Getting Started]], [[Projects/Alpha|the alpha]], [[Alpha#Goals]], [[Projects/Notes]], \
 [plain](Projects/Alpha.md), [[Nowhere]], [[Projects/Alpha#Goals|goals]].\n\n![[diagram.png]] ![[diagram.png|300]]\n\n\
-#home `[[Not A Link]]`\n";
+#home `[[Not A Link]]` [[shot.png|see]]\n";
+
+/// A third image (linked, not embedded, by Home).
+fn png3() -> Vec<u8> {
+    let mut b = PNG.to_vec();
+    b.extend_from_slice(b"\0third");
+    b
+}
 
 fn vault(root: &Path) {
     write(root, "Home.md", HOME.as_bytes());
@@ -43,6 +50,11 @@ fn vault(root: &Path) {
     write(root, "Archive/2023/Old.md", b"old\n");
     write(root, "Guides/README.md", b"# All the guides\n");
     write(root, "Guides/Setup.md", b"setup\n");
+    // A folder without a note of its own, named as a real note deeper down: the note
+    // takes the plain slug.
+    write(root, "Import notes/Obsidian.md", b"obsidian\n");
+    write(root, "Guides/Import notes.md", b"how we import\n");
+    write(root, "attachments/shot.png", &png3());
     write(root, "attachments/diagram.png", PNG);
     write(root, "attachments/logo.png", &png2());
     write(root, "attachments/unused.png", b"\x89PNG\r\n\x1a\nnot really");
@@ -123,15 +135,18 @@ async fn a_vault_becomes_pages_with_its_tree_links_images_tags_and_a_full_report
         ("Archive/2023/Old.md", "old", Some("2023")),
         ("Guides/README.md", "guides", None),
         ("Guides/Setup.md", "setup", Some("guides")),
+        ("Guides/Import notes.md", "import-notes", Some("guides")),
+        ("Import notes/", "import-notes-2", None),
+        ("Import notes/Obsidian.md", "obsidian", Some("import-notes-2")),
     ] {
         assert!(slugs.contains(&expected), "{expected:?} not in {slugs:?}");
     }
-    assert_eq!(report.pages.len(), 11, "{slugs:?}");
+    assert_eq!(report.pages.len(), 14, "{slugs:?}");
     assert!(report.pages.iter().all(|p| p.action == PageAction::Created));
 
     // Collisions are renamed and reported; links that go nowhere too.
-    assert_eq!(report.renamed.len(), 1, "{:?}", report.renamed);
-    assert_eq!((report.renamed[0].source.as_str(), report.renamed[0].slug.as_str()), ("Projects/Notes.md", "notes-2"));
+    let renamed: Vec<(&str, &str)> = report.renamed.iter().map(|r| (r.source.as_str(), r.slug.as_str())).collect();
+    assert_eq!(renamed, [("Import notes/", "import-notes-2"), ("Projects/Notes.md", "notes-2")]);
     let broken: Vec<(&str, &str)> =
         report.broken_links.iter().map(|b| (b.source.as_str(), b.target.as_str())).collect();
     assert_eq!(broken, [("Home.md", "Nowhere")]);
@@ -147,14 +162,18 @@ async fn a_vault_becomes_pages_with_its_tree_links_images_tags_and_a_full_report
     assert_eq!(report.skipped.len(), 7, "{:#?}", report.skipped);
 
     // Links rewritten to our slugs only where needed; images kept as uploads.
+    // A rewritten link keeps the text readers saw (`[[Projects/Notes]]`); an image
+    // embed keeps its size; a link to an image links to its upload.
     let diagram = upload_name(PNG);
     let logo = upload_name(&png2());
+    let shot = upload_name(&png3());
     let home = page(&api, &ws, "home").await;
     let expected = format!(
         "---\ntitle: Welcome\ntags: [start, Guide]\n---\n\
-Links: [[Getting Started]], [[alpha|the alpha]], [[Alpha#Goals]], [[notes-2]], \
+Links: [[Getting Started]], [[alpha|the alpha]], [[Alpha#Goals]], [[notes-2|Projects/Notes]], \
 [[alpha|plain]], [[Nowhere]], [[alpha#Goals|goals]].\n\n\
-![diagram.png](/uploads/{diagram}) ![diagram.png](/uploads/{diagram})\n\n#home `[[Not A Link]]`\n"
+![diagram.png](/uploads/{diagram}) ![diagram.png|300](/uploads/{diagram})\n\n#home `[[Not A Link]]` \
+[see](/uploads/{shot})\n"
     );
     assert_eq!(home["content"], expected.as_str());
     assert_eq!(home["title"], "Welcome");
@@ -178,10 +197,12 @@ Links: [[Getting Started]], [[alpha|the alpha]], [[Alpha#Goals]], [[notes-2]], \
     assert_eq!(page(&api, &ws, "projects").await["title"], "Projects");
     let mut names: Vec<&str> = report.uploads.iter().map(|u| u.name.as_str()).collect();
     names.sort();
-    let mut want = vec![diagram.as_str(), logo.as_str()];
+    let mut want = vec![diagram.as_str(), logo.as_str(), shot.as_str()];
     want.sort();
     assert_eq!(names, want);
-    for name in [&diagram, &logo] {
+    assert!(report.uploads.iter().all(|u| u.action == UploadAction::Created), "{:#?}", report.uploads);
+    assert!(report.summary().contains("; 3 uploads;"), "{}", report.summary());
+    for name in [&diagram, &logo, &shot] {
         let r = api.send(reqwest::Method::GET, &format!("/uploads/{name}"), None).await;
         assert_eq!(r.status, StatusCode::OK, "{name}");
     }
@@ -207,6 +228,9 @@ async fn importing_again_changes_nothing_and_a_changed_note_gets_one_new_revisio
     let again = run(&srv, &ws, dir.path(), None, false).await;
     assert!(again.pages.iter().all(|p| p.action == PageAction::Unchanged), "{:#?}", again.pages);
     assert_eq!(head(&srv), before, "a second import wrote a commit");
+    // Images the workspace holds already are not counted as uploaded again.
+    assert!(again.uploads.iter().all(|u| u.action == UploadAction::Unchanged), "{:#?}", again.uploads);
+    assert!(again.summary().contains("; 0 uploads (3 already there);"), "{}", again.summary());
 
     // A changed note and a note moved to another folder: only those get revisions.
     write(dir.path(), "Projects/Alpha.md", b"# Alpha\n\nChanged.\n");
@@ -230,12 +254,12 @@ async fn a_dry_run_reports_everything_and_writes_nothing() {
     vault(dir.path());
     let report = run(&srv, &ws, dir.path(), Some("ann@x.io"), true).await;
     assert!(report.dry_run);
-    assert_eq!(report.count(PageAction::Created), 11);
-    assert_eq!(report.uploads.len(), 2);
+    assert_eq!(report.count(PageAction::Created), 14);
+    assert_eq!(report.uploads.len(), 3);
     // The same report a real import gives: skips with reasons, renames, broken links.
     assert_eq!(report.skipped.len(), 7, "{:#?}", report.skipped);
     assert!(skipped_reason(&report, "bad.md").contains("UTF-8"));
-    assert_eq!(report.renamed.len(), 1, "{:?}", report.renamed);
+    assert_eq!(report.renamed.len(), 2, "{:?}", report.renamed);
     assert_eq!(report.broken_links.len(), 1, "{:?}", report.broken_links);
     assert!(report.summary().starts_with("would import"), "{}", report.summary());
     let (s, _) = api.get(&format!("/api/pages/home?ws={ws}")).await;
@@ -296,11 +320,14 @@ async fn an_export_zip_imports_into_a_new_workspace_byte_for_byte() {
         ("child-page", Some("guide"), "Under the guide. #nested\n\n[[guide#the-guide]]\n".to_owned()),
         ("grandchild", Some("child-page"), "Deep. [[Missing page]]\n".to_owned()),
         ("other", None, "Other #tag with `[[code]]` and [[Guide]].\r\nCRLF kept.\n".to_owned()),
+        ("bases-syntax", Some("guide"), "No heading: the title was set by hand.\n".to_owned()),
     ];
     for (slug, parent, content) in &pages {
         let (s, body) = api.post("/api/pages", json!({"slug": slug, "content": content, "parent": parent})).await;
         assert_eq!(s, StatusCode::CREATED, "{body}");
     }
+    let (s, body) = api.put(&format!("/api/pages/bases-syntax?ws={ws}"), json!({"title": "Bases syntax"})).await;
+    assert_eq!(s, StatusCode::OK, "{body}");
     let zip = export_zip(&api, &ws).await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("export.zip");
@@ -310,14 +337,14 @@ async fn an_export_zip_imports_into_a_new_workspace_byte_for_byte() {
 
     let report = run(&srv, "copy", &file, None, false).await;
     assert_eq!(report.kind, "zip");
-    assert_eq!(report.count(PageAction::Created), 4, "{:#?}", report.pages);
+    assert_eq!(report.count(PageAction::Created), 5, "{:#?}", report.pages);
     assert!(report.skipped.is_empty(), "{:#?}", report.skipped);
     assert!(report.renamed.is_empty());
     assert_eq!(report.uploads.len(), 1);
     for (slug, _, _) in &pages {
         let a = page(&api, &ws, slug).await;
         let b = page(&api, "copy", slug).await;
-        for field in ["content", "parent", "tags", "links", "slug"] {
+        for field in ["content", "parent", "tags", "links", "slug", "title"] {
             assert_eq!(a[field], b[field], "{slug}.{field}");
         }
     }
@@ -455,6 +482,11 @@ fn commit(dir: &Path, who: (&str, &str), date: &str, message: &str, files: &[(&s
     git(&["commit", "-q", "-m", message]);
 }
 
+fn git_init(dir: &Path) {
+    let out = std::process::Command::new("git").current_dir(dir).args(["init", "-q", "-b", "main"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 fn git_mv(dir: &Path, from: &str, to: &str) {
     let out = std::process::Command::new("git").current_dir(dir).args(["mv", from, to]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -466,8 +498,7 @@ const CAROL: (&str, &str) = ("Carol Member", "carol@x.io");
 /// A small wiki's history: three authors (one of them a member of the workspace), a
 /// rename, a deleted page, a page in a folder.
 fn wiki_history(dir: &Path) {
-    let out = std::process::Command::new("git").current_dir(dir).args(["init", "-q", "-b", "main"]).output().unwrap();
-    assert!(out.status.success());
+    git_init(dir);
     commit(
         dir,
         ALICE,
@@ -603,5 +634,194 @@ async fn no_history_imports_a_repository_as_a_folder() {
     assert_eq!(report.kind, "folder");
     assert!(report.skipped.iter().any(|s| s.source == ".git/"), "{:#?}", report.skipped);
     assert_eq!(history_of(&api, &ws, "handbook").await.len(), 1);
+    srv.stop().await;
+}
+
+/// `git log --follow` of `path` in the source: the subjects of the commits that changed
+/// the file, newest first.
+fn follow(dir: &Path, path: &str) -> Vec<String> {
+    git(&dir.join(".git"), &["log", "--follow", "--format=%s", "--", path]).lines().map(str::to_owned).collect()
+}
+
+/// Notes of the same name in several folders, a folder that sorts first arriving later,
+/// renames, a move to another folder, a deletion and a file that comes back.
+fn languages_history(dir: &Path) {
+    git_init(dir);
+    // Texts of different languages share no line, so that git sees no copy between them.
+    let body = |lang: &str, v: u32| match lang {
+        "German" => format!("# Leinwand\n\nFassung {v}.\n\nEine Leinwand ist eine Tafel aus Karten.\n"),
+        _ => format!("# Canvas\n\nVersion {v}.\n\nA canvas is a board of cards.\nCards hold notes.\n"),
+    };
+    let long =
+        |what: &str| format!("# {what}\n\n{}\n", "This paragraph is long enough for git to see a rename. ".repeat(8));
+    commit(
+        dir,
+        ALICE,
+        "2022-01-01T10:00:00Z",
+        "English canvas",
+        &[
+            ("en/Canvas.md", Some(body("English", 1).as_str())),
+            ("en/Intro.md", Some(long("Intro").as_str())),
+            ("en/Guide.md", Some(long("Guide").as_str())),
+            ("en/Temp.md", Some("# Temp\n\nShort-lived.\n")),
+        ],
+    );
+    commit(
+        dir,
+        ALICE,
+        "2022-01-02T10:00:00Z",
+        "German canvas, English v2",
+        &[("de/Canvas.md", Some(body("German", 1).as_str())), ("en/Canvas.md", Some(body("English", 2).as_str()))],
+    );
+    commit(dir, ALICE, "2022-01-03T10:00:00Z", "English v3", &[("en/Canvas.md", Some(body("English", 3).as_str()))]);
+    git_mv(dir, "en/Intro.md", "en/Introduction.md");
+    commit(dir, ALICE, "2022-01-04T10:00:00Z", "Rename the intro", &[]);
+    commit(
+        dir,
+        ALICE,
+        "2022-01-05T10:00:00Z",
+        "A folder that sorts first, and a removal",
+        &[("a/Canvas.md", Some("Unrelated words: apples, rivers, trains.\n")), ("en/Temp.md", None)],
+    );
+    std::fs::create_dir(dir.join("docs")).unwrap();
+    git_mv(dir, "en/Guide.md", "docs/Guide.md");
+    commit(dir, ALICE, "2022-01-06T10:00:00Z", "Move the guide to docs", &[]);
+    commit(
+        dir,
+        ALICE,
+        "2022-01-07T10:00:00Z",
+        "Temp is back, German v2",
+        &[("en/Temp.md", Some("# Temp\n\nShort-lived.\n")), ("de/Canvas.md", Some(body("German", 2).as_str()))],
+    );
+}
+
+#[tokio::test]
+async fn a_history_import_keeps_each_file_on_its_own_page_as_git_log_follow_sees_it() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("ann@x.io").await;
+    let ws = default_ws(&api).await;
+    let dir = tempfile::tempdir().unwrap();
+    languages_history(dir.path());
+
+    let report = run(&srv, &ws, dir.path(), None, false).await;
+    assert_eq!(report.commits, 7);
+    assert!(report.pages.iter().all(|p| p.action != PageAction::Failed), "{:#?}", report.pages);
+    // The file that had the name first keeps the plain slug; later ones get suffixes.
+    let slug_of = |source: &str| {
+        report
+            .pages
+            .iter()
+            .find(|p| p.source == source)
+            .unwrap_or_else(|| panic!("{source}: {:#?}", report.pages))
+            .slug
+            .clone()
+    };
+    assert_eq!(slug_of("en/Canvas.md"), "canvas");
+    assert_eq!(slug_of("de/Canvas.md"), "canvas-2");
+    assert_eq!(slug_of("a/Canvas.md"), "canvas-3");
+    assert_eq!(slug_of("docs/Guide.md"), "guide", "a file moved under the same name keeps its slug");
+    assert_eq!(slug_of("en/Introduction.md"), "introduction");
+
+    // File by file: the page holds the file's content at the head, and one revision per
+    // commit `git log --follow` lists for it, with that commit's subject as its message.
+    let files = git(&dir.path().join(".git"), &["ls-files"]);
+    for path in files.lines() {
+        let slug = slug_of(path);
+        let p = page(&api, &ws, &slug).await;
+        let on_disk = std::fs::read_to_string(dir.path().join(path)).unwrap();
+        assert_eq!(p["content"], on_disk.as_str(), "{path} → {slug}");
+        let messages: Vec<String> =
+            history_of(&api, &ws, &slug).await.iter().map(|r| r["message"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(messages, follow(dir.path(), path), "{path} → {slug}");
+    }
+    assert_eq!(page(&api, &ws, "canvas").await["parent"], "en");
+    assert_eq!(page(&api, &ws, "guide").await["parent"], "docs");
+    // Nothing else is live or in the trash: the intro's old name was renamed, the
+    // removed note came back from the trash, and `en`'s guide went with its file.
+    let (_, trash) = api.get(&format!("/api/trash?ws={ws}")).await;
+    assert_eq!(trash["items"], json!([]), "{trash}");
+    let live: usize = files.lines().count() + 4; // and the folders a, de, docs, en
+    let (_, tree) = api.get(&format!("/api/pages?ws={ws}")).await;
+    fn count(nodes: &Value) -> usize {
+        nodes.as_array().map_or(0, |a| a.iter().map(|n| 1 + count(&n["children"])).sum())
+    }
+    assert_eq!(count(&tree), live, "{tree:#}");
+    assert_fsck(&srv.ctx.workspace_dir(&ws));
+
+    // A second import finds every slug again and writes nothing.
+    let again = run(&srv, &ws, dir.path(), None, false).await;
+    assert!(again.pages.iter().all(|p| p.action == PageAction::Unchanged), "{:#?}", again.pages);
+    // And a new commit lands on the right page.
+    commit(dir.path(), ALICE, "2022-01-08T10:00:00Z", "English v4", &[("en/Canvas.md", Some("# Canvas\n\nv4\n"))]);
+    let third = run(&srv, &ws, dir.path(), None, false).await;
+    assert_eq!(changed(&third), [("canvas", PageAction::Updated, 1)], "{:#?}", third.pages);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn an_unreadable_file_is_reported_with_its_commit_and_the_import_goes_on() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("ann@x.io").await;
+    let ws = default_ws(&api).await;
+    let dir = tempfile::tempdir().unwrap();
+    git_init(dir.path());
+    write(dir.path(), "video.mp4", b"not read: never needed");
+    commit(
+        dir.path(),
+        ALICE,
+        "2022-02-01T10:00:00Z",
+        "Start",
+        &[("Home.md", Some("# Home\n\nHello.\n")), ("Lost.md", Some("# Lost\n\nThis blob goes missing.\n"))],
+    );
+    commit(dir.path(), ALICE, "2022-02-02T10:00:00Z", "More", &[("More.md", Some("# More\n"))]);
+    // As in a partial clone: blobs missing from the object store.
+    let missing = |path: &str| {
+        let id = git(&dir.path().join(".git"), &["rev-parse", &format!("HEAD:{path}")]);
+        let id = id.trim();
+        std::fs::remove_file(dir.path().join(".git/objects").join(&id[..2]).join(&id[2..])).unwrap();
+    };
+    missing("Lost.md");
+    missing("video.mp4");
+
+    let report = run(&srv, &ws, dir.path(), None, false).await;
+    assert_eq!(report.commits, 2);
+    // Named with the first commit that could not read it.
+    let reason = skipped_reason(&report, "Lost.md");
+    let first = git(&dir.path().join(".git"), &["rev-list", "--max-parents=0", "HEAD"]);
+    assert!(reason.starts_with(&format!("unreadable in commit {}", first.trim())), "{reason}");
+    assert!(skipped_reason(&report, "video.mp4").contains("neither markdown nor an image"));
+    assert_eq!(page(&api, &ws, "more").await["title"], "More");
+    assert_eq!(page(&api, &ws, "home").await["title"], "Home");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn no_history_imports_a_bare_repositorys_head() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("ann@x.io").await;
+    let ws = default_ws(&api).await;
+    let dir = tempfile::tempdir().unwrap();
+    wiki_history(dir.path());
+    let bare = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("git")
+        .args(["clone", "-q", "--bare", dir.path().to_str().unwrap(), bare.path().join("wiki.git").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let opts = Options {
+        path: bare.path().join("wiki.git"),
+        workspace: ws.clone(),
+        as_email: None,
+        dry_run: false,
+        history: false,
+    };
+    let report = import::import(&srv.ctx, &opts, &|_, _, _| {}).await.unwrap();
+    assert_eq!(report.kind, "tree");
+    assert_eq!(report.count(PageAction::Created), 4, "{:#?}", report.pages);
+    assert_eq!(history_of(&api, &ws, "handbook").await.len(), 1);
+    assert!(page(&api, &ws, "handbook").await["content"].as_str().unwrap().ends_with("And a section by Carol.\n"));
     srv.stop().await;
 }

@@ -724,7 +724,7 @@ async fn export_is_a_zip_of_the_live_tree() {
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
     let mut names: Vec<String> = (0..zip.len()).map(|i| zip.by_index(i).unwrap().name().unwrap().to_string()).collect();
     names.sort();
-    assert_eq!(names, ["home.md", "home/child.md", "home/child/日本.md"]);
+    assert_eq!(names, ["cairn.json", "home.md", "home/child.md", "home/child/日本.md"]);
     let mut read = |name: &str| {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut zip.by_name(name).unwrap(), &mut s).unwrap();
@@ -732,6 +732,17 @@ async fn export_is_a_zip_of_the_live_tree() {
     };
     assert_eq!(read("home.md"), home);
     assert_eq!(read("home/child/日本.md"), "# 日本\n");
+    // The manifest names each file's page and title.
+    let manifest: Value = serde_json::from_str(&read("cairn.json")).unwrap();
+    assert_eq!(manifest["format"], "cairn-export");
+    assert_eq!(
+        manifest["pages"],
+        json!([
+            {"path": "home.md", "slug": "home", "title": "Home"},
+            {"path": "home/child.md", "slug": "child", "title": "Child"},
+            {"path": "home/child/日本.md", "slug": "日本", "title": "日本"},
+        ])
+    );
     // An empty workspace exports an empty zip.
     api.post("/api/workspaces", json!({"name": "Empty"})).await;
     let r = api.client.get(format!("{}/api/workspaces/empty/export", srv.url)).send().await.unwrap();

@@ -207,21 +207,13 @@ async fn soak(a: &Args, backend: Backend, corpus: &Arc<Vec<Page>>, zipf: &Zipf) 
     let growth = if after_warmup > 0.0 { (end - after_warmup) / after_warmup * 100.0 } else { f64::NAN };
     let mut ops = serde_json::Map::new();
     let mut errors = 0;
-    eprintln!("{:<8} {:>8} {:>6} {:>9} {:>9} {:>9}", "op", "requests", "errors", "p50 ms", "p95 ms", "p99 ms");
+    print_header();
     for (op, _) in MIX {
         let parts = all.remove(op).unwrap_or_default();
         let mut st = Stats::merged(&parts.iter().collect::<Vec<_>>());
         st.wall_secs = wall;
         errors += st.errors;
-        eprintln!(
-            "{op:<8} {:>8} {:>6} {:>9.2} {:>9.2} {:>9.2}",
-            st.count,
-            st.errors,
-            st.pct(50.0),
-            st.pct(95.0),
-            st.pct(99.0)
-        );
-        load::print_errors(&st);
+        print_row(op, &st);
         ops.insert(op.to_owned(), stats_json(&st));
     }
     eprintln!(
@@ -265,18 +257,28 @@ async fn keyword_common_words(a: &Args, backend: Backend, pages: &[Page], zipf: 
         RunOpts { workers: 1, keep_bodies: false, deadline: None },
     )
     .await;
+    print_header();
+    print_row("search", &st);
+    let mut v = stats_json(&st);
+    v["pages"] = json!(pages.len());
+    Ok(v)
+}
+
+fn print_header() {
+    eprintln!("{:<8} {:>8} {:>6} {:>9} {:>9} {:>9}", "op", "requests", "errors", "p50 ms", "p95 ms", "p99 ms");
+}
+
+/// One line of the summary table, then the errors seen, if any.
+fn print_row(op: &str, st: &Stats) {
     eprintln!(
-        "{} queries, {} errors: p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",
+        "{op:<8} {:>8} {:>6} {:>9.2} {:>9.2} {:>9.2}",
         st.count,
         st.errors,
         st.pct(50.0),
         st.pct(95.0),
         st.pct(99.0)
     );
-    load::print_errors(&st);
-    let mut v = stats_json(&st);
-    v["pages"] = json!(pages.len());
-    Ok(v)
+    load::print_errors(st);
 }
 
 /// Sends one request and adds its outcome to `st`.

@@ -1,6 +1,9 @@
 //! Workspace export: a zip with one `.md` per live page, laid out like the page tree
 //! (`parent/child.md`), each byte-identical to the stored markdown, and every upload a
 //! page embeds as `uploads/<name>` (so `/uploads/<name>` links resolve inside the zip).
+//! Beside them, `cairn.json` ([`Manifest`]) names each file's page: its title, which the
+//! markdown alone may not carry (a title set by hand), so that `cairn import` of the zip
+//! gives every page back as it was.
 //!
 //! The zip is written on the blocking pool straight into a bounded channel that feeds the
 //! response body, so memory stays flat whatever the workspace's size: one page's content
@@ -21,6 +24,29 @@ use crate::error::Result;
 use crate::git;
 
 const CHUNK: usize = 64 * 1024;
+
+/// `cairn.json`, at the root of an export: what the files alone do not say.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct Manifest {
+    /// What wrote it: `cairn-export`.
+    pub format: String,
+    pub version: u32,
+    pub pages: Vec<ManifestPage>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ManifestPage {
+    /// The page's file in the zip.
+    pub path: String,
+    pub slug: String,
+    pub title: String,
+}
+
+impl Manifest {
+    /// Its name in the zip.
+    pub const FILE: &'static str = "cairn.json";
+    pub const FORMAT: &'static str = "cairn-export";
+}
 
 /// `io::Write` into a channel of chunks.
 struct ChannelWriter {
@@ -47,14 +73,17 @@ impl Write for ChannelWriter {
     }
 }
 
-/// (path in the zip, path in the repository) of every live page.
-async fn entries(ctx: &Ctx, access: &Access) -> Result<Vec<(String, String)>> {
+/// One live page's file: (path in the zip, path in the repository, its manifest entry).
+type Entry = (String, String, ManifestPage);
+
+/// Every live page's file, by path in the zip.
+async fn entries(ctx: &Ctx, access: &Access) -> Result<Vec<Entry>> {
     let mut conn = ctx.db.pool.acquire().await?;
     let rows = rows::live_tree(&mut conn, access.workspace_id()).await?;
     let by_id: HashMap<i64, (&str, Option<i64>)> =
         rows.iter().map(|(id, s, _, p, _)| (*id, (s.as_str(), *p))).collect();
     let mut out = Vec::with_capacity(rows.len());
-    for (_, slug, _, parent, _) in &rows {
+    for (_, slug, title, parent, _) in &rows {
         let mut parts = vec![slug.as_str()];
         let mut next = *parent;
         while let Some(id) = next {
@@ -66,9 +95,11 @@ async fn entries(ctx: &Ctx, access: &Access) -> Result<Vec<(String, String)>> {
             next = *p;
         }
         parts.reverse();
-        out.push((format!("{}.md", parts.join("/")), git::live_path(slug)));
+        let path = format!("{}.md", parts.join("/"));
+        let page = ManifestPage { path: path.clone(), slug: slug.clone(), title: title.clone() };
+        out.push((path, git::live_path(slug), page));
     }
-    out.sort();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
 }
 
@@ -89,8 +120,14 @@ pub async fn zip_stream(ctx: &Ctx, access: &Access) -> Result<impl Stream<Item =
             {
                 let tree = repo.find_commit(head)?.tree()?;
                 let mut embedded: Vec<String> = Vec::new();
-                for (name, path) in files {
+                let mut manifest = Manifest {
+                    format: Manifest::FORMAT.to_owned(),
+                    version: 1,
+                    pages: Vec::with_capacity(files.len()),
+                };
+                for (name, path, page) in files {
                     let Ok(entry) = tree.get_path(std::path::Path::new(&path)) else { continue };
+                    manifest.pages.push(page);
                     let blob = repo.find_blob(entry.id())?;
                     zip.start_file(name, options)?;
                     zip.write_all(blob.content())?;
@@ -100,6 +137,8 @@ pub async fn zip_stream(ctx: &Ctx, access: &Access) -> Result<impl Stream<Item =
                         }
                     }
                 }
+                zip.start_file(Manifest::FILE, options)?;
+                serde_json::to_writer_pretty(&mut zip, &manifest)?;
                 // Images are compressed already: stored as they are.
                 let stored = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
                 // Only this workspace's uploads, as its uploads table lists them: a name

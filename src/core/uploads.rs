@@ -188,9 +188,9 @@ impl Incoming {
         file.flush().await?;
         drop(file);
         if (content_type, ext) == SVG {
-            // Kept as sanitized, and named by what is kept.
+            // Kept in its kept form (sanitized), and named by what is kept.
             let raw = tokio::fs::read(&self.tmp).await?;
-            let clean = sanitized_svg(&raw).ok_or_else(Error::upload_type_refused)?;
+            let (clean, ..) = kept_form(&raw).ok_or_else(Error::upload_type_refused)?;
             tokio::fs::write(&self.tmp, &clean).await?;
             self.hasher = Sha256::new();
             self.hasher.update(&clean);

@@ -234,55 +234,61 @@ pub fn rewrite_links(markdown: &str, old: &str, new: &str) -> Option<String> {
     if old == new || !markdown.contains("[[") {
         return None;
     }
-    let (_, body) = split_front_matter(markdown);
-    let body = strip_bom(body);
-    let body_start = markdown.len() - body.len();
-    let mut out = String::with_capacity(markdown.len() + 64);
-    let mut copied = 0;
-    let mut tables = 0usize;
-    for (event, range) in Parser::new_ext(body, OPTIONS).into_offset_iter() {
-        let (has_pothole, dest_url, embed) = match event {
-            Event::Start(Tag::Table(_)) => {
-                tables += 1;
-                continue;
+    let edits: Vec<_> = link_spans(markdown)
+        .into_iter()
+        .filter(|l| match l.kind {
+            LinkKind::Wiki => resolve(&markdown[l.target.clone()]) == old,
+            LinkKind::WikiEmbed => {
+                let target = &markdown[l.target.clone()];
+                resolve(target) == old && !is_attachment(target)
             }
-            Event::End(TagEnd::Table) => {
-                tables = tables.saturating_sub(1);
-                continue;
-            }
-            Event::Start(Tag::Link { link_type: LinkType::WikiLink { has_pothole }, dest_url, .. }) => {
-                (has_pothole, dest_url, false)
-            }
-            Event::Start(Tag::Image { link_type: LinkType::WikiLink { has_pothole }, dest_url, .. }) => {
-                (has_pothole, dest_url, true)
-            }
-            _ => continue,
-        };
-        let Some(span) = target_span(body, range.clone(), &dest_url, has_pothole) else {
-            continue;
-        };
-        let target = &body[span.clone()];
-        if resolve(target) != old || (embed && is_attachment(target)) {
-            continue;
-        }
-        out.push_str(&markdown[copied..body_start + span.start]);
-        out.push_str(new);
-        copied = body_start + span.end;
-        // A title-like target loses its words to the slug: they become the label (not an
-        // embed's, which shows the page itself, titled).
-        let close = range.end.checked_sub(2).filter(|c| body.get(*c..range.end) == Some("]]"));
-        if let (false, false, false, Some(close)) = (embed, has_pothole, target == old, close) {
-            out.push_str(&markdown[copied..body_start + close]);
-            out.push_str(if tables > 0 { "\\|" } else { "|" });
-            out.push_str(&target.split_whitespace().collect::<Vec<_>>().join(" "));
-            copied = body_start + close;
-        }
-    }
-    if copied == 0 {
+            LinkKind::Inline | LinkKind::InlineImage => false,
+        })
+        .flat_map(|l| relink(markdown, &l, new))
+        .collect();
+    if edits.is_empty() {
         return None;
     }
-    out.push_str(&markdown[copied..]);
+    let out = apply_edits(markdown, edits);
     (out != markdown).then_some(out)
+}
+
+/// The edits that point wikilink `link` of `markdown` at the page `slug`, keeping the text
+/// readers saw: the target replaced (its whitespace, `#section`, `|` and label kept as
+/// written), and a link written as a title rather than a slug, which loses its words to
+/// the slug, labelled with them: `[[Old Title#sec]]` → `[[slug#sec|Old Title]]`. An embed shows the page
+/// itself, titled: it gets no label.
+pub fn relink(markdown: &str, link: &LinkSpan, slug: &str) -> Vec<(Range<usize>, String)> {
+    let target = &markdown[link.target.clone()];
+    let mut edits = vec![(link.target.clone(), slug.to_owned())];
+    if let (LinkKind::Wiki, Some(close)) = (link.kind, link.unlabelled_close)
+        && resolve(target) != target
+    {
+        let pipe = if link.in_table { "\\|" } else { "|" };
+        edits.push((close..close, format!("{pipe}{}", target.split_whitespace().collect::<Vec<_>>().join(" "))));
+    }
+    edits
+}
+
+/// `text` with each edit (a byte range and its replacement) applied, in order of where
+/// they start; an edit overlapping an earlier one is dropped.
+pub fn apply_edits(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
+    if edits.is_empty() {
+        return text.to_owned();
+    }
+    edits.sort_by_key(|(r, _)| r.start);
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut at = 0;
+    for (range, with) in edits {
+        if range.start < at {
+            continue;
+        }
+        out.push_str(&text[at..range.start]);
+        out.push_str(&with);
+        at = range.end;
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 /// Replaces the text of the page's first level-1 heading (the one [`Parsed::h1`] reads)
@@ -351,6 +357,11 @@ pub struct LinkSpan {
     pub whole: Range<usize>,
     /// A wikilink's target (before `#`, trimmed) or an inline link's destination as written.
     pub target: Range<usize>,
+    /// A wikilink without a label: where its closing `]]` starts, so that a label can be
+    /// added before it.
+    pub unlabelled_close: Option<usize>,
+    /// Inside a table, where an added label's pipe is written `\|`.
+    pub in_table: bool,
 }
 
 /// Every wikilink, embed, inline link and inline image outside code, in document order.
@@ -360,17 +371,33 @@ pub fn link_spans(markdown: &str) -> Vec<LinkSpan> {
     let body = strip_bom(body);
     let offset = markdown.len() - body.len();
     let mut out = Vec::new();
+    let mut tables = 0usize;
     for (event, range) in Parser::new_ext(body, OPTIONS).into_offset_iter() {
         let (image, link_type, dest) = match event {
+            Event::Start(Tag::Table(_)) => {
+                tables += 1;
+                continue;
+            }
+            Event::End(TagEnd::Table) => {
+                tables = tables.saturating_sub(1);
+                continue;
+            }
             Event::Start(Tag::Link { link_type, dest_url, .. }) => (false, link_type, dest_url),
             Event::Start(Tag::Image { link_type, dest_url, .. }) => (true, link_type, dest_url),
             _ => continue,
         };
+        let mut unlabelled_close = None;
         let (kind, span) = match link_type {
-            LinkType::WikiLink { has_pothole } => (
-                if image { LinkKind::WikiEmbed } else { LinkKind::Wiki },
-                target_span(body, range.clone(), &dest, has_pothole),
-            ),
+            LinkType::WikiLink { has_pothole } => {
+                if !has_pothole {
+                    let close = range.end.checked_sub(2).filter(|c| body.get(*c..range.end) == Some("]]"));
+                    unlabelled_close = close.map(|c| offset + c);
+                }
+                (
+                    if image { LinkKind::WikiEmbed } else { LinkKind::Wiki },
+                    target_span(body, range.clone(), &dest, has_pothole),
+                )
+            }
             LinkType::Inline => {
                 let start = (dest.as_ptr() as usize).checked_sub(body.as_ptr() as usize);
                 let span = start.filter(|s| range.start <= *s && s + dest.len() <= range.end && !dest.is_empty());
@@ -384,6 +411,8 @@ pub fn link_spans(markdown: &str) -> Vec<LinkSpan> {
                 kind,
                 whole: offset + range.start..offset + range.end,
                 target: offset + t.start..offset + t.end,
+                unlabelled_close,
+                in_table: tables > 0,
             });
         }
     }

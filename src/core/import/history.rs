@@ -3,14 +3,23 @@
 //! Cairn saves — one pass of the folder planner per source commit, and only what that
 //! commit changed is saved.
 //!
+//! A file is the same page from commit to commit by its path, and by git's rename
+//! detection (`git log --follow`'s similarity) across a rename; never by the slug it
+//! happens to get. A slug once given stays with its file ([`plan::Given`]): a note of the
+//! same name arriving later in a folder that sorts first gets `-2`, and takes nothing
+//! from the file that had the name first.
+//!
 //! For each source commit:
-//! 1. its tree is read like a folder ([`source::read_tree`]) and planned ([`plan::plan`]);
-//! 2. renames git finds in it (`git log --follow`'s similarity) rename the page, so its
-//!    history follows it;
+//! 1. its tree is read like a folder ([`source::TreeReader`], each blob read once for the
+//!    whole history) and planned ([`plan::plan`]) with the slugs the commit before gave;
+//! 2. renames git finds in it rename the page when the file's name changed (a file moved
+//!    to another folder keeps its slug), so its history follows it;
 //! 3. images new to it become uploads; pages whose planned content, title or parent
 //!    differ from the previous commit's plan are saved (`run::pages`: created, updated,
-//!    moved);
+//!    moved), a page this import trashed coming back first restored;
 //! 4. pages its tree no longer has go to the trash (their history stays there).
+//!
+//! A save's revision message is the source commit's subject.
 //!
 //! Every save of a source commit runs inside its [`Origin`]: the commit Cairn writes
 //! keeps the source's author and date (the importer is the committer) and names the
@@ -19,18 +28,22 @@
 //!
 //! A second import reads those trailers back, starts again at the last source commit it
 //! finds (so one cut short is completed) and replays only what follows; pages already as
-//! the source has them get no new revision. As with a folder, the source wins: a page
+//! the source has them get no new revision. The slugs the commits before it gave are found
+//! again by deciding them once more, commit by commit, from the trees alone (the rule
+//! depends on the source only), without planning any content. As with a folder, the source wins: a page
 //! edited in Cairn since is overwritten when the source changes it again.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use git2::{Oid, Repository};
 
-use super::plan::{self, Plan, PlannedPage};
+use super::plan::{self, Given, Plan, PlannedPage, PlannedUpload};
 use super::report::{FollowedRename, PageAction, PageEntry, Report};
-use super::{Progress, run, source};
+use super::source::{self, TreeReader};
+use super::{Progress, run};
 use crate::core::Ctx;
 use crate::core::pages::{self, origin::Origin};
 use crate::core::users::User;
@@ -111,10 +124,77 @@ fn renames(repo: &Repository, step: &Step) -> anyhow::Result<Vec<(String, String
         .collect())
 }
 
-/// The plan of one source commit's tree.
-fn plan_at(repo: &Repository, commit: Oid, max_image: u64, existing: &HashSet<String>) -> anyhow::Result<Plan> {
-    let tree = repo.find_commit(commit)?.tree()?;
-    Ok(plan::plan(source::read_tree(repo, &tree, max_image)?, existing))
+/// The slugs the history gave so far: each file's of the last commit (`live`), and those
+/// of files removed since whose pages this import trashed (`gone`).
+#[derive(Debug, Default, Clone)]
+struct Slugs {
+    live: HashMap<String, String>,
+    gone: HashMap<String, String>,
+}
+
+impl Slugs {
+    /// After a commit gave `next` (file → slug): files no longer there are gone, unless
+    /// renamed (their page went with the rename).
+    fn advance(&mut self, next: HashMap<String, String>, renames: &[(String, String)]) {
+        let renamed: HashSet<&str> = renames.iter().map(|(from, _)| from.as_str()).collect();
+        let live_slugs: HashSet<&String> = next.values().collect();
+        for (key, slug) in self.live.drain() {
+            if !next.contains_key(&key) && !renamed.contains(key.as_str()) && !live_slugs.contains(&slug) {
+                self.gone.insert(key, slug);
+            }
+        }
+        self.gone.retain(|k, s| !next.contains_key(k) && !live_slugs.contains(s));
+        self.live = next;
+    }
+}
+
+/// What one source commit is, read and planned on a blocking thread.
+struct Planned {
+    plan: Plan,
+    renames: Vec<(String, String)>,
+    /// The images new to this commit, with their bytes read (or why they could not be).
+    new_uploads: Vec<PlannedUpload>,
+}
+
+type Reader = Arc<Mutex<TreeReader>>;
+
+/// Reads and plans `step` given the slugs so far; with `known_uploads`, reads the bytes of
+/// the images that are not among them.
+fn plan_step(
+    reader: &mut TreeReader,
+    step: &Step,
+    slugs: &Slugs,
+    existing: &HashSet<String>,
+    known_uploads: Option<&HashSet<String>>,
+) -> anyhow::Result<Planned> {
+    let renames = renames(reader.repo(), step)?;
+    let given = Given::next(&slugs.live, &slugs.gone, &renames);
+    let source = reader.read(step.commit)?;
+    let plan = plan::plan(&source, &given, existing, &mut |image| reader.name(image));
+    let Some(known_uploads) = known_uploads else { return Ok(Planned { plan, renames, new_uploads: vec![] }) };
+    let new_uploads =
+        plan.uploads.iter().filter(|u| !known_uploads.contains(&u.name)).map(|u| reader.loaded(u)).collect();
+    Ok(Planned { plan, renames, new_uploads })
+}
+
+/// The slugs the commits in `steps` gave, decided again from their trees alone.
+fn slugs_through(reader: &mut TreeReader, steps: &[Step]) -> anyhow::Result<Slugs> {
+    let mut slugs = Slugs::default();
+    for step in steps {
+        let renames = renames(reader.repo(), step)?;
+        let given = Given::next(&slugs.live, &slugs.gone, &renames);
+        let next = plan::slugs(&reader.read(step.commit)?, &given);
+        slugs.advance(next, &renames);
+    }
+    Ok(slugs)
+}
+
+async fn blocking<T: Send + 'static>(
+    reader: &Reader,
+    f: impl FnOnce(&mut TreeReader) -> anyhow::Result<T> + Send + 'static,
+) -> anyhow::Result<T> {
+    let reader = reader.clone();
+    tokio::task::spawn_blocking(move || f(&mut reader.lock().expect("the reader is not poisoned"))).await?
 }
 
 /// The source commit a previous import of this workspace got to: the newest
@@ -153,58 +233,70 @@ pub async fn replay(
 ) -> anyhow::Result<()> {
     let max_image = ctx.config.upload_max_bytes;
     let repo_path = path.to_owned();
-    let all = tokio::task::spawn_blocking(move || steps(&Repository::open(&repo_path)?)).await??;
-    let start = resume_point(ctx, access, &all).await?.unwrap_or(0);
-    let todo = all[start..].to_vec();
-    let before = match todo.first().and_then(|s| s.parent) {
-        Some(parent) if start > 0 => {
-            let (p, existing) = (path.to_owned(), existing.clone());
-            tokio::task::spawn_blocking(move || plan_at(&Repository::open(&p)?, parent, max_image, &existing)).await??
-        }
-        _ => Plan::default(),
+    let reader: Reader =
+        Arc::new(Mutex::new(tokio::task::spawn_blocking(move || TreeReader::open(&repo_path, max_image)).await??));
+    let all = Arc::new(blocking(&reader, |r| steps(r.repo())).await?);
+    let existing = Arc::new(existing);
+    let start = if report.dry_run { all.len() } else { resume_point(ctx, access, &all).await?.unwrap_or(0) };
+    // Where the commits before `start` left the slugs, and the last one's plan (what the
+    // workspace holds already).
+    let (mut slugs, mut prev) = if start == 0 {
+        (Slugs::default(), Plan::default())
+    } else {
+        let (all, existing) = (all.clone(), existing.clone());
+        blocking(&reader, move |r| {
+            let mut slugs = slugs_through(r, &all[..start - 1])?;
+            let planned = plan_step(r, &all[start - 1], &slugs, &existing, None)?;
+            slugs.advance(planned.plan.given.clone(), &planned.renames);
+            Ok((slugs, planned.plan))
+        })
+        .await?
     };
+    if report.dry_run {
+        // What the workspace would hold: the last commit's plan against it, written nowhere.
+        let done = run::pages(ctx, access, importer, &prev.pages, true, progress).await;
+        report.commits = all.len();
+        let known = crate::core::uploads::names(ctx, access).await?;
+        run::uploads(ctx, access, &prev.uploads, &known, true, report, progress).await;
+        finish(report, done.into_iter().map(|e| (e.slug.clone(), e)).collect(), prev);
+        return Ok(());
+    }
+    let mut known_uploads: HashSet<String> = crate::core::uploads::names(ctx, access).await?;
     let mut entries: BTreeMap<String, PageEntry> = BTreeMap::new();
     let mut authors = Authors::new(importer, access);
-    let mut prev = before;
-    let total = todo.len();
+    let total = all.len() - start;
     // Revisions are listed by time: a source commit dated before the one it follows (a
     // rebase, a wrong clock) takes its predecessor's time, so history keeps its order.
     let mut not_before = DateTime::<Utc>::MIN_UTC;
-    for (n, mut step) in todo.into_iter().enumerate() {
+    for n in start..all.len() {
+        let mut step = all[n].clone();
         step.time = step.time.max(not_before);
         not_before = step.time;
-        let (p, existing, s) = (path.to_owned(), existing.clone(), step.clone());
-        let (next, moved) = tokio::task::spawn_blocking(move || -> anyhow::Result<(Plan, Vec<(String, String)>)> {
-            let repo = Repository::open(&p)?;
-            Ok((plan_at(&repo, s.commit, max_image, &existing)?, renames(&repo, &s)?))
-        })
-        .await??;
-        if !report.dry_run {
-            let (user, at) = authors.of(ctx, &step).await;
-            step.origin().scope(apply(ctx, &at, &user, &step, &prev, &next, &moved, &mut entries, report)).await;
-        }
-        report.commits += 1;
-        prev = next;
-        progress("commits", n + 1, total);
-    }
-    if report.dry_run {
-        // What the workspace would hold: the last commit's plan against it, written nowhere.
-        let last = match all.last() {
-            Some(s) => {
-                let (p, existing, c) = (path.to_owned(), existing.clone(), s.commit);
-                tokio::task::spawn_blocking(move || plan_at(&Repository::open(&p)?, c, max_image, &existing)).await??
-            }
-            None => Plan::default(),
+        let planned = {
+            let (s, slugs, existing, known) = (step.clone(), slugs.clone(), existing.clone(), known_uploads.clone());
+            blocking(&reader, move |r| plan_step(r, &s, &slugs, &existing, Some(&known))).await?
         };
-        let done = run::pages(ctx, access, importer, &last.pages, true, progress).await;
-        entries.extend(done.into_iter().map(|e| (e.slug.clone(), e)));
-        prev = last;
+        let (user, at) = authors.of(ctx, &step).await;
+        let commit =
+            Commit { step: &step, prev: &prev, next: &planned.plan, moved: &planned.renames, gone: &slugs.gone };
+        step.origin().scope(apply(ctx, &at, &user, &commit, &planned.new_uploads, &mut entries, report)).await;
+        known_uploads.extend(planned.new_uploads.iter().map(|u| u.name.clone()));
+        slugs.advance(planned.plan.given.clone(), &planned.renames);
+        report.commits += 1;
+        prev = planned.plan;
+        progress("commits", n - start + 1, total);
     }
-    report.renamed = prev.renamed;
-    report.skipped = prev.skipped;
-    report.broken_links = prev.broken_links;
-    report.pages = entries.into_values().collect();
+    finish(report, entries, prev);
     Ok(())
+}
+
+/// The report's pages, and what the last commit's plan says of the source.
+fn finish(report: &mut Report, entries: BTreeMap<String, PageEntry>, last: Plan) {
+    report.renamed = last.renamed;
+    report.skipped.extend(last.skipped);
+    report.skipped.sort_by(|a, b| a.source.cmp(&b.source));
+    report.broken_links = last.broken_links;
+    report.pages = entries.into_values().collect();
 }
 
 /// Who saves a source commit: the member of the workspace with the author's email, else
@@ -229,24 +321,33 @@ impl Authors {
     }
 }
 
-/// Applies one source commit: renames, new images, changed pages, removed pages.
-#[allow(clippy::too_many_arguments)]
+/// One source commit against the one before.
+struct Commit<'a> {
+    step: &'a Step,
+    prev: &'a Plan,
+    next: &'a Plan,
+    /// Its renames (old path, new path).
+    moved: &'a [(String, String)],
+    /// Files removed earlier whose pages this import trashed (file → slug).
+    gone: &'a HashMap<String, String>,
+}
+
+/// Applies one source commit: renames, new images, pages back from the trash, changed
+/// pages, removed pages.
 async fn apply(
     ctx: &Ctx,
     access: &Access,
     user: &User,
-    step: &Step,
-    prev: &Plan,
-    next: &Plan,
-    moved: &[(String, String)],
+    c: &Commit<'_>,
+    new_uploads: &[PlannedUpload],
     entries: &mut BTreeMap<String, PageEntry>,
     report: &mut Report,
 ) {
     let slug_in = |plan: &Plan, source: &str| plan.pages.iter().find(|p| p.source == source).map(|p| p.slug.clone());
     let mut renamed_from: HashSet<String> = HashSet::new();
-    for (from, to) in moved {
-        let (Some(old), Some(new)) = (slug_in(prev, from), slug_in(next, to)) else { continue };
-        if old == new || prev.pages.iter().any(|p| p.slug == new) {
+    for (from, to) in c.moved {
+        let (Some(old), Some(new)) = (slug_in(c.prev, from), slug_in(c.next, to)) else { continue };
+        if old == new {
             continue;
         }
         match pages::rename(ctx, access, user, &old, &new, None).await {
@@ -259,29 +360,39 @@ async fn apply(
                     entry.action = PageAction::Updated;
                 }
                 entries.insert(new.clone(), entry);
-                report.followed_renames.push(FollowedRename { commit: step.commit.to_string(), from: old, to: new });
+                report.followed_renames.push(FollowedRename { commit: c.step.commit.to_string(), from: old, to: new });
             }
             // Already renamed by an earlier run that stopped in this commit.
-            Err(e) if e.code == "page_not_found" => {}
+            Err(e) if e.code == "page_not_found" => {
+                renamed_from.insert(old);
+            }
             Err(e) => tracing::warn!(from = %old, to = %new, error = %e, "import: a rename was not followed"),
         }
     }
 
-    let known_uploads: HashSet<&str> = prev.uploads.iter().map(|u| u.name.as_str()).collect();
-    let new_uploads = Plan {
-        uploads: next.uploads.iter().filter(|u| !known_uploads.contains(u.name.as_str())).cloned().collect(),
-        ..Plan::default()
-    };
-    run::uploads(ctx, access, &new_uploads, false, report, &|_, _, _| {}).await;
+    run::uploads(ctx, access, new_uploads, &HashSet::new(), false, report, &|_, _, _| {}).await;
 
-    let before: HashMap<&str, &PlannedPage> = prev.pages.iter().map(|p| (p.slug.as_str(), p)).collect();
-    let changed: Vec<PlannedPage> = next
+    // A file this import removed earlier is back: its page comes back from the trash.
+    let back: HashSet<&String> = c.gone.values().collect();
+    for p in c.next.pages.iter().filter(|p| back.contains(&p.slug)) {
+        match pages::restore_from_trash(ctx, access, user, &p.slug).await {
+            Ok(_) => entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug)).revisions += 1,
+            Err(e) if e.code == "trash_entry_not_found" => {}
+            Err(e) => tracing::warn!(slug = %p.slug, error = %e, "import: a page was not restored from the trash"),
+        }
+    }
+
+    let before: HashMap<&str, &PlannedPage> = c.prev.pages.iter().map(|p| (p.slug.as_str(), p)).collect();
+    let changed: Vec<PlannedPage> = c
+        .next
         .pages
         .iter()
         .filter(|p| {
-            before
-                .get(p.slug.as_str())
-                .is_none_or(|b| b.content != p.content || b.title != p.title || b.parent != p.parent)
+            before.get(p.slug.as_str()).is_none_or(|b| {
+                !Arc::ptr_eq(&b.content, &p.content) && b.content != p.content
+                    || b.title != p.title
+                    || b.parent != p.parent
+            })
         })
         .cloned()
         .collect();
@@ -289,9 +400,9 @@ async fn apply(
         merge(entries, done);
     }
 
-    let kept: HashSet<&str> = next.pages.iter().map(|p| p.slug.as_str()).collect();
+    let kept: HashSet<&str> = c.next.pages.iter().map(|p| p.slug.as_str()).collect();
     let mut gone: Vec<&PlannedPage> =
-        prev.pages.iter().filter(|p| !kept.contains(p.slug.as_str()) && !renamed_from.contains(&p.slug)).collect();
+        c.prev.pages.iter().filter(|p| !kept.contains(p.slug.as_str()) && !renamed_from.contains(&p.slug)).collect();
     gone.sort_by_key(|p| std::cmp::Reverse(p.depth));
     for p in gone {
         match pages::delete(ctx, access, user, &p.slug, true).await {
@@ -307,7 +418,7 @@ async fn apply(
             Err(e) => {
                 let entry = entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug));
                 entry.action = PageAction::Failed;
-                entry.error = Some(format!("removed in {}, but not trashed: {e}", step.commit));
+                entry.error = Some(format!("removed in {}, but not trashed: {e}", c.step.commit));
             }
         }
     }

@@ -63,9 +63,14 @@ pub async fn import(ctx: &Ctx, opts: &Options, progress: Progress<'_>) -> anyhow
     let started = Instant::now();
     let (user, access) = importer(ctx, &opts.workspace, opts.as_email.as_deref()).await?;
     let path = opts.path.clone();
-    let git = opts.history && path.is_dir() && history::is_repository(&path);
+    let repository = path.is_dir() && history::is_repository(&path);
+    let git = opts.history && repository;
+    // A bare repository has no files but its commits': without its history, its head's.
+    let bare_head = !opts.history && repository && git2::Repository::open_bare(&path).is_ok();
     let kind = if git {
         "git"
+    } else if bare_head {
+        "tree"
     } else if path.is_dir() {
         "folder"
     } else {
@@ -88,13 +93,28 @@ pub async fn import(ctx: &Ctx, opts: &Options, progress: Progress<'_>) -> anyhow
     } else {
         let max_image = ctx.config.upload_max_bytes;
         progress("reading", 0, 1);
-        let source = tokio::task::spawn_blocking(move || source::read(&path, max_image)).await??;
+        let plan = tokio::task::spawn_blocking(move || -> anyhow::Result<plan::Plan> {
+            let given = plan::Given::default();
+            if bare_head {
+                let mut reader = source::TreeReader::open(&path, max_image)?;
+                let source = reader.read(reader.head()?)?;
+                let mut plan = plan::plan(&source, &given, &existing, &mut |image| reader.name(image));
+                plan.uploads = plan.uploads.iter().map(|u| reader.loaded(u)).collect();
+                return Ok(plan);
+            }
+            let source = source::read(&path, max_image)?;
+            Ok(plan::plan(&source, &given, &existing, &mut |image| match image {
+                source::Image::Bytes(bytes) => plan::upload_name(bytes),
+                source::Image::Blob(_) => Err("a repository's file, outside the repository".to_owned()),
+            }))
+        })
+        .await??;
         progress("reading", 1, 1);
-        let plan = tokio::task::spawn_blocking(move || plan::plan(source, &existing)).await?;
         report.renamed = plan.renamed.clone();
         report.skipped = plan.skipped.clone();
         report.broken_links = plan.broken_links.clone();
-        run::uploads(ctx, &access, &plan, opts.dry_run, &mut report, progress).await;
+        let known = crate::core::uploads::names(ctx, &access).await?;
+        run::uploads(ctx, &access, &plan.uploads, &known, opts.dry_run, &mut report, progress).await;
         report.pages = run::pages(ctx, &access, &user, &plan.pages, opts.dry_run, progress).await;
     }
     report.seconds = started.elapsed().as_secs_f64();

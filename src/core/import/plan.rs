@@ -1,14 +1,18 @@
-//! Deciding, from a [`Source`] alone, what the workspace should hold: one page per note,
-//! a page per folder (its folder note's, or an empty one), slugs, the tree, the links and
-//! image references rewritten, the uploads. Pure and deterministic: the same source gives
-//! the same plan, which is what makes a second import change nothing.
+//! Deciding, from a [`Source`] (and the slugs earlier commits of a git source gave), what
+//! the workspace should hold: one page per note, a page per folder (its folder note's, or
+//! an empty one), slugs, the tree, the links and image references rewritten, the uploads.
+//! Deterministic: the same source gives the same plan, which is what makes a second import
+//! change nothing.
 //!
 //! # Rules (docs/import.md explains them to users)
 //!
 //! - A note's slug is its file name without the extension when that is a valid slug, else
 //!   `Slug::derive` of it (`Getting Started.md` → `getting-started`); nothing left → `untitled`.
-//!   Slugs are given in (depth, path) order, so a top-level note keeps its name; a later
-//!   one that collides gets `-2`, `-3`… and is reported as renamed.
+//!   Slugs are given in (depth, path) order, notes before folders that have none, so a
+//!   top-level note keeps its name; a later one that collides gets `-2`, `-3`… and is
+//!   reported as renamed. A slug once given stays with its file ([`Given`]): in a git
+//!   source's history a file is the same page from commit to commit by its path (and
+//!   git's rename detection), whatever arrives beside it later.
 //! - A folder is a page. Its note is, in this order: the note beside it with its name
 //!   (`a/b.md` for `a/b/`, as Cairn's export writes it), the note inside it with its name
 //!   (`a/b/b.md`), `a/b/index.md`, `a/b/README.md`. Without one, the folder's page is empty.
@@ -17,18 +21,23 @@
 //!   (the shortest path wins). Found, it is rewritten to the page's slug — only when the
 //!   target as written would not already lead there, so text that needs no change keeps
 //!   every byte. Not found and naming no page, it is reported broken and left as written.
+//!   A rewritten link keeps the text readers saw, as a rename's does
+//!   ([`markdown::relink`]): `[[Import notes]]` → `[[import-notes-2|Import notes]]`.
 //! - `[text](other.md)` to a note becomes `[[slug|text]]` (a link Cairn counts).
-//! - `![[image.png]]` becomes `![image.png](/uploads/<name>)`; `![alt](img/x.png)` keeps its
-//!   form with the destination rewritten. `<name>` is the upload's own (SHA-256 of the
-//!   bytes + the sniffed type's extension), so it is known before anything is written.
+//! - `![[image.png]]` becomes `![image.png](/uploads/<name>)` (`![[x.png|300]]` →
+//!   `![x.png|300](…)`, the size kept; `![[x.png|a caption]]` → `![a caption](…)`);
+//!   `![alt](img/x.png)` keeps its form with the destination rewritten; `[[shot.png|see]]`
+//!   becomes `[see](/uploads/<name>)`. `<name>` is the upload's own (SHA-256 of the bytes
+//!   + the sniffed type's extension), so it is known before anything is written.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
 use super::report::{BrokenLink, Renamed, Skipped};
-use super::source::{self, Source};
+use super::source::{self, Image, Source};
 use crate::core::pages::{MAX_CONTENT_BYTES, MAX_TITLE_CHARS};
 use crate::core::uploads;
 use crate::ids::{SLUG_MAX_LEN, Slug};
@@ -42,7 +51,7 @@ pub struct PlannedPage {
     pub slug: String,
     /// The title to ask for: the note's name, when its content names no title itself.
     pub title: Option<String>,
-    pub content: String,
+    pub content: Arc<str>,
     pub parent: Option<String>,
     /// Folders above it: pages are saved level by level, parents first.
     pub depth: usize,
@@ -53,12 +62,49 @@ pub struct PlannedPage {
 pub struct PlannedUpload {
     pub source: String,
     pub name: String,
-    pub bytes: Vec<u8>,
+    pub image: Image,
+}
+
+/// The slugs already given to a source's files, by file: a note's path, or `folder/` for
+/// a folder's page. What the last commit of a git source gave, carried to the next.
+#[derive(Debug, Clone, Default)]
+pub struct Given {
+    /// File → its slug, kept by the file.
+    pub kept: HashMap<String, String>,
+    /// Slugs a new file must not take: held by files of the previous commit, or by pages
+    /// this import moved to the trash.
+    pub reserved: HashSet<String>,
+}
+
+impl Given {
+    /// What a commit of a git source starts from: the slugs the commit before gave to its
+    /// files (`live`), those of files removed earlier whose pages this import moved to the
+    /// trash (`gone`: a file that comes back gets its page back), and that commit's
+    /// renames (from, to). A file moved to another folder under the same name keeps its
+    /// slug (its page moves); one renamed gets the slug of its new name (its page is
+    /// renamed), never one another file holds.
+    pub fn next(live: &HashMap<String, String>, gone: &HashMap<String, String>, renames: &[(String, String)]) -> Given {
+        let mut kept: HashMap<String, String> =
+            gone.iter().filter(|(k, _)| !live.contains_key(*k)).map(|(k, s)| (k.clone(), s.clone())).collect();
+        kept.extend(live.iter().map(|(k, s)| (k.clone(), s.clone())));
+        let reserved = kept.values().cloned().collect();
+        for (from, to) in renames {
+            let same_name = base_slug(without_md(file_name(from))) == base_slug(without_md(file_name(to)));
+            if let Some(slug) = kept.remove(from)
+                && same_name
+            {
+                kept.insert(to.clone(), slug);
+            }
+        }
+        Given { kept, reserved }
+    }
 }
 
 #[derive(Debug, Default)]
 pub struct Plan {
     pub pages: Vec<PlannedPage>,
+    /// File → slug, for the next commit's [`Given`].
+    pub given: HashMap<String, String>,
     pub uploads: Vec<PlannedUpload>,
     pub renamed: Vec<Renamed>,
     pub skipped: Vec<Skipped>,
@@ -77,6 +123,16 @@ struct Node {
     /// This node is a folder: its path.
     folder: Option<String>,
     slug: String,
+}
+
+impl Node {
+    /// What the node is by, from commit to commit: its folder (`folder/`), else its note.
+    fn key(&self) -> String {
+        match &self.folder {
+            Some(f) => format!("{f}/"),
+            None => self.source.clone(),
+        }
+    }
 }
 
 fn parent_dir(path: &str) -> Option<&str> {
@@ -166,7 +222,7 @@ struct Index<'a> {
 }
 
 impl<'a> Index<'a> {
-    fn new(nodes: &'a [Node], images: &BTreeMap<String, Result<Vec<u8>, String>>) -> Self {
+    fn new(nodes: &'a [Node], images: &BTreeMap<String, Result<Image, String>>) -> Self {
         let mut by_path = HashMap::new();
         let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, n) in nodes.iter().enumerate() {
@@ -233,47 +289,43 @@ impl<'a> Index<'a> {
 
 /// The upload name an image will get, computed from the bytes it is kept as (an SVG's,
 /// sanitized).
-fn upload_name(bytes: &[u8]) -> Result<String, String> {
+pub fn upload_name(bytes: &[u8]) -> Result<String, String> {
     let (kept, _, ext) =
         uploads::kept_form(bytes).ok_or("not an accepted image type (PNG, JPEG, GIF, WebP, AVIF or SVG)")?;
     Ok(format!("{}.{ext}", hex::encode(Sha256::digest(&kept))))
 }
 
-/// Plans the import of `source`. `existing` holds the workspace's live slugs, so a link
-/// to a page already there is not reported broken.
-pub fn plan(source: Source, existing: &HashSet<String>) -> Plan {
-    let Source { notes, images, others, skipped } = source;
-    let mut plan = Plan { skipped, ..Plan::default() };
+/// Names an image: the upload it will be kept as, or why it will not be.
+pub type Namer<'a> = &'a mut dyn FnMut(&Image) -> Result<String, String>;
 
-    // Folders holding notes, and the note each folder takes as its own.
+/// The folders holding notes, and the note each folder takes as its own.
+fn folders(notes: &BTreeMap<String, source::Note>) -> (Vec<String>, HashMap<String, String>) {
     let mut folders: Vec<String> = Vec::new();
-    {
-        let mut seen = HashSet::new();
-        for path in notes.keys() {
-            let mut dir = parent_dir(path);
-            while let Some(d) = dir {
-                if !seen.insert(d.to_owned()) {
-                    break;
-                }
-                folders.push(d.to_owned());
-                dir = parent_dir(d);
+    let mut seen = HashSet::new();
+    for path in notes.keys() {
+        let mut dir = parent_dir(path);
+        while let Some(d) = dir {
+            if !seen.insert(d) {
+                break;
             }
+            folders.push(d.to_owned());
+            dir = parent_dir(d);
         }
-        folders.sort();
     }
+    folders.sort();
     let note_by_lower: HashMap<String, &String> = notes.keys().map(|p| (without_md(p).to_lowercase(), p)).collect();
-    let mut folder_note: HashMap<&str, String> = HashMap::new();
-    let mut claimed: HashSet<String> = HashSet::new();
+    let mut folder_note: HashMap<String, String> = HashMap::new();
+    let mut claimed: HashSet<&String> = HashSet::new();
     // Beside it first (Cairn's export), then inside it.
     for f in &folders {
         if let Some(note) = note_by_lower.get(&f.to_lowercase())
-            && claimed.insert((*note).clone())
+            && claimed.insert(*note)
         {
-            folder_note.insert(f, (*note).clone());
+            folder_note.insert(f.clone(), (*note).clone());
         }
     }
     for f in &folders {
-        if folder_note.contains_key(f.as_str()) {
+        if folder_note.contains_key(f) {
             continue;
         }
         let name = file_name(f).to_lowercase();
@@ -282,16 +334,27 @@ pub fn plan(source: Source, existing: &HashSet<String>) -> Plan {
             if let Some(note) = note_by_lower.get(&format!("{lower}/{candidate}"))
                 && !claimed.contains(*note)
             {
-                claimed.insert((*note).clone());
-                folder_note.insert(f, (*note).clone());
+                claimed.insert(*note);
+                folder_note.insert(f.clone(), (*note).clone());
                 break;
             }
         }
     }
+    (folders, folder_note)
+}
 
-    let mut nodes: Vec<Node> = Vec::new();
+fn depth(n: &Node) -> usize {
+    n.parent_folder.as_deref().map_or(0, |p| p.split('/').count())
+}
+
+/// The pages-to-be of `notes`, in (depth, path) order, each with its slug: the one it
+/// was given, else the first free one. Collisions are reported in `renamed`.
+fn nodes(notes: &BTreeMap<String, source::Note>, given: &Given, renamed: &mut Vec<Renamed>) -> Vec<Node> {
+    let (folders, folder_note) = folders(notes);
+    let claimed: HashSet<&String> = folder_note.values().collect();
+    let mut nodes: Vec<Node> = Vec::with_capacity(folders.len() + notes.len());
     for f in &folders {
-        let note = folder_note.get(f.as_str()).cloned();
+        let note = folder_note.get(f).cloned();
         nodes.push(Node {
             source: note.clone().unwrap_or_else(|| format!("{f}/")),
             name: file_name(f).to_owned(),
@@ -301,7 +364,7 @@ pub fn plan(source: Source, existing: &HashSet<String>) -> Plan {
             slug: String::new(),
         });
     }
-    for path in notes.keys().filter(|p| !claimed.contains(*p)) {
+    for path in notes.keys().filter(|p| !claimed.contains(p)) {
         nodes.push(Node {
             source: path.clone(),
             name: without_md(file_name(path)).to_owned(),
@@ -311,30 +374,74 @@ pub fn plan(source: Source, existing: &HashSet<String>) -> Plan {
             slug: String::new(),
         });
     }
-    let depth = |n: &Node| n.parent_folder.as_deref().map_or(0, |p| p.split('/').count());
     nodes.sort_by(|a, b| depth(a).cmp(&depth(b)).then_with(|| a.source.cmp(&b.source)));
 
-    let mut taken = HashSet::new();
-    for n in &mut nodes {
-        let wanted = base_slug(&n.name);
-        n.slug = free_slug(&wanted, &taken);
-        taken.insert(n.slug.clone());
-        if n.slug != wanted {
-            plan.renamed.push(Renamed { source: n.source.clone(), wanted, slug: n.slug.clone() });
+    // Slugs kept by their files first; then the others, notes before folders without one
+    // (whose page is only a place in the tree), each in (depth, path) order.
+    let mut taken: HashSet<String> = given.reserved.clone();
+    let mut held: HashSet<&str> = HashSet::new();
+    for n in nodes.iter_mut() {
+        if let Some(slug) = given.kept.get(&n.key())
+            && held.insert(slug.as_str())
+        {
+            n.slug = slug.clone();
+            taken.insert(slug.clone());
         }
     }
+    let mut order: Vec<usize> = (0..nodes.len()).filter(|i| nodes[*i].slug.is_empty()).collect();
+    order.sort_by_key(|i| nodes[*i].note.is_none());
+    for i in order {
+        let n = &mut nodes[i];
+        n.slug = free_slug(&base_slug(&n.name), &taken);
+        taken.insert(n.slug.clone());
+    }
+    for n in &nodes {
+        let wanted = base_slug(&n.name);
+        if n.slug != wanted {
+            renamed.push(Renamed { source: n.source.clone(), wanted, slug: n.slug.clone() });
+        }
+    }
+    nodes
+}
+
+/// The slug of every file of `source` (see [`Plan::given`]), without planning its pages:
+/// how a second import of a git source finds the slugs its first one gave.
+pub fn slugs(source: &Source, given: &Given) -> HashMap<String, String> {
+    nodes(&source.notes, given, &mut Vec::new()).iter().map(|n| (n.key(), n.slug.clone())).collect()
+}
+
+/// `[[x.png|300]]`'s size or label: the text after the first `|`, if any.
+fn wiki_label<'t>(text: &'t str, whole: &Range<usize>) -> Option<&'t str> {
+    let inner = text.get(whole.start..whole.end)?.trim_start_matches('!').strip_prefix("[[")?.strip_suffix("]]")?;
+    inner.split_once('|').map(|(_, label)| label.trim())
+}
+
+/// A size an image embed may carry: `600` or `600x400`.
+fn is_size(label: &str) -> bool {
+    let mut parts = label.splitn(2, 'x');
+    parts.all(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Plans the import of `source`. `given` holds the slugs earlier commits gave (empty for
+/// a folder or a zip); `existing` the workspace's live slugs, so a link to a page already
+/// there is not reported broken; `name` names the images notes reference.
+pub fn plan(source: &Source, given: &Given, existing: &HashSet<String>, name: Namer<'_>) -> Plan {
+    let Source { notes, images, others, skipped, .. } = source;
+    let mut plan = Plan { skipped: skipped.clone(), ..Plan::default() };
+    let nodes = nodes(notes, given, &mut plan.renamed);
+    plan.given = nodes.iter().map(|n| (n.key(), n.slug.clone())).collect();
     let folder_slug: HashMap<&str, &str> =
         nodes.iter().filter_map(|n| Some((n.folder.as_deref()?, n.slug.as_str()))).collect();
 
-    let index = Index::new(&nodes, &images);
+    let index = Index::new(&nodes, images);
     let mut upload_of: BTreeMap<String, Result<String, String>> = BTreeMap::new();
     let mut upload = |path: &str, plan: &mut Plan| -> Result<String, String> {
         if let Some(done) = upload_of.get(path) {
             return done.clone();
         }
         let result = match images.get(path) {
-            Some(Ok(bytes)) => upload_name(bytes).inspect(|name| {
-                plan.uploads.push(PlannedUpload { source: path.to_owned(), name: name.clone(), bytes: bytes.clone() })
+            Some(Ok(image)) => name(image).inspect(|n| {
+                plan.uploads.push(PlannedUpload { source: path.to_owned(), name: n.clone(), image: image.clone() })
             }),
             Some(Err(e)) => Err(e.clone()),
             None => Err("not in the source".to_owned()),
@@ -350,41 +457,55 @@ pub fn plan(source: Source, existing: &HashSet<String>) -> Plan {
     for n in &nodes {
         let title_from_name = || Some(n.name.chars().take(MAX_TITLE_CHARS).collect::<String>());
         let parent = n.parent_folder.as_deref().and_then(|p| folder_slug.get(p)).map(|s| (*s).to_owned());
-        let Some(note) = &n.note else {
+        let Some(path) = &n.note else {
             plan.pages.push(PlannedPage {
                 source: n.source.clone(),
                 slug: n.slug.clone(),
                 title: title_from_name(),
-                content: String::new(),
+                content: "".into(),
                 parent,
                 depth: depth(n),
             });
             continue;
         };
-        let original = &notes[note];
-        let from_dir = parent_dir(note);
+        let note = &notes[path];
+        let original: &str = &note.text;
+        let from_dir = parent_dir(path);
         let mut edits: Vec<(Range<usize>, String)> = Vec::new();
         let broken = |target: &str, plan: &mut Plan| {
-            plan.broken_links.push(BrokenLink { source: note.clone(), target: target.to_owned() });
+            plan.broken_links.push(BrokenLink { source: path.clone(), target: target.to_owned() });
         };
-        for span in markdown::link_spans(original) {
+        for span in note.links.iter() {
             let target = &original[span.target.clone()];
             match span.kind {
-                LinkKind::WikiEmbed if source::is_image(target) => match index.image(target, from_dir) {
-                    Some(path) => match upload(&path, &mut plan) {
-                        Ok(name) => {
-                            let alt = file_name(target).replace(['[', ']'], "");
-                            edits.push((span.whole.clone(), format!("![{alt}](/uploads/{name})")));
+                LinkKind::Wiki | LinkKind::WikiEmbed if source::is_image(target) => {
+                    match index.image(target, from_dir).map(|p| upload(&p, &mut plan)) {
+                        Some(Ok(name)) => {
+                            let file = file_name(target).replace(['[', ']', '|'], "");
+                            let label = wiki_label(original, &span.whole).filter(|l| !l.is_empty());
+                            let url = format!("/uploads/{name}");
+                            edits.push((
+                                span.whole.clone(),
+                                match (span.kind, label) {
+                                    (LinkKind::WikiEmbed, Some(size)) if is_size(size) => {
+                                        format!("![{file}|{size}]({url})")
+                                    }
+                                    (kind, label) => {
+                                        let text = label.unwrap_or(&file).replace(['[', ']'], "");
+                                        let bang = if kind == LinkKind::WikiEmbed { "!" } else { "" };
+                                        format!("{bang}[{text}]({url})")
+                                    }
+                                },
+                            ));
                         }
-                        Err(_) => broken(target, &mut plan),
-                    },
-                    None => broken(target, &mut plan),
-                },
+                        _ => broken(target, &mut plan),
+                    }
+                }
                 LinkKind::Wiki | LinkKind::WikiEmbed => match index.note(target, from_dir, true) {
                     Some(i) => {
                         let slug = &nodes[i].slug;
                         if markdown::link_slug(target) != *slug {
-                            edits.push((span.target.clone(), slug.clone()));
+                            edits.extend(markdown::relink(original, span, slug));
                         }
                     }
                     None if existing.contains(&markdown::link_slug(target)) => {}
@@ -433,16 +554,26 @@ pub fn plan(source: Source, existing: &HashSet<String>) -> Plan {
                 }
             }
         }
-        let mut content = apply(original, edits);
-        if content.len() > MAX_CONTENT_BYTES {
-            plan.skipped.push(Skipped {
-                source: note.clone(),
-                reason: "links left as written: rewritten, the note would pass 1 MiB".to_owned(),
-            });
-            content = original.clone();
-        }
-        let parsed = markdown::parse(&content);
-        let title = if parsed.front_title.is_none() && parsed.h1.is_none() { title_from_name() } else { None };
+        let content: Arc<str> = if edits.is_empty() {
+            note.text.clone()
+        } else {
+            let rewritten = markdown::apply_edits(original, edits);
+            if rewritten.len() > MAX_CONTENT_BYTES {
+                plan.skipped.push(Skipped {
+                    source: path.clone(),
+                    reason: "links left as written: rewritten, the note would pass 1 MiB".to_owned(),
+                });
+                note.text.clone()
+            } else {
+                rewritten.into()
+            }
+        };
+        // A Cairn export names each page's title; else the content does, or the file's name.
+        let title = match source.titles.get(path) {
+            Some(title) => Some(title.clone()),
+            None if note.titled => None,
+            None => title_from_name(),
+        };
         plan.pages.push(PlannedPage {
             source: n.source.clone(),
             slug: n.slug.clone(),
@@ -458,7 +589,7 @@ pub fn plan(source: Source, existing: &HashSet<String>) -> Plan {
         }
     }
     for path in others {
-        plan.skipped.push(Skipped { source: path, reason: "neither markdown nor an image".to_owned() });
+        plan.skipped.push(Skipped { source: path.clone(), reason: "neither markdown nor an image".to_owned() });
     }
     plan.skipped.sort_by(|a, b| a.source.cmp(&b.source));
     plan.broken_links.sort();
@@ -466,32 +597,15 @@ pub fn plan(source: Source, existing: &HashSet<String>) -> Plan {
     plan
 }
 
-/// `text` with each edit applied (in order; an edit overlapping an earlier one is dropped).
-fn apply(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
-    if edits.is_empty() {
-        return text.to_owned();
-    }
-    edits.sort_by_key(|(r, _)| r.start);
-    let mut out = String::with_capacity(text.len() + 64);
-    let mut at = 0;
-    for (range, with) in edits {
-        if range.start < at {
-            continue;
-        }
-        out.push_str(&text[at..range.start]);
-        out.push_str(&with);
-        at = range.end;
-    }
-    out.push_str(&text[at..]);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn source(notes: &[(&str, &str)]) -> Source {
-        Source { notes: notes.iter().map(|(p, c)| (p.to_string(), c.to_string())).collect(), ..Source::default() }
+        Source {
+            notes: notes.iter().map(|(p, c)| (p.to_string(), source::Note::new(c.to_string()))).collect(),
+            ..Source::default()
+        }
     }
 
     #[test]
@@ -503,7 +617,7 @@ mod tests {
             ("b/Notes.md", "b"),
             ("b/index.md", "# B folder\n"),
         ]);
-        let plan = plan(src, &HashSet::new());
+        let plan = plan(&src, &Given::default(), &HashSet::new(), &mut |_| Err("no images".into()));
         let got: Vec<(&str, &str, Option<&str>)> =
             plan.pages.iter().map(|p| (p.source.as_str(), p.slug.as_str(), p.parent.as_deref())).collect();
         assert_eq!(
@@ -518,13 +632,72 @@ mod tests {
             ]
         );
         assert_eq!(
-            plan.pages[0].content,
+            &*plan.pages[0].content,
             "See [[Notes]], [[notes-2|theirs]], [[Deep Note#Part]] and [[deep-note|x]].\n"
         );
         assert_eq!(plan.pages[0].title.as_deref(), Some("Home"));
         assert_eq!(plan.pages[3].title, None);
         assert_eq!(plan.renamed.len(), 1);
         assert_eq!(plan.broken_links, [BrokenLink { source: "a/Deep Note.md".into(), target: "missing".into() }]);
+    }
+
+    #[test]
+    fn a_slug_stays_with_its_file_whatever_arrives_later() {
+        let no_images = &mut |_: &Image| Err("no images".to_owned());
+        let first = plan(&source(&[("en/Canvas.md", "v1")]), &Given::default(), &HashSet::new(), no_images);
+        assert_eq!(first.given["en/Canvas.md"], "canvas");
+        // `de` sorts first and arrives later: it gets the suffix.
+        let given = Given::next(&first.given, &HashMap::new(), &[]);
+        let second =
+            plan(&source(&[("de/Canvas.md", "de"), ("en/Canvas.md", "v2")]), &given, &HashSet::new(), no_images);
+        assert_eq!(
+            (second.given["en/Canvas.md"].as_str(), second.given["de/Canvas.md"].as_str()),
+            ("canvas", "canvas-2")
+        );
+        // A move keeps the slug; a rename takes its new name's, never one held.
+        let moves = [("en/Canvas.md".to_owned(), "docs/Canvas.md".to_owned())];
+        assert_eq!(Given::next(&second.given, &HashMap::new(), &moves).kept["docs/Canvas.md"], "canvas");
+        let renames = [("de/Canvas.md".to_owned(), "de/Leinwand.md".to_owned())];
+        let given = Given::next(&second.given, &HashMap::new(), &renames);
+        assert!(!given.kept.contains_key("de/Leinwand.md") && given.reserved.contains("canvas-2"));
+        // A removed file's slug waits for it in the trash; no other file takes it.
+        let gone = HashMap::from([("en/Temp.md".to_owned(), "temp".to_owned())]);
+        let given = Given::next(&second.given, &gone, &[]);
+        let back = plan(&source(&[("en/Temp.md", "back"), ("Temp.md", "new")]), &given, &HashSet::new(), no_images);
+        assert_eq!((back.given["en/Temp.md"].as_str(), back.given["Temp.md"].as_str()), ("temp", "temp-2"));
+    }
+
+    #[test]
+    fn rewritten_links_keep_their_text_and_images_their_size() {
+        let src = source(&[
+            ("Guides/Import notes.md", "how"),
+            ("Import notes/a.md", "a"),
+            ("Import notes.md", "x"),
+            ("b/Import notes.md", "See [[Import notes]], [[Import notes#Part|label]] and | [[import-notes]] |.\n"),
+        ]);
+        let planned = plan(&src, &Given::default(), &HashSet::new(), &mut |_| Err("no images".to_owned()));
+        let b = planned.pages.iter().find(|p| p.source == "b/Import notes.md").unwrap();
+        // `Import notes.md` (the folder's own note, beside it) keeps the plain slug.
+        assert_eq!(b.slug, "import-notes-3");
+        assert_eq!(&*b.content, "See [[Import notes]], [[Import notes#Part|label]] and | [[import-notes]] |.\n");
+        let src = source(&[("a/Page.md", "p"), ("b/Page.md", "[[a/Page]] [[Page#Top]] ![[Page]]")]);
+        let planned = plan(&src, &Given::default(), &HashSet::new(), &mut |_| Err("no images".to_owned()));
+        let b = planned.pages.iter().find(|p| p.source == "b/Page.md").unwrap();
+        assert_eq!(&*b.content, "[[page|a/Page]] [[Page#Top]] ![[Page]]");
+        let src = source(&[("x.md", "![[d.png|300]] ![[d.png|a caption]] [[d.png|see]] [[d.png]]")]);
+        let mut with_image = src;
+        with_image.images.insert("d.png".to_owned(), Ok(Image::Bytes(std::sync::Arc::new(vec![1]))));
+        let planned = plan(&with_image, &Given::default(), &HashSet::new(), &mut |_| Ok("h.png".to_owned()));
+        assert_eq!(
+            &*planned.pages[0].content,
+            "![d.png|300](/uploads/h.png) ![a caption](/uploads/h.png) [see](/uploads/h.png) [d.png](/uploads/h.png)"
+        );
+        assert!(
+            planned.broken_links.is_empty() && planned.skipped.is_empty(),
+            "{:?} {:?}",
+            planned.broken_links,
+            planned.skipped
+        );
     }
 
     #[test]

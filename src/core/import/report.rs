@@ -45,11 +45,21 @@ pub struct Renamed {
     pub slug: String,
 }
 
+/// What happened to an image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UploadAction {
+    Created,
+    /// The workspace already held it (the same bytes).
+    Unchanged,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct UploadEntry {
     pub source: String,
     /// The upload's name (`/uploads/<name>`).
     pub name: String,
+    pub action: UploadAction,
 }
 
 /// A rename in a git source's history that the page followed (its history moved along).
@@ -73,7 +83,8 @@ pub struct BrokenLink {
 pub struct Report {
     /// The path imported.
     pub source: String,
-    /// `folder`, `zip` or `git`.
+    /// `folder`, `zip`, `git` (a repository and its history) or `tree` (a bare
+    /// repository's head, with `--no-history`).
     pub kind: String,
     pub workspace: String,
     /// Email of the account the pages were saved as.
@@ -99,6 +110,14 @@ impl Report {
         self.pages.iter().filter(|p| p.action == action).count()
     }
 
+    /// "2 uploads", or "2 uploads (3 already there)".
+    fn uploads_counted(&self) -> String {
+        let created = self.uploads.iter().filter(|u| u.action == UploadAction::Created).count();
+        let there = self.uploads.len() - created;
+        let n = counted(created, "upload", "uploads");
+        if there == 0 { n } else { format!("{n} ({there} already there)") }
+    }
+
     /// The terminal summary: counts, then the pages created and updated, every failed
     /// save, skipped file, renamed page and broken link (the first 50 of each, so a
     /// 10,000-note import stays readable; the JSON report of `--report` has them all).
@@ -117,7 +136,7 @@ impl Report {
             self.count(PageAction::Updated),
             self.count(PageAction::Unchanged),
             self.count(PageAction::Failed),
-            counted(self.uploads.len(), "upload", "uploads"),
+            self.uploads_counted(),
             self.skipped.len(),
             self.renamed.len(),
             counted(self.broken_links.len(), "broken link", "broken links"),

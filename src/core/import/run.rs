@@ -5,10 +5,13 @@
 //! `move_page`, exactly as the HTTP API calls them: one commit per save, its events and
 //! index rows in the same transaction. A refused save is reported and the import goes on.
 
+use std::collections::HashSet;
+
 use futures_util::StreamExt;
 
-use super::plan::{Plan, PlannedPage};
-use super::report::{PageAction, PageEntry, Report, Skipped, UploadEntry};
+use super::plan::{PlannedPage, PlannedUpload};
+use super::report::{PageAction, PageEntry, Report, Skipped, UploadAction, UploadEntry};
+use super::source::Image;
 use crate::core::Ctx;
 use crate::core::pages::{self, NewPage, PageUpdate};
 use crate::core::uploads::Incoming;
@@ -22,25 +25,34 @@ pub const CONCURRENCY: usize = 16;
 /// Reports progress: (phase, done, total).
 pub type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
 
-/// Keeps the planned uploads (or, in a dry run, only lists them).
+/// Keeps the planned uploads (or, in a dry run, only lists them); those already `known`
+/// to the workspace are listed as unchanged.
 pub async fn uploads(
     ctx: &Ctx,
     access: &Access,
-    plan: &Plan,
+    planned: &[PlannedUpload],
+    known: &HashSet<String>,
     dry_run: bool,
     report: &mut Report,
     progress: Progress<'_>,
 ) {
-    let total = plan.uploads.len();
-    for (i, up) in plan.uploads.iter().enumerate() {
-        if dry_run {
-            report.uploads.push(UploadEntry { source: up.source.clone(), name: up.name.clone() });
+    let total = planned.len();
+    for (i, up) in planned.iter().enumerate() {
+        let entry = |action| UploadEntry { source: up.source.clone(), name: up.name.clone(), action };
+        if known.contains(&up.name) {
+            report.uploads.push(entry(UploadAction::Unchanged));
             continue;
         }
-        match keep(ctx, access, &up.bytes).await {
-            Ok(name) if name == up.name => {
-                report.uploads.push(UploadEntry { source: up.source.clone(), name });
-            }
+        if dry_run {
+            report.uploads.push(entry(UploadAction::Created));
+            continue;
+        }
+        let kept = match &up.image {
+            Image::Bytes(bytes) => keep(ctx, access, bytes).await.map_err(|e| e.to_string()),
+            Image::Blob(_) => Err("unreadable".to_owned()),
+        };
+        match kept {
+            Ok(name) if name == up.name => report.uploads.push(entry(UploadAction::Created)),
             Ok(name) => report.skipped.push(Skipped {
                 source: up.source.clone(),
                 reason: format!("kept as {name}, not the planned {}; references to it are broken", up.name),
@@ -134,7 +146,7 @@ async fn save_inner(
             let req = NewPage {
                 title: p.title.clone(),
                 slug: Some(p.slug.clone()),
-                content: Some(p.content.clone()),
+                content: Some(p.content.to_string()),
                 parent: p.parent.clone(),
             };
             pages::create(ctx, access, user, req).await?;
@@ -142,16 +154,17 @@ async fn save_inner(
         return Ok(());
     };
     let retitled = p.title.as_ref().is_some_and(|t| *t != current.title);
-    if current.content != p.content || retitled {
+    if *current.content != *p.content || retitled {
         if dry_run {
             entry.action = PageAction::Updated;
             entry.revisions += 1;
         } else {
             let req = PageUpdate {
-                content: Some(p.content.clone()),
+                content: Some(p.content.to_string()),
                 title: p.title.clone(),
                 base_revision: Some(current.revision.clone()),
                 merge: false,
+                // A replayed commit's saves say what its subject says (`save`).
                 message: Some("Import".to_owned()),
             };
             let saved = pages::update(ctx, access, user, &p.slug, req).await?;

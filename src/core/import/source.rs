@@ -1,33 +1,76 @@
-//! Reading a source — a folder or a `.zip` — into memory: its notes (UTF-8 markdown of at
-//! most 1 MiB), its images (what a note may embed), the names of its other files, and
-//! every file passed over with the reason. Nothing here decides slugs or writes anything.
+//! Reading a source — a folder, a `.zip`, or the tree of a commit of a git repository —
+//! into memory: its notes (UTF-8 markdown of at most 1 MiB, parsed once), its images (what
+//! a note may embed), the names of its other files, and every file passed over with the
+//! reason. Nothing here decides slugs or writes anything.
 //!
 //! Paths are relative, `/`-separated, in byte order. Hidden entries (a name starting with
 //! `.`: `.obsidian/`, `.trash/`, `.git/`, dot-files) are passed over and reported once per
 //! hidden folder. A zip whose entries all sit under one top-level folder is read from
 //! inside it (how a zipped vault usually looks).
+//!
+//! A repository's commits are read by a [`TreeReader`], which reads each blob at most once
+//! for the whole history: a note's text and parse, and an image's upload name, are kept by
+//! blob id while the tree still holds it, so a commit costs what it changes. An image's
+//! bytes are read only when a note references it, and a file that would be skipped
+//! anyway (neither markdown nor an image) is never read.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
+
+use git2::{Oid, Repository};
 
 use super::report::Skipped;
+use crate::core::export::Manifest;
 use crate::core::pages::MAX_CONTENT_BYTES;
+use crate::markdown::{self, LinkSpan};
+
+/// Why a file was passed over, for every hidden one.
+const HIDDEN: &str = "hidden (a dot-file or dot-folder, e.g. the source app's settings or trash)";
 
 /// Extensions of the files a note may embed as an image.
 pub const IMAGE_EXTENSIONS: [&str; 7] = ["png", "jpg", "jpeg", "gif", "webp", "avif", "svg"];
+
+/// A note as read: its text, and what planning needs of its markdown, parsed once.
+#[derive(Debug, Clone)]
+pub struct Note {
+    pub text: Arc<str>,
+    /// Its links, wikilinks and images, outside code.
+    pub links: Arc<[LinkSpan]>,
+    /// Whether its content names a title (front matter `title:` or a first `# heading`).
+    pub titled: bool,
+}
+
+impl Note {
+    pub fn new(text: String) -> Note {
+        let parsed = markdown::parse(&text);
+        let links = markdown::link_spans(&text).into();
+        Note { titled: parsed.front_title.is_some() || parsed.h1.is_some(), links, text: text.into() }
+    }
+}
+
+/// An image file: its bytes (a folder or a zip), or a repository's blob, read when a
+/// note references it.
+#[derive(Debug, Clone)]
+pub enum Image {
+    Bytes(Arc<Vec<u8>>),
+    Blob(Oid),
+}
 
 /// What was read.
 #[derive(Debug, Default)]
 pub struct Source {
     /// Markdown notes by path.
-    pub notes: BTreeMap<String, String>,
-    /// Image files by path (bytes; `Err` holds why one could not be read).
-    pub images: BTreeMap<String, Result<Vec<u8>, String>>,
+    pub notes: BTreeMap<String, Note>,
+    /// Image files by path (`Err` holds why one cannot be kept: too large, unreadable).
+    pub images: BTreeMap<String, Result<Image, String>>,
     /// Other files (neither markdown nor an image): skipped unless a note links them.
     pub others: Vec<String>,
     /// Files passed over while reading, with why.
     pub skipped: Vec<Skipped>,
+    /// Titles by note path, from the `cairn.json` of a Cairn export.
+    pub titles: HashMap<String, String>,
 }
 
 pub fn is_markdown(path: &str) -> bool {
@@ -52,7 +95,18 @@ fn take(
     max_image: u64,
     read: &mut dyn FnMut(u64) -> std::io::Result<Vec<u8>>,
 ) {
-    if is_markdown(&path) {
+    if path == Manifest::FILE {
+        match read(MAX_CONTENT_BYTES as u64 * 16)
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice::<Manifest>(&b).map_err(|e| e.to_string()))
+        {
+            Ok(m) if m.format == Manifest::FORMAT => {
+                out.titles = m.pages.into_iter().map(|p| (p.path, p.title)).collect();
+            }
+            Ok(_) => out.others.push(path),
+            Err(e) => skip(out, path, format!("not a Cairn export's manifest: {e}")),
+        }
+    } else if is_markdown(&path) {
         if size > MAX_CONTENT_BYTES as u64 {
             return skip(out, path, format!("over 1 MiB, the page limit ({size} bytes)"));
         }
@@ -63,7 +117,7 @@ fn take(
             }
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => {
-                    out.notes.insert(path, text);
+                    out.notes.insert(path, Note::new(text));
                 }
                 Err(_) => skip(out, path, "not UTF-8 text"),
             },
@@ -80,7 +134,7 @@ fn take(
                 }
             })
         };
-        out.images.insert(path, bytes);
+        out.images.insert(path, bytes.map(|b| Image::Bytes(Arc::new(b))));
     } else {
         out.others.push(path);
     }
@@ -127,7 +181,7 @@ fn walk(dir: &Path, prefix: &str, max_image: u64, out: &mut Source) {
         };
         if name.starts_with('.') {
             let what = if meta.is_dir() { format!("{rel}/") } else { rel };
-            skip(out, what, "hidden (a dot-file or dot-folder, e.g. the source app's settings or trash)");
+            skip(out, what, HIDDEN);
         } else if meta.file_type().is_symlink() {
             skip(out, rel, "a symbolic link");
         } else if meta.is_dir() {
@@ -189,7 +243,7 @@ fn read_zip(path: &Path, max_image: u64, out: &mut Source) -> anyhow::Result<()>
         if let Some(pos) = parts.iter().position(|p| p.starts_with('.')) {
             let hidden = if pos + 1 < parts.len() { format!("{}/", parts[..=pos].join("/")) } else { rel.clone() };
             if hidden_reported.insert(hidden.clone()) {
-                skip(out, hidden, "hidden (a dot-file or dot-folder, e.g. the source app's settings or trash)");
+                skip(out, hidden, HIDDEN);
             }
             continue;
         }
@@ -208,47 +262,139 @@ fn read_zip(path: &Path, max_image: u64, out: &mut Source) -> anyhow::Result<()>
     Ok(())
 }
 
-/// Reads a commit's tree of a git repository, as a folder with the same contents would be
-/// read: hidden entries, links and submodules passed over and reported.
-pub fn read_tree(repo: &git2::Repository, tree: &git2::Tree<'_>, max_image: u64) -> anyhow::Result<Source> {
-    let mut out = Source::default();
-    let mut failed: Option<git2::Error> = None;
-    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
-        let Ok(name) = entry.name() else {
-            skip(&mut out, format!("{dir}{}", String::from_utf8_lossy(entry.name_bytes())), "file name is not UTF-8");
-            return git2::TreeWalkResult::Skip;
-        };
-        let rel = format!("{dir}{name}");
-        let kind = entry.kind();
-        if name.starts_with('.') {
-            let what = if kind == Some(git2::ObjectType::Tree) { format!("{rel}/") } else { rel };
-            skip(&mut out, what, "hidden (a dot-file or dot-folder, e.g. the source app's settings or trash)");
-            return git2::TreeWalkResult::Skip;
-        }
-        match kind {
-            Some(git2::ObjectType::Tree) => {}
-            Some(git2::ObjectType::Blob) if entry.filemode() == 0o120000 => skip(&mut out, rel, "a symbolic link"),
-            Some(git2::ObjectType::Blob) => match repo.find_blob(entry.id()) {
-                Ok(blob) => {
-                    let size = blob.size() as u64;
-                    take(&mut out, rel, size, max_image, &mut |cap| {
-                        Ok(blob.content()[..blob.size().min(cap as usize)].to_vec())
-                    });
-                }
-                Err(e) => {
-                    failed = Some(e);
-                    return git2::TreeWalkResult::Abort;
-                }
-            },
-            _ => skip(&mut out, rel, "a submodule"),
-        }
-        git2::TreeWalkResult::Ok
-    })
-    .or_else(|e| if failed.is_some() { Ok(()) } else { Err(e) })?;
-    if let Some(e) = failed {
-        anyhow::bail!("cannot read a file of the repository: {e}");
+/// Reads the trees of one repository's commits, each blob once (see the module's head).
+pub struct TreeReader {
+    repo: Repository,
+    max_image: u64,
+    /// Notes of the last tree read, by blob: the note, or why it was skipped.
+    notes: HashMap<Oid, Result<Note, String>>,
+    /// Upload names of the images read so far, by blob (or why one is not kept).
+    names: HashMap<Oid, Result<String, String>>,
+}
+
+impl TreeReader {
+    pub fn open(path: &Path, max_image: u64) -> anyhow::Result<TreeReader> {
+        Ok(TreeReader { repo: Repository::open(path)?, max_image, notes: HashMap::new(), names: HashMap::new() })
     }
-    out.others.sort();
-    out.skipped.sort_by(|a, b| a.source.cmp(&b.source));
-    Ok(out)
+
+    pub fn repo(&self) -> &Repository {
+        &self.repo
+    }
+
+    /// Reads `commit`'s tree as a folder with the same files would be read: hidden
+    /// entries, links and submodules passed over and reported. A blob that cannot be read
+    /// (missing from a partial or shallow clone, say) is reported with its path and the
+    /// commit, and the rest is read.
+    pub fn read(&mut self, commit: Oid) -> anyhow::Result<Source> {
+        let tree = self.repo.find_commit(commit)?.tree()?;
+        let mut out = Source::default();
+        let mut blobs: Vec<(String, Oid)> = Vec::new();
+        tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            let Ok(name) = entry.name() else {
+                let raw = String::from_utf8_lossy(entry.name_bytes());
+                skip(&mut out, format!("{dir}{raw}"), "file name is not UTF-8");
+                return git2::TreeWalkResult::Skip;
+            };
+            let rel = format!("{dir}{name}");
+            let kind = entry.kind();
+            if name.starts_with('.') {
+                let what = if kind == Some(git2::ObjectType::Tree) { format!("{rel}/") } else { rel };
+                skip(&mut out, what, HIDDEN);
+                return git2::TreeWalkResult::Skip;
+            }
+            match kind {
+                Some(git2::ObjectType::Tree) => {}
+                Some(git2::ObjectType::Blob) if entry.filemode() == 0o120000 => skip(&mut out, rel, "a symbolic link"),
+                Some(git2::ObjectType::Blob) => blobs.push((rel, entry.id())),
+                _ => skip(&mut out, rel, "a submodule"),
+            }
+            git2::TreeWalkResult::Ok
+        })?;
+        let mut notes = HashMap::with_capacity(self.notes.len());
+        for (path, oid) in blobs {
+            if is_markdown(&path) {
+                let note = match self.notes.remove(&oid).or_else(|| notes.get(&oid).cloned()) {
+                    Some(known) => known,
+                    None => self.read_note(oid, commit),
+                };
+                match &note {
+                    Ok(n) => {
+                        out.notes.insert(path, n.clone());
+                    }
+                    Err(why) => skip(&mut out, path, why.clone()),
+                }
+                notes.insert(oid, note);
+            } else if is_image(&path) {
+                let image = match self.size(oid) {
+                    Ok(size) if size > self.max_image => Err(format!("larger than UPLOAD_MAX_BYTES ({size} bytes)")),
+                    Ok(_) => Ok(Image::Blob(oid)),
+                    Err(e) => Err(self.unreadable(&e, commit)),
+                };
+                out.images.insert(path, image);
+            } else {
+                out.others.push(path);
+            }
+        }
+        self.notes = notes;
+        out.others.sort();
+        out.skipped.sort_by(|a, b| a.source.cmp(&b.source));
+        Ok(out)
+    }
+
+    fn unreadable(&self, e: &git2::Error, commit: Oid) -> String {
+        format!("unreadable in commit {commit}: {}", e.message())
+    }
+
+    /// A blob's size, from the object's header (not its content).
+    fn size(&self, oid: Oid) -> Result<u64, git2::Error> {
+        Ok(self.repo.odb()?.read_header(oid)?.0 as u64)
+    }
+
+    fn read_note(&self, oid: Oid, commit: Oid) -> Result<Note, String> {
+        let size = self.size(oid).map_err(|e| self.unreadable(&e, commit))?;
+        if size > MAX_CONTENT_BYTES as u64 {
+            return Err(format!("over 1 MiB, the page limit ({size} bytes)"));
+        }
+        let blob = self.repo.find_blob(oid).map_err(|e| self.unreadable(&e, commit))?;
+        match std::str::from_utf8(blob.content()) {
+            Ok(text) => Ok(Note::new(text.to_owned())),
+            Err(_) => Err("not UTF-8 text".to_owned()),
+        }
+    }
+
+    /// The bytes of an image blob.
+    pub fn bytes(&self, oid: Oid) -> Result<Vec<u8>, String> {
+        self.repo.find_blob(oid).map(|b| b.content().to_vec()).map_err(|e| format!("unreadable: {}", e.message()))
+    }
+
+    /// `up` with its bytes read, when they are a blob's (what `run::uploads` keeps); a blob
+    /// that cannot be read stays one, and is reported unreadable.
+    pub fn loaded(&self, up: &super::plan::PlannedUpload) -> super::plan::PlannedUpload {
+        let image = match &up.image {
+            Image::Blob(oid) => self.bytes(*oid).map_or_else(|_| up.image.clone(), |b| Image::Bytes(Arc::new(b))),
+            here => here.clone(),
+        };
+        super::plan::PlannedUpload { image, ..up.clone() }
+    }
+
+    /// The commit the repository's HEAD names.
+    pub fn head(&self) -> anyhow::Result<Oid> {
+        Ok(self.repo.head()?.peel_to_commit()?.id())
+    }
+
+    /// The upload name an image will be kept as (or why it will not be), each blob read
+    /// once for the whole history.
+    pub fn name(&mut self, image: &Image) -> Result<String, String> {
+        match image {
+            Image::Bytes(bytes) => super::plan::upload_name(bytes),
+            Image::Blob(oid) => {
+                if let Some(known) = self.names.get(oid) {
+                    return known.clone();
+                }
+                let name = self.bytes(*oid).and_then(|b| super::plan::upload_name(&b));
+                self.names.insert(*oid, name.clone());
+                name
+            }
+        }
+    }
 }

@@ -202,6 +202,7 @@ async fn parent_row(w: &mut Writer, ws: i64, slug: &str) -> Result<Row> {
     rows::find(w.conn(), ws, slug, State::Live).await?.ok_or_else(|| Error::parent_not_found(slug))
 }
 
+#[derive(Clone)]
 pub struct PageUpdate {
     pub content: Option<String>,
     pub title: Option<String>,
@@ -266,20 +267,32 @@ async fn edit(
         (Some(c), None) => Some(Arc::new(markdown::parse(c))),
         _ => None,
     };
-    let mut req = req;
-    // A base named by an id a history rewrite replaced is that commit all the same.
-    if let Some(base) = &req.base_revision {
-        let mut conn = ctx.db.pool.acquire().await?;
-        req.base_revision = Some(rows::revision_now(&mut conn, access.workspace_id(), base).await?);
-    }
-    let alone = append.is_some() || req.merge;
     let e = Edit { slug: slug.to_owned(), req, requested, sent };
-    if alone {
+    match edit_once(ctx, access, user, e.clone(), append).await {
+        // A base named by an id that a history rewrite replaced is that commit all the
+        // same. Looked up only when the base is not the page's revision, which is rare.
+        Err(stale) if stale.code == "stale_revision" => {
+            let Some(base) = e.base() else { return Err(stale) };
+            let now = rows::revision_now(&mut *ctx.db.pool.acquire().await?, access.workspace_id(), base).await?;
+            if now == base {
+                return Err(stale);
+            }
+            let mut e = e;
+            e.req.base_revision = Some(now);
+            edit_once(ctx, access, user, e, append).await
+        }
+        answer => answer,
+    }
+}
+
+async fn edit_once(ctx: &Ctx, access: &Access, user: &User, e: Edit, append: Option<&str>) -> Result<Page> {
+    if append.is_some() || e.req.merge {
         return locked!(ctx, access, |w| edit_in(&mut w, user, &e, append).await);
     }
     save(ctx, access, user, Intent::Edit(e)).await
 }
 
+#[derive(Clone)]
 pub(super) struct Edit {
     pub slug: String,
     pub req: PageUpdate,

@@ -388,6 +388,12 @@ impl Writer {
         // A replayed save keeps its source commit's date: the revision's time.
         let clock_now = origin.as_ref().map_or(committed_at, |o| o.time);
         let now = crate::time::stored(clock_now);
+        // A replayed save says what its source commit says of itself.
+        if let Some(subject) = origin.as_ref().map(|o| one_line(&o.subject)).filter(|s| !s.is_empty()) {
+            for (_, c) in &mut changes {
+                c.summary.clone_from(&subject);
+            }
+        }
         // Parse each page once: for its tags and links in the index and in the answer.
         for (_, c) in &mut changes {
             if c.state.parsed.is_none() && c.action != Action::Purge {
@@ -843,7 +849,7 @@ pub fn one_line(s: &str) -> String {
 fn commit_message(c: &Change, actor: i64, time: &str, origin: Option<&Origin>) -> String {
     let st = &c.state;
     let imported = origin.map_or_else(String::new, |o| {
-        format!("Imported from {}: {}\n\nCairn-{}: {}\n", o.commit, one_line(&o.subject), Origin::TRAILER, o.commit)
+        format!("Imported from {}\n\nCairn-{}: {}\n", o.commit, Origin::TRAILER, o.commit)
     });
     format!(
         "{}\n\n{imported}Cairn-Page: {}\nCairn-Action: {}\nCairn-Slug: {}\nCairn-Title: {}\nCairn-Parent: {}\n{}Cairn-Actor: {}\nCairn-Time: {}\n",
