@@ -425,6 +425,9 @@ async fn the_cairn_binary_imports_a_zipped_vault_and_writes_a_json_report() {
     // Counts agree with their nouns: the one image is "1 upload".
     assert!(stdout.contains("; 1 upload; "), "{stdout}");
     assert!(stdout.contains("created: Index.md → index"), "{stdout}");
+    // Log lines go to standard error, never into the summary.
+    assert!(stderr.contains("import done"), "{stderr}");
+    assert!(stdout.lines().all(|l| !l.contains(" INFO ") && !l.contains("import done")), "{stdout}");
     // Not on a terminal: plain progress lines, each phase ending at 100 %.
     for phase in ["reading: 1/1 (100%)", "uploads: 1/1 (100%)", "pages: 3/3 (100%)"] {
         assert!(stderr.lines().any(|l| l == phase), "{phase} missing in:\n{stderr}");

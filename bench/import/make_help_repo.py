@@ -154,7 +154,8 @@ def main():
                 versions[path] = versions.get(path, 1) + 1
                 changes.append((path, repo.blob(note_text(lang, k, versions[path]))))
             if c % 37 == 0:
-                old = rng.choice([p for p, _ in changes])
+                edited = {p for p, _ in changes}
+                old = rng.choice([p for p in paths if p not in edited])
                 new = old[:-3] + " (renamed).md"
                 changes.append((old, ("R", new)))
                 live[new] = live.pop(old)

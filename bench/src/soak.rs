@@ -182,11 +182,15 @@ async fn soak(a: &Args, backend: Backend, corpus: &Arc<Vec<Page>>, zipf: &Zipf) 
             by_op
         }));
     }
-    // Memory, every 5 s, until the deadline.
+    // Memory, every 5 s, until the deadline: all of it, and its anonymous (heap) and
+    // file-backed (mapped packs and database files) parts.
     let mut rss: Vec<(f64, u64)> = Vec::new();
+    let mut parts: Vec<(f64, server::RssParts)> = Vec::new();
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_secs(5)).await;
-        rss.push((started.elapsed().as_secs_f64(), server.pid().map_or(0, server::rss_kib)));
+        let t = started.elapsed().as_secs_f64();
+        rss.push((t, server.pid().map_or(0, server::rss_kib)));
+        parts.push((t, server.pid().map(server::rss_parts).unwrap_or_default()));
     }
     stop.store(true, Ordering::Relaxed);
     let mut all: HashMap<&'static str, Vec<Stats>> = HashMap::new();
@@ -197,14 +201,19 @@ async fn soak(a: &Args, backend: Backend, corpus: &Arc<Vec<Page>>, zipf: &Zipf) 
     }
     let wall = started.elapsed().as_secs_f64();
     let warm = a.warmup_minutes * 60.0;
-    let mean = |from: f64, to: f64| {
-        let xs: Vec<u64> = rss.iter().filter(|(t, _)| *t >= from && *t < to).map(|(_, r)| *r).collect();
-        xs.iter().sum::<u64>() as f64 / xs.len().max(1) as f64
-    };
     // Memory right after warm-up, and over the last minute.
-    let after_warmup = mean(warm, warm + 60.0);
-    let end = mean(wall - 60.0, wall + 1.0);
-    let growth = if after_warmup > 0.0 { (end - after_warmup) / after_warmup * 100.0 } else { f64::NAN };
+    let growth_of = |samples: Vec<(f64, u64)>| {
+        let mean = |from: f64, to: f64| {
+            let xs: Vec<u64> = samples.iter().filter(|(t, _)| *t >= from && *t < to).map(|(_, r)| *r).collect();
+            xs.iter().sum::<u64>() as f64 / xs.len().max(1) as f64
+        };
+        let (after_warmup, end) = (mean(warm, warm + 60.0), mean(wall - 60.0, wall + 1.0));
+        let growth = if after_warmup > 0.0 { (end - after_warmup) / after_warmup * 100.0 } else { f64::NAN };
+        (after_warmup, end, growth)
+    };
+    let (after_warmup, end, growth) = growth_of(rss.clone());
+    let (anon_warm, anon_end, anon_growth) = growth_of(parts.iter().map(|(t, p)| (*t, p.anon_kib)).collect());
+    let (file_warm, file_end, file_growth) = growth_of(parts.iter().map(|(t, p)| (*t, p.file_kib)).collect());
     let mut ops = serde_json::Map::new();
     let mut errors = 0;
     print_header();
@@ -222,11 +231,22 @@ async fn soak(a: &Args, backend: Backend, corpus: &Arc<Vec<Page>>, zipf: &Zipf) 
         after_warmup / 1024.0,
         end / 1024.0
     );
+    eprintln!(
+        "  of which anonymous {:.0} → {:.0} MiB ({anon_growth:.1} %), file-backed {:.0} → {:.0} MiB ({file_growth:.1} %)",
+        anon_warm / 1024.0,
+        anon_end / 1024.0,
+        file_warm / 1024.0,
+        file_end / 1024.0
+    );
     Ok(json!({
         "pages": existing.len(), "clients": a.clients, "minutes": a.minutes, "errors": errors,
         "ops": ops, "rss_start_mib": round2(rss_start as f64 / 1024.0),
         "rss_after_warmup_mib": round2(after_warmup / 1024.0), "rss_last_minute_mib": round2(end / 1024.0),
         "rss_growth_percent": round2(growth),
+        "rss_anon_after_warmup_mib": round2(anon_warm / 1024.0), "rss_anon_last_minute_mib": round2(anon_end / 1024.0),
+        "rss_anon_growth_percent": round2(anon_growth),
+        "rss_file_after_warmup_mib": round2(file_warm / 1024.0), "rss_file_last_minute_mib": round2(file_end / 1024.0),
+        "rss_file_growth_percent": round2(file_growth),
         "rss_samples": rss.iter().map(|(t, r)| json!([t.round(), r / 1024])).collect::<Vec<_>>(),
         "server_problems_logged": server.logged_problems(),
     }))

@@ -97,170 +97,10 @@ fn make(
         .annotate(annotations.open_world(false))
 }
 
-/// Every tool, in the order `tools/list` shows them.
-pub static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
-    let w = |destructive, idempotent| Effect::Write { destructive, idempotent };
-    vec![
-        tool::<NoArgs, User>(
-            "whoami",
-            "Who am I",
-            READ,
-            "The account the token belongs to: id, email, name, language and default workspace. Use it to learn which workspace tools use when `workspace` is left out.",
-        ),
-        list_tool::<ListArgs, WorkspaceInfo>(
-            "list_workspaces",
-            "List workspaces",
-            "The workspaces you belong to, with your role in each. Pass a workspace's slug as `workspace` to any other tool.",
-        ),
-        list_tool::<WsArgs, TreeNode>(
-            "list_pages",
-            "List pages as a tree",
-            "Every live page of a workspace as a tree (slug, title, children). Use it to see how the wiki is organised; use search to find pages by content.",
-        ),
-        list_tool::<RecentArgs, PageSummary>(
-            "list_recent_pages",
-            "List recently updated pages",
-            "Live pages, most recently updated first, optionally only those with a tag; paged with limit/offset. Returns summaries without content: call get_page for the text.",
-        ),
-        tool::<PageArgs, Page>(
-            "get_page",
-            "Get a page",
-            READ,
-            "One page: its markdown content, title, tags, outgoing links, parent and current revision. Keep `revision` and pass it as `base_revision` to update_page so a concurrent edit is not overwritten.",
-        ),
-        tool::<CreateArgs, Page>(
-            "create_page",
-            "Create a page",
-            w(false, false),
-            "Creates a page from markdown. Give a title or a slug (the slug is derived from the title otherwise); `[[slug]]` in the content links to another page and `#tag` tags it. Fails if the slug is taken (also by a page in the trash). Returns the new page.",
-        ),
-        tool::<UpdateArgs, Page>(
-            "update_page",
-            "Update a page",
-            w(true, true),
-            "Replaces a page's content and/or title; every save is a revision in its history. Pass the `revision` you read as `base_revision`: if the page changed since, the call fails with the current revision (re-read and retry), or with `merge: true` your edit is merged three-way (overlapping changes fail with the merged text). To add to a page, append_to_page is simpler.",
-        ),
-        tool::<AppendArgs, Page>(
-            "append_to_page",
-            "Append to a page",
-            w(false, false),
-            "Adds markdown to the end of a page after a blank line, without reading it first and without overwriting a concurrent edit. Good for logs, journals and adding notes. Returns the updated page.",
-        ),
-        tool::<DeleteArgs, Trashed>(
-            "delete_page",
-            "Move a page to the trash",
-            w(true, true),
-            "Moves a page to the trash (restore_from_trash brings it back; purge_from_trash removes it for good). A page with live children fails unless `recursive: true`, which trashes the subtree.",
-        ),
-        tool::<MoveArgs, Page>(
-            "move_page",
-            "Move a page",
-            w(false, true),
-            "Puts a page (with its subtree) under another page, or at the top level when `parent` is absent or null. Moving a page into its own subtree fails.",
-        ),
-        tool::<RenameArgs, Page>(
-            "rename_page",
-            "Rename a page",
-            w(false, true),
-            "Changes a page's slug (and optionally its title). The history follows the page and every `[[link]]` to it in other pages is rewritten. Fails if the new slug is taken.",
-        ),
-        list_tool::<PageArgs, PageSummary>(
-            "list_children",
-            "List a page's children",
-            "The direct live children of a page, in tree order.",
-        ),
-        list_tool::<PageArgs, PageRef>(
-            "get_backlinks",
-            "List backlinks",
-            "The live pages that link to this page with `[[slug]]`. Use it to see what depends on a page before changing or deleting it.",
-        ),
-        list_tool::<HistoryArgs, HistoryEntry>(
-            "get_page_history",
-            "List a page's revisions",
-            "A page's revisions, newest first: sha, message, author and time; paged with limit/offset. Pass a sha to get_page_revision, diff_page_revisions or restore_page_revision.",
-        ),
-        tool::<RevisionArgs, Revision>(
-            "get_page_revision",
-            "Get a revision",
-            READ,
-            "The content and title of a page at one revision of its history.",
-        ),
-        tool::<DiffArgs, Diff>(
-            "diff_page_revisions",
-            "Diff two revisions",
-            READ,
-            "A unified diff of a page from an earlier revision (`against`, default: the one before) to `sha`, with added and removed line counts.",
-        ),
-        tool::<RevisionArgs, Page>(
-            "restore_page_revision",
-            "Restore a revision",
-            w(true, false),
-            "Makes an earlier revision's content the page's current content, as a new revision (history is kept, nothing is rewritten).",
-        ),
-        list_tool::<ListArgs, TrashEntry>(
-            "list_trash",
-            "List the trash",
-            "Trashed pages, most recently trashed first, with who trashed them and when; paged with limit/offset.",
-        ),
-        tool::<PageArgs, Page>(
-            "restore_from_trash",
-            "Restore from the trash",
-            w(false, true),
-            "Brings a trashed page back (to the top level if its parent is gone). Returns the page.",
-        ),
-        tool::<PageArgs, Purged>(
-            "purge_from_trash",
-            "Purge from the trash",
-            w(true, true),
-            "Removes a trashed page for good, with its history. Cannot be undone. Only pages in the trash can be purged.",
-        ),
-        tool::<SearchArgs, SearchResults>(
-            "search",
-            "Search pages",
-            READ,
-            "Finds pages. `keyword` (default) ranks full-text matches, titles first, with a highlighted snippet; `semantic` finds pages by meaning even without shared words; `hybrid` fuses both and is the best choice for questions. `engine` in the answer says what ran.",
-        ),
-        tool::<PageArgs, LinkSuggestions>(
-            "suggest_links",
-            "Suggest links",
-            READ,
-            "Pages this page could link to: similar pages it does not link yet, and other pages' titles mentioned in its text without a link.",
-        ),
-        tool::<PageArgs, TagSuggestions>(
-            "suggest_tags",
-            "Suggest tags",
-            READ,
-            "Tags this page could have: tags of similar pages first, then salient terms. Never a tag the page already has.",
-        ),
-        tool::<SummaryArgs, Summary>(
-            "summarize_page",
-            "Summarize a page",
-            READ,
-            "An extractive summary: the page's most telling sentences, verbatim and in page order (no code, tables or front matter).",
-        ),
-        tool::<WsArgs, Insights>(
-            "get_insights",
-            "Workspace insights",
-            READ,
-            "The state of a workspace: orphan pages, broken links (wanted pages), most linked pages, stale pages, tag counts and topical clusters. Use it to find what needs care.",
-        ),
-        tool::<WsArgs, Graph>(
-            "get_graph",
-            "Link graph",
-            READ,
-            "The wikilink graph of a workspace: nodes (pages), edges (links between them) and broken edges (links to pages that do not exist).",
-        ),
-        list_tool::<WsArgs, TagCount>(
-            "list_tags",
-            "List tags",
-            "Every tag on live pages with how many pages carry it, most used first. Pass one as `tag` to list_recent_pages or search.",
-        ),
-    ]
-});
-
-/// The tool named `name`, if there is one.
-pub fn find(name: &str) -> Option<Tool> {
-    TOOLS.iter().find(|t| t.name == name).cloned()
+/// Whether a write may destroy what was there, and whether calling it twice is the same
+/// as once.
+const fn w(destructive: bool, idempotent: bool) -> Effect {
+    Effect::Write { destructive, idempotent }
 }
 
 /// Arguments of the wrong shape are the caller's protocol error, not a tool failure.
@@ -273,135 +113,273 @@ async fn access(ctx: &Ctx, user: &User, ws: Option<&str>) -> Result<Access> {
     workspaces::access_or_default(ctx, user, ws).await
 }
 
-/// Runs tool `name` as `user`.
-pub async fn call(ctx: &Ctx, user: &User, name: &str, args: Option<JsonObject>) -> Result<CallToolResult, McpError> {
-    // Reads the arguments as `$args` (a protocol error if they do not fit), runs the
-    // body, and turns its answer or its error into the tool's result.
-    macro_rules! run {
-        ($args:ty, |$a:ident| $body:expr) => {{
-            let $a: $args = parse(name, args)?;
-            let out: Result<_> = async { $body }.await;
-            Ok(match out {
-                Ok(value) => result::ok(&value),
-                Err(e) => result::fail(e),
-            })
-        }};
-    }
-    match name {
-        "whoami" => run!(NoArgs, |_a| Ok(user.clone())),
-        "list_workspaces" => run!(ListArgs, |a| {
-            let (items, total) = workspaces::list(ctx, user, a.paging()?).await?;
-            Ok(Items { items, total })
-        }),
-        "list_pages" => run!(WsArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            Ok(Items::all(pages::tree(ctx, &access).await?))
-        }),
-        "list_recent_pages" => run!(RecentArgs, |a| {
-            let paging = Paging::new(a.limit, a.offset)?;
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            let (items, total) = pages::notes(ctx, &access, a.tag.as_deref(), paging).await?;
-            Ok(Items { items, total })
-        }),
-        "get_page" => run!(PageArgs, |a| pages::get(ctx, user, a.workspace.as_deref(), &a.slug).await),
-        "create_page" => run!(CreateArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            let req = NewPage { title: a.title, slug: a.slug, content: a.content, parent: a.parent };
-            pages::create(ctx, &access, user, req).await
-        }),
-        "update_page" => run!(UpdateArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            let req = PageUpdate {
-                content: a.content,
-                title: a.title,
-                base_revision: a.base_revision,
-                merge: a.merge,
-                message: a.message,
-            };
-            pages::update(ctx, &access, user, &a.slug, req).await
-        }),
-        "append_to_page" => run!(AppendArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            pages::append(ctx, &access, user, &a.slug, &a.text, a.message).await
-        }),
-        "delete_page" => run!(DeleteArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            pages::delete(ctx, &access, user, &a.slug, a.recursive).await?;
-            Ok(Trashed { slug: a.slug, trashed: true })
-        }),
-        "move_page" => run!(MoveArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            pages::move_page(ctx, &access, user, &a.slug, a.parent.as_deref()).await
-        }),
-        "rename_page" => run!(RenameArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            pages::rename(ctx, &access, user, &a.slug, &a.new_slug, a.title.as_deref()).await
-        }),
-        "list_children" => run!(PageArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            Ok(Items::all(pages::children(ctx, &access, &a.slug).await?))
-        }),
-        "get_backlinks" => {
-            run!(PageArgs, |a| Ok(Items::all(pages::backlinks(ctx, user, a.workspace.as_deref(), &a.slug).await?)))
+/// Every tool, once: what `tools/list` shows (name, title, annotations, description, the
+/// argument and answer types' schemas) and what `tools/call` runs, so the two cannot
+/// drift apart. `$ctx` and `$user` name the caller's context and account in the bodies.
+macro_rules! tools {
+    ($ctx:ident, $user:ident; $( $make:ident::<$args:ty, $out:ty>($name:literal, $($meta:expr),+ $(,)?) => |$a:pat_param| $body:expr; )*) => {
+        /// Every tool, in the order `tools/list` shows them.
+        pub static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| vec![$( $make::<$args, $out>($name, $($meta),+) ),*]);
+
+        /// Runs tool `name` as `user`: reads its arguments (a protocol error if they do not
+        /// fit), runs it, and turns its answer or its error into the tool's result.
+        pub async fn call($ctx: &Ctx, $user: &User, name: &str, args: Option<JsonObject>) -> Result<CallToolResult, McpError> {
+            match name {
+                $( $name => {
+                    let $a: $args = parse(name, args)?;
+                    let out: Result<_> = async { $body }.await;
+                    Ok(match out {
+                        Ok(value) => result::ok(&value),
+                        Err(e) => result::fail(e),
+                    })
+                } )*
+                _ => Err(McpError::invalid_params(format!("unknown tool: {name}"), None)),
+            }
         }
-        "get_page_history" => run!(HistoryArgs, |a| {
-            let paging = a.paging()?;
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            let (items, total) = history::list(ctx, &access, &a.slug, paging).await?;
-            Ok(Items { items, total })
-        }),
-        "get_page_revision" => run!(RevisionArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            history::get(ctx, &access, &a.slug, &a.sha).await
-        }),
-        "diff_page_revisions" => run!(DiffArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            history::diff(ctx, &access, &a.slug, &a.sha, a.against.as_deref()).await
-        }),
-        "restore_page_revision" => run!(RevisionArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            pages::restore_revision(ctx, &access, user, &a.slug, &a.sha, false).await
-        }),
-        "list_trash" => run!(ListArgs, |a| {
-            let paging = a.paging()?;
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            let (items, total) = pages::trash(ctx, &access, paging).await?;
-            Ok(Items { items, total })
-        }),
-        "restore_from_trash" => run!(PageArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            pages::restore_from_trash(ctx, &access, user, &a.slug).await
-        }),
-        "purge_from_trash" => run!(PageArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            pages::purge(ctx, &access, user, &a.slug).await?;
-            Ok(Purged { slug: a.slug, purged: true })
-        }),
-        "search" => run!(SearchArgs, |a| {
-            let paging = Paging::new(a.limit, a.offset)?;
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            let req = SearchRequest { q: &a.query, mode: a.mode.as_deref(), tag: a.tag.as_deref(), paging };
-            search::search(ctx, &access, req).await
-        }),
-        "suggest_links" => run!(PageArgs, |a| intel::suggest_links(ctx, user, a.workspace.as_deref(), &a.slug).await),
-        "suggest_tags" => run!(PageArgs, |a| intel::suggest_tags(ctx, user, a.workspace.as_deref(), &a.slug).await),
-        "summarize_page" => {
-            run!(SummaryArgs, |a| intel::summary(ctx, user, a.workspace.as_deref(), &a.slug, a.sentences).await)
-        }
-        "get_insights" => run!(WsArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            intel::insights(ctx, &access).await
-        }),
-        "get_graph" => run!(WsArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            intel::graph(ctx, &access).await
-        }),
-        "list_tags" => run!(WsArgs, |a| {
-            let access = access(ctx, user, a.workspace.as_deref()).await?;
-            Ok(Items::all(pages::tags(ctx, &access).await?))
-        }),
-        _ => Err(McpError::invalid_params(format!("unknown tool: {name}"), None)),
-    }
+    };
+}
+
+tools! { ctx, user;
+    tool::<NoArgs, User>(
+        "whoami",
+        "Who am I",
+        READ,
+        "The account the token belongs to: id, email, name, language and default workspace. Use it to learn which workspace tools use when `workspace` is left out.",
+    ) => |_a| Ok(user.clone());
+    list_tool::<ListArgs, WorkspaceInfo>(
+        "list_workspaces",
+        "List workspaces",
+        "The workspaces you belong to, with your role in each. Pass a workspace's slug as `workspace` to any other tool.",
+    ) => |a| {
+        let (items, total) = workspaces::list(ctx, user, a.paging()?).await?;
+        Ok(Items { items, total })
+    };
+    list_tool::<WsArgs, TreeNode>(
+        "list_pages",
+        "List pages as a tree",
+        "Every live page of a workspace as a tree (slug, title, children). Use it to see how the wiki is organised; use search to find pages by content.",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        Ok(Items::all(pages::tree(ctx, &access).await?))
+    };
+    list_tool::<RecentArgs, PageSummary>(
+        "list_recent_pages",
+        "List recently updated pages",
+        "Live pages, most recently updated first, optionally only those with a tag; paged with limit/offset. Returns summaries without content: call get_page for the text.",
+    ) => |a| {
+        let paging = Paging::new(a.limit, a.offset)?;
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        let (items, total) = pages::notes(ctx, &access, a.tag.as_deref(), paging).await?;
+        Ok(Items { items, total })
+    };
+    tool::<PageArgs, Page>(
+        "get_page",
+        "Get a page",
+        READ,
+        "One page: its markdown content, title, tags, outgoing links, parent and current revision. Keep `revision` and pass it as `base_revision` to update_page so a concurrent edit is not overwritten.",
+    ) => |a| pages::get(ctx, user, a.workspace.as_deref(), &a.slug).await;
+    tool::<CreateArgs, Page>(
+        "create_page",
+        "Create a page",
+        w(false, false),
+        "Creates a page from markdown. Give a title or a slug (the slug is derived from the title otherwise); `[[slug]]` in the content links to another page and `#tag` tags it. Fails if the slug is taken (also by a page in the trash). Returns the new page.",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        let req = NewPage { title: a.title, slug: a.slug, content: a.content, parent: a.parent };
+        pages::create(ctx, &access, user, req).await
+    };
+    tool::<UpdateArgs, Page>(
+        "update_page",
+        "Update a page",
+        w(true, true),
+        "Replaces a page's content and/or title; every save is a revision in its history. Pass the `revision` you read as `base_revision`: if the page changed since, the call fails with the current revision (re-read and retry), or with `merge: true` your edit is merged three-way (overlapping changes fail with the merged text). To add to a page, append_to_page is simpler.",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        let req = PageUpdate {
+            content: a.content,
+            title: a.title,
+            base_revision: a.base_revision,
+            merge: a.merge,
+            message: a.message,
+        };
+        pages::update(ctx, &access, user, &a.slug, req).await
+    };
+    tool::<AppendArgs, Page>(
+        "append_to_page",
+        "Append to a page",
+        w(false, false),
+        "Adds markdown to the end of a page after a blank line, without reading it first and without overwriting a concurrent edit. Good for logs, journals and adding notes. Returns the updated page.",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        pages::append(ctx, &access, user, &a.slug, &a.text, a.message).await
+    };
+    tool::<DeleteArgs, Trashed>(
+        "delete_page",
+        "Move a page to the trash",
+        w(true, true),
+        "Moves a page to the trash (restore_from_trash brings it back; purge_from_trash removes it for good). A page with live children fails unless `recursive: true`, which trashes the subtree.",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        pages::delete(ctx, &access, user, &a.slug, a.recursive).await?;
+        Ok(Trashed { slug: a.slug, trashed: true })
+    };
+    tool::<MoveArgs, Page>(
+        "move_page",
+        "Move a page",
+        w(false, true),
+        "Puts a page (with its subtree) under another page, or at the top level when `parent` is absent or null. Moving a page into its own subtree fails.",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        pages::move_page(ctx, &access, user, &a.slug, a.parent.as_deref()).await
+    };
+    tool::<RenameArgs, Page>(
+        "rename_page",
+        "Rename a page",
+        w(false, true),
+        "Changes a page's slug (and optionally its title). The history follows the page and every `[[link]]` to it in other pages is rewritten. Fails if the new slug is taken.",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        pages::rename(ctx, &access, user, &a.slug, &a.new_slug, a.title.as_deref()).await
+    };
+    list_tool::<PageArgs, PageSummary>(
+        "list_children",
+        "List a page's children",
+        "The direct live children of a page, in tree order.",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        Ok(Items::all(pages::children(ctx, &access, &a.slug).await?))
+    };
+    list_tool::<PageArgs, PageRef>(
+        "get_backlinks",
+        "List backlinks",
+        "The live pages that link to this page with `[[slug]]`. Use it to see what depends on a page before changing or deleting it.",
+    ) => |a| Ok(Items::all(pages::backlinks(ctx, user, a.workspace.as_deref(), &a.slug).await?));
+    list_tool::<HistoryArgs, HistoryEntry>(
+        "get_page_history",
+        "List a page's revisions",
+        "A page's revisions, newest first: sha, message, author and time; paged with limit/offset. Pass a sha to get_page_revision, diff_page_revisions or restore_page_revision.",
+    ) => |a| {
+        let paging = a.paging()?;
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        let (items, total) = history::list(ctx, &access, &a.slug, paging).await?;
+        Ok(Items { items, total })
+    };
+    tool::<RevisionArgs, Revision>(
+        "get_page_revision",
+        "Get a revision",
+        READ,
+        "The content and title of a page at one revision of its history.",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        history::get(ctx, &access, &a.slug, &a.sha).await
+    };
+    tool::<DiffArgs, Diff>(
+        "diff_page_revisions",
+        "Diff two revisions",
+        READ,
+        "A unified diff of a page from an earlier revision (`against`, default: the one before) to `sha`, with added and removed line counts.",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        history::diff(ctx, &access, &a.slug, &a.sha, a.against.as_deref()).await
+    };
+    tool::<RevisionArgs, Page>(
+        "restore_page_revision",
+        "Restore a revision",
+        w(true, false),
+        "Makes an earlier revision's content the page's current content, as a new revision (history is kept, nothing is rewritten).",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        pages::restore_revision(ctx, &access, user, &a.slug, &a.sha, false).await
+    };
+    list_tool::<ListArgs, TrashEntry>(
+        "list_trash",
+        "List the trash",
+        "Trashed pages, most recently trashed first, with who trashed them and when; paged with limit/offset.",
+    ) => |a| {
+        let paging = a.paging()?;
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        let (items, total) = pages::trash(ctx, &access, paging).await?;
+        Ok(Items { items, total })
+    };
+    tool::<PageArgs, Page>(
+        "restore_from_trash",
+        "Restore from the trash",
+        w(false, true),
+        "Brings a trashed page back (to the top level if its parent is gone). Returns the page.",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        pages::restore_from_trash(ctx, &access, user, &a.slug).await
+    };
+    tool::<PageArgs, Purged>(
+        "purge_from_trash",
+        "Purge from the trash",
+        w(true, true),
+        "Removes a trashed page for good, with its history. Cannot be undone. Only pages in the trash can be purged.",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        pages::purge(ctx, &access, user, &a.slug).await?;
+        Ok(Purged { slug: a.slug, purged: true })
+    };
+    tool::<SearchArgs, SearchResults>(
+        "search",
+        "Search pages",
+        READ,
+        "Finds pages. `keyword` (default) ranks full-text matches, titles first, with a highlighted snippet; `semantic` finds pages by meaning even without shared words; `hybrid` fuses both and is the best choice for questions. `engine` in the answer says what ran.",
+    ) => |a| {
+        let paging = Paging::new(a.limit, a.offset)?;
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        let req = SearchRequest { q: &a.query, mode: a.mode.as_deref(), tag: a.tag.as_deref(), paging };
+        search::search(ctx, &access, req).await
+    };
+    tool::<PageArgs, LinkSuggestions>(
+        "suggest_links",
+        "Suggest links",
+        READ,
+        "Pages this page could link to: similar pages it does not link yet, and other pages' titles mentioned in its text without a link.",
+    ) => |a| intel::suggest_links(ctx, user, a.workspace.as_deref(), &a.slug).await;
+    tool::<PageArgs, TagSuggestions>(
+        "suggest_tags",
+        "Suggest tags",
+        READ,
+        "Tags this page could have: tags of similar pages first, then salient terms. Never a tag the page already has.",
+    ) => |a| intel::suggest_tags(ctx, user, a.workspace.as_deref(), &a.slug).await;
+    tool::<SummaryArgs, Summary>(
+        "summarize_page",
+        "Summarize a page",
+        READ,
+        "An extractive summary: the page's most telling sentences, verbatim and in page order (no code, tables or front matter).",
+    ) => |a| intel::summary(ctx, user, a.workspace.as_deref(), &a.slug, a.sentences).await;
+    tool::<WsArgs, Insights>(
+        "get_insights",
+        "Workspace insights",
+        READ,
+        "The state of a workspace: orphan pages, broken links (wanted pages), most linked pages, stale pages, tag counts and topical clusters. Use it to find what needs care.",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        intel::insights(ctx, &access).await
+    };
+    tool::<WsArgs, Graph>(
+        "get_graph",
+        "Link graph",
+        READ,
+        "The wikilink graph of a workspace: nodes (pages), edges (links between them) and broken edges (links to pages that do not exist).",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        intel::graph(ctx, &access).await
+    };
+    list_tool::<WsArgs, TagCount>(
+        "list_tags",
+        "List tags",
+        "Every tag on live pages with how many pages carry it, most used first. Pass one as `tag` to list_recent_pages or search.",
+    ) => |a| {
+        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        Ok(Items::all(pages::tags(ctx, &access).await?))
+    };
+}
+
+/// The tool named `name`, if there is one.
+pub fn find(name: &str) -> Option<Tool> {
+    TOOLS.iter().find(|t| t.name == name).cloned()
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use super::rows::{self, IndexedPage, RevisionRow};
 use super::{Actor, Page};
 use crate::core::Ctx;
 use crate::core::users::User;
-use crate::core::webhooks;
+use crate::core::webhooks::{self, EventKind};
 use crate::core::workspaces::Access;
 use crate::error::{Error, Result};
 use crate::git::{self, FileChange, WorkspaceRepo};
@@ -81,14 +81,14 @@ impl Action {
 
     /// The webhook event the change emits (docs/api.md, "Events (outbox)"). A page restored from
     /// the trash reappears, so followers are told `page.created`.
-    pub fn event(self) -> &'static str {
+    pub fn event(self) -> EventKind {
         match self {
-            Action::Create | Action::Untrash => "page.created",
-            Action::Update | Action::Restore | Action::Relink => "page.updated",
-            Action::Trash | Action::Purge => "page.deleted",
+            Action::Create | Action::Untrash => EventKind::PageCreated,
+            Action::Update | Action::Restore | Action::Relink => EventKind::PageUpdated,
+            Action::Trash | Action::Purge => EventKind::PageDeleted,
             // A new place among its siblings is a move within the tree.
-            Action::Move | Action::Order => "page.moved",
-            Action::Rename => "page.renamed",
+            Action::Move | Action::Order => EventKind::PageMoved,
+            Action::Rename => EventKind::PageRenamed,
         }
     }
 }
@@ -728,7 +728,7 @@ async fn index_rows(
         let st = &change.state;
         // The workspace's head goes with the last change's rows.
         let last = n + 1 == changes.len();
-        let kind = change.action.event();
+        let kind = change.action.event().as_str();
         let mut data = json!({
             "workspace": ws_slug,
             "slug": st.slug,

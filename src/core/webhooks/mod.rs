@@ -24,8 +24,39 @@ use super::workspaces::{self, Owner};
 use crate::error::{Error, Result};
 use crate::store::Script;
 
-/// Every kind of event (docs/api.md, "Events (outbox)", maps operations to them).
-pub const EVENT_KINDS: [&str; 5] = ["page.created", "page.updated", "page.deleted", "page.moved", "page.renamed"];
+/// A kind of event (docs/api.md, "Events (outbox)", maps operations to them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    PageCreated,
+    PageUpdated,
+    PageDeleted,
+    PageMoved,
+    PageRenamed,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 5] =
+        [Self::PageCreated, Self::PageUpdated, Self::PageDeleted, Self::PageMoved, Self::PageRenamed];
+
+    /// Its name in the API, the payload and the outbox: `page.created`…
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::PageCreated => "page.created",
+            Self::PageUpdated => "page.updated",
+            Self::PageDeleted => "page.deleted",
+            Self::PageMoved => "page.moved",
+            Self::PageRenamed => "page.renamed",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<EventKind> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    fn all_names() -> Vec<String> {
+        Self::ALL.iter().map(|k| k.as_str().to_owned()).collect()
+    }
+}
 
 /// Most webhooks one workspace may have.
 pub const MAX_PER_WORKSPACE: i64 = 50;
@@ -75,16 +106,17 @@ pub fn message_id(event_id: i64) -> String {
     format!("evt_{event_id}")
 }
 
-/// `Some(kinds)` checked against [`EVENT_KINDS`]; absent or empty means all of them.
+/// `Some(kinds)` checked against [`EventKind::ALL`]; absent or empty means all of them.
 fn check_kinds(kinds: Option<&[String]>) -> Result<Vec<String>> {
     let kinds = kinds.unwrap_or_default();
     if kinds.is_empty() {
-        return Ok(EVENT_KINDS.iter().map(|k| k.to_string()).collect());
+        return Ok(EventKind::all_names());
     }
     let mut out: Vec<String> = Vec::new();
     for k in kinds {
-        if !EVENT_KINDS.contains(&k.as_str()) {
-            return Err(Error::invalid_webhook_events(k, &EVENT_KINDS));
+        if EventKind::parse(k).is_none() {
+            let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.as_str()).collect();
+            return Err(Error::invalid_webhook_events(k, &names));
         }
         if !out.contains(k) {
             out.push(k.clone());
@@ -95,12 +127,12 @@ fn check_kinds(kinds: Option<&[String]>) -> Result<Vec<String>> {
 
 /// As stored: `,a,b,` (so one `LIKE` finds a kind), or empty for every kind.
 fn stored_kinds(kinds: &[String]) -> String {
-    if kinds.len() == EVENT_KINDS.len() { String::new() } else { format!(",{},", kinds.join(",")) }
+    if kinds.len() == EventKind::ALL.len() { String::new() } else { format!(",{},", kinds.join(",")) }
 }
 
 fn listed_kinds(stored: &str) -> Vec<String> {
     if stored.is_empty() {
-        return EVENT_KINDS.iter().map(|k| k.to_string()).collect();
+        return EventKind::all_names();
     }
     stored.split(',').filter(|k| !k.is_empty()).map(str::to_owned).collect()
 }
