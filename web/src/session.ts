@@ -148,7 +148,7 @@ export async function signOut(): Promise<void> {
 export async function switchWorkspace(slug: string): Promise<void> {
   const res = await api.switchWorkspace(slug);
   const u = user.get();
-  if (u) user.set({ ...u, default_workspace: res.default_workspace ?? slug });
+  if (u) user.set({ ...u, default_workspace: res.default_workspace });
   setApiWorkspace(slug);
   tree.set(null);
   titles.set(new Map());
@@ -183,7 +183,7 @@ function rememberWorkspace(slug: string): void {
   api.switchWorkspace(slug).then(
     (res) => {
       const u = user.get();
-      if (u) user.set({ ...u, default_workspace: res.default_workspace ?? slug });
+      if (u) user.set({ ...u, default_workspace: res.default_workspace });
     },
     () => undefined,
   );

@@ -105,9 +105,7 @@ function PageBody({ data }: { data: PageViewData }) {
         )}
         {suggesting && <SuggestionsPanel page={page} />}
         <p class="page-meta muted">
-          {page.updated_by
-            ? t("page.last_edited", { author: page.updated_by.name, date: formatDate(page.updated_at) })
-            : formatDate(page.updated_at)}
+          {t("page.last_edited", { author: page.updated_by.name, date: formatDate(page.updated_at) })}
         </p>
         {page.tags.length > 0 && (
           <ul class="tags" aria-label={t("page.tags")}>
