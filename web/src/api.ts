@@ -66,6 +66,7 @@ interface Listing<T> {
   total: number;
 }
 
+// TODO(server): `webhook_events` in /api/system (the event kinds core::webhooks sends).
 /** The page events a webhook can subscribe to (docs/api.md, "Events (outbox)"). */
 export const EVENT_KINDS = ["page.created", "page.updated", "page.deleted", "page.moved", "page.renamed"] as const;
 
@@ -129,6 +130,7 @@ async function request<T>(method: string, path: string, opts: Options = {}): Pro
 
 const enc = encodeURIComponent;
 
+// TODO(server): `list_max_limit` in /api/system (the largest `limit` a list takes).
 /** The most items one list request may ask for (lists take limit ≤ 500). */
 export const PAGE_LIMIT = 500;
 
