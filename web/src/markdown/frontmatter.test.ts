@@ -1,12 +1,13 @@
 // Front matter as the app reads and writes it: the summary it shows under a page's title,
 // the title a save takes from it (tests/fixtures/markdown.json holds the cases shared
 // with the server), and the `summary:` line "Use this summary" writes.
-import { describe, expect, test } from "vitest";
-import { withSummary } from "../components/Suggestions";
-import { frontMatterSummary, splitFrontMatter } from "./frontmatter";
+import { beforeAll, describe, expect, test } from "vitest";
+import { frontMatterSummary, loadYaml, splitFrontMatter, withSummary } from "./frontmatter";
 import { frontMatterTitle } from "./title";
 
 const page = (yaml: string) => `---\n${yaml}\n---\n# Body\n`;
+
+beforeAll(loadYaml);
 
 describe("splitFrontMatter", () => {
   test("the block at the very start, closed by --- or ...", () => {
@@ -44,6 +45,13 @@ describe("frontMatterSummary", () => {
   test("none without front matter", () => {
     expect(frontMatterSummary("summary: x\n")).toBeNull();
   });
+
+  test.each([["summary: [unclosed"], ['summary: "unclosed'], ["\t- : :"], ["{{{{"], ["summary: a\nsummary: b"]])(
+    "none, and no throw, when the YAML does not parse: %j",
+    (yaml) => {
+      expect(frontMatterSummary(page(yaml))).toBeNull();
+    },
+  );
 });
 
 describe("frontMatterTitle", () => {
@@ -82,7 +90,11 @@ describe("withSummary", () => {
     expect(withSummary(content, S)).toBe(expected);
   });
 
-  test.each([["a list", "---\n- a\n---\n"], ["a flow mapping", "---\n{a: 1}\n---\n"]])(
+  test.each([
+    ["a list", "---\n- a\n---\n"],
+    ["a flow mapping", "---\n{a: 1}\n---\n"],
+    ["YAML that does not parse", "---\ntitle: [unclosed\n---\n"],
+  ])(
     "no key can go into %s",
     (_, content) => {
       expect(withSummary(content, S)).toBe(content);
