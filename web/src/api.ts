@@ -1,14 +1,15 @@
 // The JSON API of the Cairn server (docs/api.md; the running server's /openapi.json).
 // Every failure is an ApiError carrying the problem+json body (RFC 9457) when there is one.
 
-export interface Problem {
-  type?: string;
-  title?: string;
-  status?: number;
-  detail?: string;
-  code?: string;
-  [extra: string]: unknown;
-}
+import type { components } from "./generated/openapi";
+
+/** The server's schemas, generated from its OpenAPI document (src/generated/openapi.ts):
+ *  the names below are the app's for them, never copies. */
+type Schemas = components["schemas"];
+
+/** An error body: the server's problem+json, whose fields may all be missing when the
+ *  answer came from elsewhere (a proxy's error page), plus any extension members. */
+export type Problem = Partial<Schemas["Problem"]> & { [extra: string]: unknown };
 
 export class ApiError extends Error {
   readonly status: number;
@@ -25,247 +26,49 @@ export class ApiError extends Error {
   }
 }
 
-export interface User {
-  id: number;
-  email: string;
-  name: string;
-  language: string;
-  default_workspace: string | null;
-  created_at: string;
-}
+export type User = Schemas["User"];
+/** A workspace as listed for the caller; its `can` is what the caller may do there, as
+ *  the server decides it (the app keeps no copy of the rule). */
+export type Workspace = Schemas["WorkspaceInfo"];
+export type Page = Schemas["Page"];
+export type PageSummary = Schemas["PageSummary"];
+export type TreeNode = Schemas["TreeNode"];
+export type PageRef = Schemas["PageRef"];
+export type PageViewData = Schemas["PageView"];
+export type HistoryEntry = Schemas["HistoryEntry"];
+export type Revision = Schemas["Revision"];
+export type Diff = Schemas["Diff"];
+/** The answer of an erase: the revision's new id, and how many revision ids changed. */
+export type Erased = Schemas["Erased"];
+export type TrashEntry = Schemas["TrashEntry"];
+export type TrashedPage = Schemas["TrashedPage"];
+export type SearchResult = Schemas["Hit"];
+export type SearchAnswer = Schemas["SearchResults"];
+export type Upload = Schemas["Upload"];
+export type Catalogue = Schemas["Catalogue"];
+export type System = Schemas["SystemReport"];
+export type TokenInfo = Schemas["TokenInfo"];
+export type Member = Schemas["Member"];
+export type Webhook = Schemas["Webhook"];
+export type Delivery = Schemas["Delivery"];
+export type LinkSuggestions = Schemas["LinkSuggestions"];
+export type TagSuggestions = Schemas["TagSuggestions"];
+export type Summary = Schemas["Summary"];
+export type Insights = Schemas["Insights"];
+export type GraphData = Schemas["Graph"];
 
-/** What the caller may do in a workspace, as the server decides it (the app keeps no copy
- *  of the rule). */
-export interface WorkspaceAbilities {
-  rename: boolean;
-  delete: boolean;
-  manage_members: boolean;
-  manage_webhooks: boolean;
-  erase_history: boolean;
-}
-
-export interface Workspace {
-  slug: string;
-  name: string;
-  role: "owner" | "member";
-  created_at: string;
-  /** Absent from servers older than issue 67: then nothing owner-only is offered. */
-  can?: WorkspaceAbilities;
-}
-
-export interface Author {
-  id: number;
-  name: string;
-}
-
-export interface Page {
-  slug: string;
-  title: string;
-  content: string;
-  parent: string | null;
-  tags: string[];
-  links: string[];
-  revision: string;
-  created_at: string;
-  updated_at: string;
-  updated_by: Author | null;
-  workspace: string;
-  /** Its place among its siblings when ordered by hand (an extension; null or absent: by title). */
-  position?: number | null;
-}
-
-export interface PageSummary {
-  slug: string;
-  title: string;
-  parent: string | null;
-  tags: string[];
-  revision: string;
-  created_at: string;
-  updated_at: string;
-  updated_by: Author;
-}
-
-export interface TreeNode {
-  slug: string;
-  title: string;
-  children: TreeNode[];
-}
-
-export interface PageRef {
-  slug: string;
-  title: string;
-}
-
-export interface Heading {
-  level: number;
-  text: string;
-  anchor: string;
-}
-
-export interface PageViewData {
-  page: Page;
-  breadcrumbs: PageRef[];
-  children: PageRef[];
-  backlinks: PageRef[];
-  headings: Heading[];
-}
-
-export interface HistoryEntry {
-  sha: string;
-  message: string;
-  author: Author | null;
-  created_at: string;
-}
-
-export interface Revision extends HistoryEntry {
-  content: string;
-  title: string;
-}
-
-export interface Diff {
-  from: string | null;
-  to: string;
-  unified: string;
-  added: number;
-  removed: number;
-}
-
-/** The answer of an erase: the revision's new id, and how many revision ids changed (the
- *  history after it is rewritten; old ids keep answering). */
-export interface Erased {
-  sha: string;
-  renamed: number;
-}
-
-export interface TrashEntry {
-  slug: string;
-  title: string;
-  deleted_at: string;
-  deleted_by: Author;
-  /** The same for the pages one delete trashed (absent for pages trashed before groups existed). */
-  group?: string | null;
-  /** The page's parent when it was trashed. */
-  parent?: string | null;
-}
-
-/** A page in the trash, for a preview (GET /api/trash/{slug}). */
-export interface TrashedPage extends TrashEntry {
-  content: string;
-}
-
+/** The search modes the app offers (the server's schema types `mode` as a plain string). */
 export type SearchMode = "keyword" | "semantic" | "hybrid";
 
-export interface SearchResult {
-  slug: string;
-  title: string;
-  snippet: string;
-  score: number;
-}
-
-export interface SearchAnswer {
-  query: string;
-  mode: SearchMode;
-  engine: string;
-  items: SearchResult[];
-  /** Matching pages in all (the items are one slice of them: limit, offset). */
-  total: number;
-}
-
-export interface Upload {
-  name: string;
-  url: string;
-  content_type: string;
-  size: number;
-}
-
-export interface Catalogue {
-  language: string;
-  languages: string[];
-  messages: Record<string, string>;
-}
-
-export interface Listing<T> {
+/** A page of a list: every list route answers this shape (`List_*` in the schema). */
+interface Listing<T> {
   items: T[];
   total: number;
 }
 
-export interface TokenInfo {
-  id: number;
-  name: string;
-  created_at: string;
-  last_used_at: string | null;
-}
-
-export interface Member {
-  id: number;
-  email: string;
-  name: string;
-  role: "owner" | "member";
-}
-
+// TODO(server): `webhook_events` in /api/system (the event kinds core::webhooks sends).
 /** The page events a webhook can subscribe to (docs/api.md, "Events (outbox)"). */
 export const EVENT_KINDS = ["page.created", "page.updated", "page.deleted", "page.moved", "page.renamed"] as const;
-
-export interface Webhook {
-  id: number;
-  url: string;
-  events: string[];
-  active: boolean;
-  created_at: string;
-  secret?: string;
-}
-
-export type DeliveryStatus = "pending" | "delivered" | "retrying" | "failed";
-
-export interface Delivery {
-  id: number;
-  event: string;
-  event_id: string;
-  status: DeliveryStatus;
-  attempts: number;
-  response_status: number | null;
-  error: string | null;
-  next_attempt_at: string | null;
-  created_at: string;
-  delivered_at: string | null;
-}
-
-export type IntelMode = "tfidf" | "embedding";
-
-export interface LinkSuggestions {
-  mode: IntelMode;
-  items: { slug: string; title: string; score: number; reason: string }[];
-}
-
-export interface TagSuggestions {
-  mode: IntelMode;
-  items: { tag: string; score: number }[];
-}
-
-export interface Summary {
-  mode: IntelMode;
-  sentences: string[];
-  summary: string;
-}
-
-export interface Insights {
-  mode: IntelMode;
-  pages: number;
-  words: number;
-  orphans: PageRef[];
-  broken_links: { source: string; target: string }[];
-  most_linked: { slug: string; title: string; count: number }[];
-  stale: { slug: string; title: string; updated_at: string }[];
-  tags: { tag: string; count: number }[];
-  clusters: { label: string; size: number; pages: string[] }[];
-}
-
-export interface GraphData {
-  mode: IntelMode;
-  nodes: { id: string; title: string; tags: string[]; degree: number }[];
-  edges: { source: string; target: string }[];
-  broken: { source: string; target: string }[];
-}
 
 /** Called when any request answers 401 (the session ended): the app signs the user out. */
 let onUnauthorized: (() => void) | null = null;
@@ -327,6 +130,7 @@ async function request<T>(method: string, path: string, opts: Options = {}): Pro
 
 const enc = encodeURIComponent;
 
+// TODO(server): `list_max_limit` in /api/system (the largest `limit` a list takes).
 /** The most items one list request may ask for (lists take limit ≤ 500). */
 export const PAGE_LIMIT = 500;
 
@@ -344,56 +148,58 @@ export async function allItems<T>(
   }
 }
 
-const notes = (query: Query = {}) => request<Listing<PageSummary>>("GET", "/api/notes", { query, ws: true });
+const notes = (query: Query = {}) => request<Schemas["List_PageSummary"]>("GET", "/api/notes", { query, ws: true });
 
 export const api = {
   // Accounts
   me: () => request<User>("GET", "/api/me", { quiet401: true }),
   login: (email: string, password: string) =>
-    request<User>("POST", "/api/auth/login", { body: { email, password }, quiet401: true }),
+    request<User>("POST", "/api/auth/login", { body: { email, password } satisfies Schemas["LoginRequest"], quiet401: true }),
   register: (email: string, password: string, name?: string) =>
-    request<User>("POST", "/api/auth/register", { body: name ? { email, password, name } : { email, password } }),
+    request<User>("POST", "/api/auth/register", {
+      body: (name ? { email, password, name } : { email, password }) satisfies Schemas["RegisterRequest"],
+    }),
   logout: () => request<void>("POST", "/api/auth/logout", { quiet401: true }),
   i18n: (lang?: string) => request<Catalogue>("GET", "/api/i18n", { query: { lang } }),
-  setLanguage: (code: string) => request<{ language: string }>("POST", `/api/lang/${enc(code)}`),
+  setLanguage: (code: string) => request<Schemas["Language"]>("POST", `/api/lang/${enc(code)}`),
 
-  system: () => request<{ version: string; registration_open: boolean; upload_max_bytes: number }>("GET", "/api/system"),
+  system: () => request<System>("GET", "/api/system"),
 
   // Workspaces
   workspaces: () =>
-    allItems((limit, offset) => request<Listing<Workspace>>("GET", "/api/workspaces", { query: { limit, offset } })),
+    allItems((limit, offset) => request<Schemas["List_WorkspaceInfo"]>("GET", "/api/workspaces", { query: { limit, offset } })),
   createWorkspace: (name: string, slug?: string) =>
-    request<Workspace>("POST", "/api/workspaces", { body: slug ? { name, slug } : { name } }),
+    request<Workspace>("POST", "/api/workspaces", { body: (slug ? { name, slug } : { name }) satisfies Schemas["CreateWorkspace"] }),
   switchWorkspace: (slug: string) =>
-    request<{ default_workspace: string }>("POST", `/api/workspaces/${enc(slug)}/switch`),
+    request<Schemas["Switched"]>("POST", `/api/workspaces/${enc(slug)}/switch`),
 
   // Pages
   tree: () => request<TreeNode[]>("GET", "/api/pages", { ws: true }),
   page: (slug: string, ws?: string | null) => request<Page>("GET", `/api/pages/${enc(slug)}`, { ws: ws ?? true }),
   view: (slug: string, ws?: string | null) =>
     request<PageViewData>("GET", `/api/pages/${enc(slug)}/view`, { ws: ws ?? true }),
-  createPage: (body: { title?: string; slug?: string; content?: string; parent?: string | null }) =>
+  createPage: (body: Schemas["CreatePage"]) =>
     request<Page>("POST", "/api/pages", { body, ws: true }),
-  updatePage: (
-    slug: string,
-    body: { content?: string; title?: string; base_revision?: string; merge?: boolean; message?: string },
-  ) => request<Page>("PUT", `/api/pages/${enc(slug)}`, { body, ws: true }),
+  updatePage: (slug: string, body: Schemas["UpdatePage"]) => request<Page>("PUT", `/api/pages/${enc(slug)}`, { body, ws: true }),
   deletePage: (slug: string, recursive = false) =>
     request<void>("DELETE", `/api/pages/${enc(slug)}`, { query: { recursive: recursive || undefined }, ws: true }),
   movePage: (slug: string, parent: string | null) =>
-    request<Page>("POST", `/api/pages/${enc(slug)}/move`, { body: { parent }, ws: true }),
+    request<Page>("POST", `/api/pages/${enc(slug)}/move`, { body: { parent } satisfies Schemas["MovePage"], ws: true }),
   /** Puts the page right after the sibling `after` (null: first among its siblings). */
   setPosition: (slug: string, after: string | null) =>
-    request<Page>("POST", `/api/pages/${enc(slug)}/position`, { body: { after }, ws: true }),
+    request<Page>("POST", `/api/pages/${enc(slug)}/position`, { body: { after } satisfies Schemas["OrderPage"], ws: true }),
   renamePage: (slug: string, new_slug: string, title?: string) =>
-    request<Page>("POST", `/api/pages/${enc(slug)}/rename`, { body: title ? { new_slug, title } : { new_slug }, ws: true }),
+    request<Page>("POST", `/api/pages/${enc(slug)}/rename`, {
+      body: (title ? { new_slug, title } : { new_slug }) satisfies Schemas["RenamePage"],
+      ws: true,
+    }),
   notes,
   /** Every live page (flat), or every page with `tag`. */
   allNotes: (query: Query = {}) => allItems((limit, offset) => notes({ ...query, limit, offset })),
 
   // History
   history: (slug: string, limit = 100, offset = 0) =>
-    request<Listing<HistoryEntry>>("GET", `/api/pages/${enc(slug)}/history`, { query: { limit, offset }, ws: true }),
+    request<Schemas["List_HistoryEntry"]>("GET", `/api/pages/${enc(slug)}/history`, { query: { limit, offset }, ws: true }),
   revision: (slug: string, sha: string) =>
     request<Revision>("GET", `/api/pages/${enc(slug)}/history/${enc(sha)}`, { ws: true }),
   diff: (slug: string, sha: string, against?: string) =>
@@ -401,7 +207,10 @@ export const api = {
   /** A new revision with `sha`'s content and the title it had, or with `keepTitle` the
    *  page's current title. The body is always sent (the server reads it as JSON). */
   restoreRevision: (slug: string, sha: string, keepTitle = false) =>
-    request<Page>("POST", `/api/pages/${enc(slug)}/restore/${enc(sha)}`, { body: { keep_title: keepTitle }, ws: true }),
+    request<Page>("POST", `/api/pages/${enc(slug)}/restore/${enc(sha)}`, {
+      body: { keep_title: keepTitle } satisfies Schemas["RestoreRevision"],
+      ws: true,
+    }),
   /** Owners only: from revision `sha` on, the page holds the previous revision's content
    *  wherever it held `sha`'s, and the repository no longer holds it (api.md, "Erase a
    *  revision's content"). 409 `revision_is_current` while it is the page's content. */
@@ -410,7 +219,7 @@ export const api = {
 
   // Trash
   trash: () =>
-    allItems((limit, offset) => request<Listing<TrashEntry>>("GET", "/api/trash", { query: { limit, offset }, ws: true })),
+    allItems((limit, offset) => request<Schemas["List_TrashEntry"]>("GET", "/api/trash", { query: { limit, offset }, ws: true })),
   trashedPage: (slug: string) => request<TrashedPage>("GET", `/api/trash/${enc(slug)}`, { ws: true }),
   restoreFromTrash: (slug: string) => request<Page>("POST", `/api/trash/${enc(slug)}/restore`, { ws: true }),
   purge: (slug: string) => request<void>("POST", `/api/trash/${enc(slug)}/purge`, { ws: true }),
@@ -430,34 +239,34 @@ export const api = {
     }),
 
   // Settings and tokens
-  updateProfile: (body: { name?: string; email?: string; language?: string; current_password?: string }) =>
+  updateProfile: (body: Schemas["ProfileRequest"]) =>
     request<User>("POST", "/api/settings/profile", { body }),
   changePassword: (current_password: string, new_password: string) =>
-    request<void>("POST", "/api/settings/password", { body: { current_password, new_password } }),
+    request<void>("POST", "/api/settings/password", { body: { current_password, new_password } satisfies Schemas["PasswordRequest"] }),
   tokens: () =>
-    allItems((limit, offset) => request<Listing<TokenInfo>>("GET", "/api/tokens", { query: { limit, offset } })),
-  createToken: (name: string) => request<{ id: number; name: string; token: string }>("POST", "/api/tokens", { body: { name } }),
+    allItems((limit, offset) => request<Schemas["List_TokenInfo"]>("GET", "/api/tokens", { query: { limit, offset } })),
+  createToken: (name: string) => request<Schemas["NewToken"]>("POST", "/api/tokens", { body: { name } satisfies Schemas["TokenRequest"] }),
   revokeToken: (id: number) => request<void>("DELETE", `/api/tokens/${id}`),
 
   // Workspace settings (owner-only writes)
-  updateWorkspace: (slug: string, name: string) => request<Workspace>("PUT", `/api/workspaces/${enc(slug)}`, { body: { name } }),
+  updateWorkspace: (slug: string, name: string) => request<Workspace>("PUT", `/api/workspaces/${enc(slug)}`, { body: { name } satisfies Schemas["UpdateWorkspace"] }),
   deleteWorkspace: (slug: string) => request<void>("DELETE", `/api/workspaces/${enc(slug)}`),
   members: (slug: string) =>
     allItems((limit, offset) =>
-      request<Listing<Member>>("GET", `/api/workspaces/${enc(slug)}/members`, { query: { limit, offset } }),
+      request<Schemas["List_Member"]>("GET", `/api/workspaces/${enc(slug)}/members`, { query: { limit, offset } }),
     ),
   addMember: (slug: string, email: string, role: Member["role"]) =>
-    request<Member>("POST", `/api/workspaces/${enc(slug)}/members`, { body: { email, role } }),
+    request<Member>("POST", `/api/workspaces/${enc(slug)}/members`, { body: { email, role } satisfies Schemas["AddMember"] }),
   removeMember: (slug: string, id: number) => request<void>("DELETE", `/api/workspaces/${enc(slug)}/members/${id}`),
 
   // Webhooks (of the current workspace)
   webhooks: () =>
-    allItems((limit, offset) => request<Listing<Webhook>>("GET", "/api/webhooks", { query: { limit, offset }, ws: true })),
+    allItems((limit, offset) => request<Schemas["List_Webhook"]>("GET", "/api/webhooks", { query: { limit, offset }, ws: true })),
   createWebhook: (url: string, events: string[]) =>
-    request<Webhook & { secret: string }>("POST", "/api/webhooks", { body: { url, events }, ws: true }),
+    request<Schemas["NewWebhook"]>("POST", "/api/webhooks", { body: { url, events } satisfies Schemas["CreateWebhook"], ws: true }),
   deleteWebhook: (id: number) => request<void>("DELETE", `/api/webhooks/${id}`, { ws: true }),
   deliveries: (id: number) =>
-    request<Listing<Delivery>>("GET", `/api/webhooks/${id}/deliveries`, { query: { limit: 50 }, ws: true }),
+    request<Schemas["List_Delivery"]>("GET", `/api/webhooks/${id}/deliveries`, { query: { limit: 50 }, ws: true }),
 
   // Intelligence
   suggestLinks: (slug: string) => request<LinkSuggestions>("GET", `/api/pages/${enc(slug)}/suggest-links`, { ws: true }),

@@ -4,6 +4,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { CommandPalette } from "./components/CommandPalette";
 import { ConfirmHost } from "./components/Dialog";
 import { api, ApiError } from "./api";
+import { loadYaml } from "./markdown/frontmatter";
 import { deriveSlug } from "./markdown/slug";
 import { FormError, useAction } from "./components/Form";
 import { Header } from "./components/Header";
@@ -74,7 +75,9 @@ function Home() {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Screen = ComponentType<any>;
 const loadGraph = () => import("./screens/Graph").then((m): Screen => m.default);
-const loadEditor = () => import("./screens/Editor").then((m): Screen => m.Editor);
+// The title a save sends follows the front matter's `title:` (savedTitle): the YAML
+// parser is there before the editor opens.
+const loadEditor = () => Promise.all([import("./screens/Editor"), loadYaml()]).then(([m]): Screen => m.Editor);
 const loadHistory = () => import("./screens/History").then((m): Screen => m.History);
 const loadInsights = () => import("./screens/Insights").then((m): Screen => m.Insights);
 const loadSettings = () => import("./screens/Settings").then((m): Screen => m.Settings);

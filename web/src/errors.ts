@@ -3,6 +3,7 @@
 // problem's own `detail` (the server's words, in English) shown beside it.
 import { ApiError } from "./api";
 import { t } from "./i18n";
+import { PASSWORD_MIN_LENGTH, uploadMaxBytes } from "./limits";
 
 const BY_CODE: Record<string, string> = {
   invalid_credentials: "auth.error.invalid_credentials",
@@ -19,6 +20,8 @@ const BY_CODE: Record<string, string> = {
   invalid_slug: "error.invalid_slug",
   move_cycle: "error.move_cycle",
   not_a_sibling: "error.not_a_sibling",
+  // TODO(server): `content_max_bytes` in /api/system; the message then takes {max} (its
+  // catalogues say "1 MiB" today).
   content_too_large: "error.content_too_large",
   title_too_long: "error.title_too_long",
   page_has_children: "error.page_has_children",
@@ -37,12 +40,6 @@ const BY_CODE: Record<string, string> = {
   unknown_language: "error.unknown_language",
 };
 
-/** The largest upload (GET /api/system), for the "too large" message. */
-let uploadMax = 10 * 1024 * 1024;
-export function setUploadMax(bytes: number): void {
-  uploadMax = bytes;
-}
-
 function size(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB` : `${Math.round(bytes / 1024)} KB`;
 }
@@ -51,8 +48,12 @@ export function errorMessage(e: unknown): string {
   if (e instanceof ApiError) {
     if (e.status === 429) return t("auth.error.rate_limited");
     if (e.status === 503) return t("common.database_unavailable");
-    if (e.code === "upload_too_large" || e.status === 413) return t("upload.too_large", { max: size(uploadMax) });
-    if (e.code === "password_too_short") return t("auth.error.password_too_short", { min: 8 });
+    if (e.code === "upload_too_large" || e.status === 413) {
+      // The served limit; unknown (its request failed), the server's own words say it.
+      const max = uploadMaxBytes();
+      return max === null ? t("common.error") : t("upload.too_large", { max: size(max) });
+    }
+    if (e.code === "password_too_short") return t("auth.error.password_too_short", { min: PASSWORD_MIN_LENGTH });
     const key = BY_CODE[e.code];
     if (key) return t(key);
     if (e.status === 403) return t("common.forbidden");

@@ -1,6 +1,6 @@
 // Who is signed in, their workspaces, the current one and its page tree.
 import { api, ApiError, setApiWorkspace, setUnauthorizedHandler, type TreeNode, type User, type Workspace } from "./api";
-import { setUploadMax } from "./errors";
+import { loadSystem } from "./limits";
 import { deriveSlug } from "./markdown/slug";
 import { loadMessages, storedLanguage } from "./i18n";
 import { appHref, location, navigate, pageRoute, setLinkWorkspace } from "./router";
@@ -113,10 +113,7 @@ export async function boot(): Promise<void> {
 }
 
 export async function signedIn(u: User): Promise<void> {
-  api.system().then(
-    (s) => setUploadMax(s.upload_max_bytes),
-    () => undefined,
-  );
+  loadSystem();
   await loadWorkspaces(u);
   user.set(u);
 }
@@ -148,7 +145,7 @@ export async function signOut(): Promise<void> {
 export async function switchWorkspace(slug: string): Promise<void> {
   const res = await api.switchWorkspace(slug);
   const u = user.get();
-  if (u) user.set({ ...u, default_workspace: res.default_workspace ?? slug });
+  if (u) user.set({ ...u, default_workspace: res.default_workspace });
   setApiWorkspace(slug);
   tree.set(null);
   titles.set(new Map());
@@ -183,7 +180,7 @@ function rememberWorkspace(slug: string): void {
   api.switchWorkspace(slug).then(
     (res) => {
       const u = user.get();
-      if (u) user.set({ ...u, default_workspace: res.default_workspace ?? slug });
+      if (u) user.set({ ...u, default_workspace: res.default_workspace });
     },
     () => undefined,
   );

@@ -8,10 +8,11 @@ import { useEffect, useState } from "preact/hooks";
 import { api, type LinkSuggestions, type Page, type Summary, type TagSuggestions } from "../api";
 import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
-import { frontMatterSummary, isBlockMapping, keyEntries, splitFrontMatter } from "../markdown/frontmatter";
+import { frontMatterSummary, withSummary, yamlLoaded } from "../markdown/frontmatter";
 import { deriveSlug } from "../markdown/slug";
 import { pageHref } from "../router";
 import { pagesChanged } from "../session";
+import { useStore } from "../store";
 import { FormError } from "./Form";
 
 const SEE_ALSO = /^(\*\*)?see also(\*\*)?:/i;
@@ -37,48 +38,6 @@ export function withTag(content: string, tag: string): string {
   if (/^(#[^\s#]+\s*)+$/.test(last.trim())) lines[lines.length - 1] = `${last.trim()} #${tag}`;
   else lines.push("", `#${tag}`);
   return lines.join("\n").replace(/^\n+/, "") + "\n";
-}
-
-/** A YAML double-quoted scalar: the JSON string (JSON's escapes are YAML's too), with
- *  what YAML does not take as printable (DEL, C1 controls, U+2028/9, U+FEFF) escaped as
- *  well, and a lone surrogate as U+FFFD. */
-function yamlString(text: string): string {
-  const wellFormed = text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
-  return JSON.stringify(wellFormed).replace(
-    /[\u007f-\u009f\u2028\u2029\ufeff]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-}
-
-/** The content with `summary: "…"` in its front matter: in place of a `summary:` key it
- *  has (every such key: one is left), else as the front matter's last line, else in a
- *  front matter made for it at the start. Every other byte stays as it was; a page with
- *  CRLF line endings gets CRLF. Front matter that is not a block mapping (a list, a flow
- *  mapping) cannot take a key: the content is answered unchanged. */
-export function withSummary(content: string, summary: string): string {
-  const entry = `summary: ${yamlString(summary)}`;
-  const [yaml] = splitFrontMatter(content);
-  const firstEnd = content.indexOf("\n");
-  const cr = firstEnd > 0 && content[firstEnd - 1] === "\r" ? "\r" : "";
-  if (yaml === null) {
-    const bom = content.startsWith("\ufeff") ? "\ufeff" : "";
-    const eol = cr + "\n";
-    return `${bom}---${eol}${entry}${eol}---${eol}${content.slice(bom.length)}`;
-  }
-  if (!isBlockMapping(yaml)) return content;
-  // The YAML runs from the line after the opening fence to the closing fence's line,
-  // and ends with its last line's "\n" (or is empty).
-  const start = firstEnd + 1;
-  const lines = yaml === "" ? [] : yaml.slice(0, -1).split("\n");
-  const entries = keyEntries(lines, "summary");
-  if (entries.length === 0) {
-    lines.push(entry + cr);
-  } else {
-    for (const [from, to] of entries.slice(1).reverse()) lines.splice(from, to - from);
-    const [from, to] = entries[0]!;
-    lines.splice(from, to - from, entry + (lines[from]!.endsWith("\r") ? "\r" : ""));
-  }
-  return content.slice(0, start) + lines.map((l) => l + "\n").join("") + content.slice(start + yaml.length);
 }
 
 function reason(text: string): string {
@@ -133,6 +92,7 @@ function Part<T extends { mode: string }>({
 
 export function SuggestionsPanel({ page }: { page: Page }) {
   useI18n();
+  useStore(yamlLoaded); // the summary's button reads the front matter
   const [links, setLinks] = useState<LinkSuggestions | null>(null);
   const [tags, setTags] = useState<TagSuggestions | null>(null);
   const [summary, setSummary] = useState<Summary | null>(null);

@@ -7,6 +7,7 @@
 import type { EditorView } from "@codemirror/view";
 import { useRef, useState } from "preact/hooks";
 import { t } from "../i18n";
+import { UPLOAD_TYPES } from "../limits";
 import { format, type FormatAction } from "./format";
 
 const mac = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
@@ -97,7 +98,7 @@ export function Toolbar({ view, onFiles }: { view: EditorView; onFiles: (files: 
       <input
         ref={picker}
         type="file"
-        accept="image/png,image/jpeg,image/gif,image/webp,image/avif,image/svg+xml"
+        accept={UPLOAD_TYPES.join(",")}
         multiple
         hidden
         tabIndex={-1}

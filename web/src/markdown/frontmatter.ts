@@ -1,5 +1,39 @@
 // Front matter: a YAML block at the very start (first line "---", closed by "---" or
-// "..."), as the server reads it (src/markdown/mod.rs split_front_matter). It is not shown.
+// "..."), as the server reads it (src/markdown/mod.rs: split_front_matter, then
+// yaml-rust2). It is not shown. The YAML is read by the `yaml` package; this module finds
+// the block, picks keys and their text out of the parsed document as the server does,
+// and writes the one key the app writes (`summary:`) in place.
+import type { Document, Node, Pair } from "yaml";
+import type * as Yaml from "./yaml";
+import { store } from "../store";
+
+// The parser (~30 KB gzip, a third of the app) is loaded when front matter is first read,
+// as highlight.js is when code is: until then nothing is read from it (and nothing
+// written), and `yamlLoaded` turning true tells the screens to read again. The editor
+// waits for it: the title a save sends depends on it.
+let lib: typeof Yaml | null = null;
+let loading: Promise<void> | null = null;
+export const yamlLoaded = store(false);
+
+export function loadYaml(): Promise<void> {
+  loading ??= import("./yaml").then(
+    (m) => {
+      lib = m;
+      yamlLoaded.set(true);
+    },
+    (e: unknown) => {
+      loading = null; // tried again at the next read
+      throw e;
+    },
+  );
+  return loading;
+}
+
+/** The parser, or null while it loads (asked for then). */
+function parser(): typeof Yaml | null {
+  if (!lib) void loadYaml().catch(() => undefined);
+  return lib;
+}
 
 function isFence(line: string, closing: boolean): boolean {
   const l = line.replace(/[ \t\r]+$/, "");
@@ -23,94 +57,128 @@ export function splitFrontMatter(markdown: string): [string | null, string] {
   return [null, markdown];
 }
 
-/** Where a top-level key's entries lie among the front matter's lines (each without its
- *  "\n"; a "\r" may end it): [first, end) for every `key:` line at column 0, with the
- *  lines that continue its value (indented, or a `- item` of a list; blank lines between
- *  them, not after). */
-export function keyEntries(lines: string[], key: string): [number, number][] {
-  const head = new RegExp(`^${key}[ \\t]*:(?:\\s|$)`);
-  const out: [number, number][] = [];
-  for (let i = 0; i < lines.length; i++) {
-    if (!head.test(lines[i]!)) continue;
-    let end = i + 1;
-    for (let j = i + 1; j < lines.length; j++) {
-      const l = lines[j]!;
-      if (l.trim() === "") continue;
-      if (!/^([ \t]|-(\s|$))/.test(l)) break;
-      end = j + 1;
-    }
-    out.push([i, end]);
-    i = end - 1;
+/** The parsed YAML, or null when it does not parse: the server then reads nothing from
+ *  it, and nothing here may throw on what a person typed (the preview renders on every
+ *  keystroke). A repeated key is an error, as it is for the server, unless `repeats`. */
+function parse(Y: typeof Yaml, text: string, repeats = false): Document | null {
+  try {
+    const doc = Y.parseDocument(text, { uniqueKeys: !repeats });
+    return doc.errors.length === 0 ? doc : null;
+  } catch {
+    return null;
   }
-  return out;
 }
 
-/** Whether the front matter is a block mapping (or empty), so a `key: value` line may be
- *  added to it; a list, a flow mapping or a lone scalar is not. */
-export function isBlockMapping(yaml: string): boolean {
-  const first = yaml.split("\n").find((l) => l.trim() !== "" && !/^\s*#/.test(l));
-  return first === undefined || /^[^\s\-?[\]{}#&*!|>%@`,][^\n]*?:(\s|$)|^("[^"]*"|'[^']*')[ \t]*:(\s|$)/.test(first);
+function isKey(Y: typeof Yaml, pair: Pair<unknown, unknown>, key: string): boolean {
+  return Y.isScalar(pair.key) && pair.key.value === key;
 }
 
-const ESCAPES: Record<string, string> = {
-  "0": "\0", a: "\x07", b: "\b", t: "\t", "\t": "\t", n: "\n", v: "\v", f: "\f", r: "\r", e: "\x1b",
-  " ": " ", '"': '"', "/": "/", "\\": "\\", N: "\u0085", _: "\u00a0", L: "\u2028", P: "\u2029",
-};
+/** A top-level key's value, when the YAML is a mapping (block or flow) that has it. */
+function valueOf(Y: typeof Yaml, doc: Document | null, key: string): unknown {
+  if (!doc || !Y.isMap(doc.contents)) return undefined;
+  const value = doc.contents.items.find((p) => isKey(Y, p, key))?.value;
+  return Y.isAlias(value) ? value.resolve(doc) : value;
+}
 
-/** A YAML double-quoted scalar's text (from after its opening quote), up to its closing quote. */
-function doubleQuoted(raw: string): string {
-  let out = "";
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i]!;
-    if (c === '"') break;
-    if (c !== "\\") {
-      out += c;
-      continue;
-    }
-    const e = raw[++i] ?? "";
-    const hex = e === "x" ? 2 : e === "u" ? 4 : e === "U" ? 8 : 0;
-    if (hex) {
-      const code = parseInt(raw.slice(i + 1, i + 1 + hex), 16);
-      if (Number.isFinite(code) && code <= 0x10ffff) out += String.fromCodePoint(code);
-      i += hex;
-    } else {
-      out += ESCAPES[e] ?? e;
-    }
+/** 2^63: the server reads an integer as an i64 (-2^63 to 2^63-1); beyond, a number is
+ *  text as written. */
+const I64 = 2n ** 63n;
+const INTEGER = /^([-+]?[0-9]+|0x[0-9a-fA-F]+|0o[0-7]+)$/;
+/** How yaml-rust2 spells null and the booleans (YAML 1.2's core schema also takes `Null`
+ *  and `NULL`, which the server reads as text). */
+const NO_TEXT = /^(|~|null|true|True|TRUE|false|False|FALSE)$/;
+
+/** A value as text as the server reads it (yaml-rust2): a string, or a number as written
+ *  (an integer in decimal: `0x1F` is "31"); null for a list, a mapping, a null or a
+ *  boolean. */
+function scalarText(Y: typeof Yaml, value: unknown): string | null {
+  if (!Y.isScalar(value)) return null;
+  const v: unknown = value.value;
+  if (typeof v === "string") return v;
+  const written = value.source ?? String(v);
+  if (typeof v === "number" && INTEGER.test(written)) {
+    const n = BigInt(written);
+    return n >= -I64 && n < I64 ? n.toString() : written;
   }
-  return out;
+  return NO_TEXT.test(written) && (v === null || typeof v === "boolean") ? null : written;
 }
 
-/** The text of a top-level key's scalar value, its entry being `entry` among `lines`: a
- *  double-quoted (YAML escapes), single-quoted or plain scalar, or a `|` / `>` block;
- *  null for null, `~`, a flow list or mapping, or (`strict`) a boolean. A small reading
- *  of YAML, enough for what the app writes and for what people write by hand. */
-export function scalarText(lines: string[], entry: [number, number], key: string, strict = false): string | null {
-  const first = lines[entry[0]]!.replace(new RegExp(`^${key}[ \\t]*:`), "").trim();
-  const rest = lines.slice(entry[0] + 1, entry[1]);
-  if (/^[|>][+-]?\d*[+-]?(\s+#.*)?$/.test(first)) {
-    const indent = Math.min(...rest.filter((l) => l.trim() !== "").map((l) => /^[ \t]*/.exec(l)![0].length));
-    const body = rest.map((l) => l.slice(indent));
-    return first.startsWith("|") ? body.join("\n") : body.map((l) => l.trim()).join(" ");
-  }
-  const joined = [first, ...rest.map((l) => l.trim())].filter((l) => l !== "").join(" ");
-  if (joined.startsWith('"')) return doubleQuoted(joined.slice(1));
-  if (joined.startsWith("'")) return (/^'((?:[^']|'')*)'?/.exec(joined)?.[1] ?? "").replace(/''/g, "'");
-  const plain = joined.replace(/\s+#.*$/, "");
-  if (/^(~|null)?$/i.test(plain)) return "";
-  // The server (YAML 1.2) reads only strings and numbers as a title: a list, a mapping
-  // or a boolean is none.
-  if (strict && (/^([[{]|-(\s|$))/.test(plain) || /^(true|false)$/.test(plain))) return null;
-  return plain;
+/** A top-level key's text (see scalarText), trimmed; null when there is no front matter,
+ *  no such key, or its value is no text or empty (or the parser is still loading). */
+export function frontMatterText(markdown: string, key: string): string | null {
+  const [text] = splitFrontMatter(markdown);
+  const Y = text === null ? null : parser();
+  if (text === null || !Y) return null;
+  const value = scalarText(Y, valueOf(Y, parse(Y, text), key))?.trim();
+  return value ? value : null;
 }
 
-/** The front matter's top-level `summary` as text (see scalarText); null when there is
- *  none, or it is empty or null. */
+/** The front matter's top-level `summary` as text, read as a title is; null when there
+ *  is none, or it is empty or no text. */
 export function frontMatterSummary(markdown: string): string | null {
-  const [yaml] = splitFrontMatter(markdown);
-  if (yaml === null) return null;
-  const lines = yaml.split("\n").map((l) => l.replace(/\r$/, ""));
-  const entry = keyEntries(lines, "summary")[0];
-  if (!entry) return null;
-  const text = (scalarText(lines, entry, "summary") ?? "").trim();
-  return text === "" ? null : text;
+  return frontMatterText(markdown, "summary");
+}
+
+/** Where each top-level `key:` entry of the YAML lies among its lines (split at "\n"):
+ *  [first, end) from the key's line to the last line of its value (blank lines and
+ *  comments after it are not its). Null when the YAML cannot take a key: it is not a
+ *  block mapping (a list, a flow mapping, a lone scalar) or does not parse. A repeated
+ *  key is found each time (an edit keeps one of them). */
+function keyLines(Y: typeof Yaml, yaml: string, key: string): [number, number][] | null {
+  const doc = parse(Y, yaml, true);
+  if (doc === null) return null;
+  if (doc.contents === null) return []; // comments only
+  if (!Y.isMap(doc.contents) || doc.contents.flow) return null;
+  const lineOf = (offset: number) => yaml.slice(0, offset).split("\n").length - 1;
+  return doc.contents.items
+    .filter((p) => isKey(Y, p, key))
+    .map((p) => {
+      const start = (p.key as Node).range![0];
+      const end = (p.value as Node | null)?.range?.[1] ?? (p.key as Node).range![1];
+      return [lineOf(start), lineOf(Math.max(start, end - 1)) + 1];
+    });
+}
+
+/** A YAML double-quoted scalar: the JSON string (JSON's escapes are YAML's too), with
+ *  what YAML does not take as printable (DEL, C1 controls, U+2028/9, U+FEFF) escaped as
+ *  well, and a lone surrogate as U+FFFD. */
+function yamlString(text: string): string {
+  const wellFormed = text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
+  return JSON.stringify(wellFormed).replace(
+    /[\u007f-\u009f\u2028\u2029\ufeff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/** The content with `summary: "…"` in its front matter: in place of a `summary:` key it
+ *  has (every such key: one is left), else as the front matter's last line, else in a
+ *  front matter made for it at the start. Every other byte stays as it was; a page with
+ *  CRLF line endings gets CRLF. Front matter that is not a block mapping (a list, a flow
+ *  mapping) or does not parse cannot take a key (nor any while the parser loads): the
+ *  content is answered unchanged. */
+export function withSummary(content: string, summary: string): string {
+  const entry = `summary: ${yamlString(summary)}`;
+  const [yaml] = splitFrontMatter(content);
+  const firstEnd = content.indexOf("\n");
+  const cr = firstEnd > 0 && content[firstEnd - 1] === "\r" ? "\r" : "";
+  if (yaml === null) {
+    const bom = content.startsWith("\ufeff") ? "\ufeff" : "";
+    const eol = cr + "\n";
+    return `${bom}---${eol}${entry}${eol}---${eol}${content.slice(bom.length)}`;
+  }
+  const Y = parser();
+  const entries = Y && keyLines(Y, yaml, "summary");
+  if (!entries) return content;
+  // The YAML runs from the line after the opening fence to the closing fence's line,
+  // and ends with its last line's "\n" (or is empty).
+  const start = firstEnd + 1;
+  const lines = yaml === "" ? [] : yaml.slice(0, -1).split("\n");
+  if (entries.length === 0) {
+    lines.push(entry + cr);
+  } else {
+    for (const [from, to] of entries.slice(1).reverse()) lines.splice(from, to - from);
+    const [from, to] = entries[0]!;
+    lines.splice(from, to - from, entry + (lines[from]!.endsWith("\r") ? "\r" : ""));
+  }
+  return content.slice(0, start) + lines.map((l) => l + "\n").join("") + content.slice(start + yaml.length);
 }

@@ -71,7 +71,8 @@ md.use(anchor, {
   uniqueSlugStartIndex: 1,
   tabIndex: false,
   callback: (token, info) => {
-    headings.push({ level: Number(token.tag.slice(1)), text: info.title, anchor: info.slug });
+    // Trimmed as the server's are: an image or inline HTML that leaves nothing leaves its space.
+    headings.push({ level: Number(token.tag.slice(1)), text: info.title.trim(), anchor: info.slug });
   },
 });
 md.use(imageSizes);

@@ -6,7 +6,7 @@
 // learns only after saving that a heading renamed the page (or did not).
 import MarkdownIt from "markdown-it";
 import type { Token } from "markdown-it";
-import { keyEntries, scalarText, splitFrontMatter } from "./frontmatter";
+import { frontMatterText, splitFrontMatter } from "./frontmatter";
 import { wikilinks } from "./wikilinks";
 
 // Block structure only: finding the first heading must not cost a full render of a
@@ -100,13 +100,8 @@ export function firstH1(markdown: string): string | null {
 /** The front matter's `title:` as the server reads it (a string or a number; not a list,
  *  a mapping, a boolean or null), trimmed; null when there is none or it is empty. */
 export function frontMatterTitle(markdown: string): string | null {
-  const [yaml] = splitFrontMatter(markdown);
-  if (yaml === null) return null;
-  const lines = yaml.split("\n").map((l) => l.replace(/\r$/, ""));
-  const entry = keyEntries(lines, "title")[0];
-  if (!entry) return null;
-  const text = scalarText(lines, entry, "title", true);
-  return text === null ? null : oneLine(text) || null;
+  const text = frontMatterText(markdown, "title");
+  return text === null ? null : oneLine(text);
 }
 
 /** Where the title a save will give comes from. */

@@ -47,6 +47,25 @@ export function sectionAnchor(section: string): string {
   return "#" + encodeURIComponent(resolveTarget(section) || section);
 }
 
+/** What the inside of `[[…]]` names, read as the server reads it (src/markdown/mod.rs
+ *  wikilink_target): the target is the text before the first "|" cut at the first "#",
+ *  trimmed (a "\" ending it escaped a table's "|" and is not part of it); the section
+ *  is the text after that "#" (null without one), the label the text after the "|",
+ *  trimmed; `options` that text as written (an image embed's size and alt), null
+ *  without a "|". */
+export function wikilinkParts(inner: string): { target: string; section: string | null; label: string; options: string | null } {
+  const pipe = inner.indexOf("|");
+  let dest = pipe < 0 ? inner : inner.slice(0, pipe);
+  if (pipe >= 0 && dest.endsWith("\\")) dest = dest.slice(0, -1);
+  const hashAt = dest.indexOf("#");
+  return {
+    target: (hashAt < 0 ? dest : dest.slice(0, hashAt)).trim(),
+    section: hashAt < 0 ? null : dest.slice(hashAt + 1).trim(),
+    label: pipe < 0 ? "" : inner.slice(pipe + 1).trim(),
+    options: pipe < 0 ? null : inner.slice(pipe + 1),
+  };
+}
+
 export interface WikiEnv {
   /** Whether a page with this slug exists; undefined = unknown (shown as a plain link). */
   exists?: (slug: string) => boolean | undefined;
@@ -77,18 +96,13 @@ export function wikilinks(md: MarkdownIt, env: () => WikiEnv): void {
     const inner = src.slice(pos + 2, close);
     if (inner.includes("\n") || inner.includes("[[") || inner.trim() === "") return false;
 
-    const pipe = inner.indexOf("|");
-    let dest = pipe < 0 ? inner : inner.slice(0, pipe);
-    const label = pipe < 0 ? "" : inner.slice(pipe + 1).trim();
-    if (pipe >= 0 && dest.endsWith("\\")) dest = dest.slice(0, -1);
-    const hashAt = dest.indexOf("#");
-    const target = (hashAt < 0 ? dest : dest.slice(0, hashAt)).trim();
-    const section = hashAt < 0 ? "" : dest.slice(hashAt + 1).trim();
+    const { target, section: hashed, label, options } = wikilinkParts(inner);
+    const section = hashed ?? "";
 
     if (!silent) {
       const e = env();
-      if (embed && IMAGE_FILE.test(target) && hashAt < 0) {
-        image(state, e, target, pipe < 0 ? "" : inner.slice(pipe + 1));
+      if (embed && IMAGE_FILE.test(target) && hashed === null) {
+        image(state, e, target, options ?? "");
         state.pos = close + 2;
         return true;
       }

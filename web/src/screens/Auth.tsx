@@ -7,6 +7,7 @@ import { LanguageSelect } from "../components/LanguageSelect";
 import { Logo } from "../components/Logo";
 import { failure, type ErrorText } from "../errors";
 import { catalogue, loadMessages, t, useI18n } from "../i18n";
+import { PASSWORD_MIN_LENGTH } from "../limits";
 import { appHref, location } from "../router";
 import { signedIn } from "../session";
 import { useStore } from "../store";
@@ -65,10 +66,10 @@ function Credentials({
         name="password"
         autoComplete={register ? "new-password" : "current-password"}
         required
-        minLength={register ? 8 : undefined}
+        minLength={register ? PASSWORD_MIN_LENGTH : undefined}
         value={password}
         onValue={setPassword}
-        hint={register ? t("auth.password_hint", { min: 8 }) : undefined}
+        hint={register ? t("auth.password_hint", { min: PASSWORD_MIN_LENGTH }) : undefined}
       />
     </>
   );

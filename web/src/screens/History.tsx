@@ -266,7 +266,7 @@ function RevisionView({
         {t("history.revision")} <code class="sha">{short(rev.sha)}</code>
       </h2>
       <p class="muted">
-        {rev.author?.name} · {formatDate(rev.created_at)} {rev.message && <>· {rev.message}</>}
+        {rev.author.name} · {formatDate(rev.created_at)} {rev.message && <>· {rev.message}</>}
       </p>
       <div class="editor-bar">
         <button type="button" class={tab === "diff" ? "primary" : ""} aria-pressed={tab === "diff"} onClick={() => setTab("diff")}>
@@ -352,7 +352,7 @@ export function History({ slug, sha }: { slug: string; sha: string | null }) {
   const [erased, setErased] = useState<({ sha: string } & ViewState) | null>(null);
   const ws = useStore(currentWorkspace);
   // The server's word on what the caller may do here, never a copy of the owner rule.
-  const owner = useStore(workspaces).find((w) => w.slug === ws)?.can?.erase_history === true;
+  const owner = useStore(workspaces).find((w) => w.slug === ws)?.can.erase_history === true;
   const title = titles.get().get(slug) ?? slug;
 
   useEffect(() => {
@@ -405,7 +405,7 @@ export function History({ slug, sha }: { slug: string; sha: string | null }) {
                     {short(h.sha)}
                   </a>
                 </td>
-                <td>{h.author?.name}</td>
+                <td>{h.author.name}</td>
                 <td>{formatDate(h.created_at)}</td>
                 <td>{h.message}</td>
               </tr>

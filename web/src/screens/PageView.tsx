@@ -11,7 +11,7 @@ import { PageList } from "../components/PageList";
 import { SuggestionsPanel } from "../components/Suggestions";
 import { failure } from "../errors";
 import { formatDate, t, useI18n } from "../i18n";
-import { frontMatterSummary } from "../markdown/frontmatter";
+import { frontMatterSummary, yamlLoaded } from "../markdown/frontmatter";
 import { appHref, location, pageHref } from "../router";
 import { peekView, loadView } from "../prefetch";
 import { currentWorkspace, firstPageShown, pagesVersion } from "../session";
@@ -65,8 +65,10 @@ function PageBody({ data }: { data: PageViewData }) {
   const article = useRef<HTMLElement>(null);
   const checklists = useChecklists(page, article);
   const rendered = useRendered(checklists.content, page.slug, page.title);
-  // Text, never HTML: a page's front matter is as untrusted as its body.
-  const summary = useMemo(() => frontMatterSummary(page.content), [page.content]);
+  // Text, never HTML: a page's front matter is as untrusted as its body. Read again once
+  // the YAML parser has loaded.
+  const yamlReady = useStore(yamlLoaded);
+  const summary = useMemo(() => frontMatterSummary(page.content), [page.content, yamlReady]);
   const hash = useStore(location).hash;
   const [suggesting, setSuggesting] = useState(false);
 
@@ -105,9 +107,7 @@ function PageBody({ data }: { data: PageViewData }) {
         )}
         {suggesting && <SuggestionsPanel page={page} />}
         <p class="page-meta muted">
-          {page.updated_by
-            ? t("page.last_edited", { author: page.updated_by.name, date: formatDate(page.updated_at) })
-            : formatDate(page.updated_at)}
+          {t("page.last_edited", { author: page.updated_by.name, date: formatDate(page.updated_at) })}
         </p>
         {page.tags.length > 0 && (
           <ul class="tags" aria-label={t("page.tags")}>

@@ -13,10 +13,6 @@ import { pageHref } from "../router";
 import { currentWorkspace, pagesChanged, pagesVersion } from "../session";
 import { useStore } from "../store";
 
-function who(by: TrashEntry["deleted_by"]): string {
-  return by?.name ?? "";
-}
-
 /** A trashed page and the pages of its group that were under it. */
 interface TrashNode {
   entry: TrashEntry;
@@ -29,13 +25,12 @@ interface TrashGroup {
   size: number;
 }
 
-/** Groups the trash by `group` (a page trashed before groups existed is its own group)
- *  and nests each group's pages by the parent they had. Newest deletes first. */
+/** Groups the trash by `group` (the server gives every entry one) and nests each
+ *  group's pages by the parent they had. Newest deletes first. */
 export function groupTrash(items: TrashEntry[]): TrashGroup[] {
   const byGroup = new Map<string, TrashEntry[]>();
   for (const it of items) {
-    const key = it.group ? `g:${it.group}` : `s:${it.slug}`;
-    byGroup.set(key, [...(byGroup.get(key) ?? []), it]);
+    byGroup.set(it.group, [...(byGroup.get(it.group) ?? []), it]);
   }
   const groups: TrashGroup[] = [];
   for (const members of byGroup.values()) {
@@ -79,7 +74,7 @@ function Preview({ slug, onRestore, onClose }: { slug: string; onRestore: () => 
       {page && (
         <>
           <p class="muted">
-            {t("trash.deleted_by", { author: who(page.deleted_by), date: formatDate(page.deleted_at) })}
+            {t("trash.deleted_by", { author: page.deleted_by.name, date: formatDate(page.deleted_at) })}
           </p>
           <PreviewBody page={page} />
         </>
@@ -129,7 +124,7 @@ function Row({
           <strong>{it.title}</strong>
           {top ? (
             <div class="muted">
-              {t("trash.deleted_by", { author: who(it.deleted_by), date: formatDate(it.deleted_at) })}
+              {t("trash.deleted_by", { author: it.deleted_by.name, date: formatDate(it.deleted_at) })}
               {group.size > 1 && <> · {t("trash.with_subpages", { count: group.size - 1 })}</>}
             </div>
           ) : (

@@ -1,17 +1,16 @@
 // The current workspace's settings at /app/-/workspace: export as a zip, rename, members,
 // webhooks and their deliveries, delete (typed confirmation). Which controls show is the
 // server's word: the workspace's `can` (GET /api/workspaces), not a copy of its rule
-// here; without `can` a member sees the read-only list of members.
+// here; a member who may not manage them sees the read-only list of members.
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError, EVENT_KINDS, type Delivery, type Member, type Webhook, type Workspace } from "../api";
 import { confirmDialog, Dialog } from "../components/Dialog";
 import { DialogActions, Feedback, Field, RowAction, ShownOnce, useAction } from "../components/Form";
 import { formatDate, t, useI18n } from "../i18n";
+import { WEBHOOK_MAX_ATTEMPTS } from "../limits";
 import { appHref, navigate } from "../router";
 import { currentWorkspace, switchWorkspace, user, workspaces } from "../session";
 import { useStore } from "../store";
-
-const MAX_ATTEMPTS = 8; // a delivery is failed after 8 attempts (docs/webhooks.md)
 
 function eventLabel(kind: string): string {
   return t(`settings.webhooks.event.${kind.replace(".", "_")}`);
@@ -177,9 +176,9 @@ function Deliveries({ hook }: { hook: Webhook }) {
                 <td>
                   <span class={`badge ${d.status}`}>{t(`settings.webhooks.status.${d.status}`)}</span>
                 </td>
-                <td>{t("settings.webhooks.attempt", { attempt: d.attempts, max: MAX_ATTEMPTS })}</td>
+                <td>{t("settings.webhooks.attempt", { attempt: d.attempts, max: WEBHOOK_MAX_ATTEMPTS })}</td>
                 <td title={d.error ?? undefined}>
-                  {d.response_status !== null ? t("settings.webhooks.response_code", { code: d.response_status }) : d.error ? t("settings.webhooks.no_response") : "—"}
+                  {d.response_status != null ? t("settings.webhooks.response_code", { code: d.response_status }) : d.error ? t("settings.webhooks.no_response") : "—"}
                 </td>
                 <td>{formatDate(d.created_at)}</td>
                 <td>
@@ -351,10 +350,10 @@ export function WorkspaceSettings() {
         <strong>{ws.name}</strong> · <code>{ws.slug}</code> · {t(`workspace.role.${ws.role}`)}
       </p>
       <Export ws={ws} />
-      {can?.rename && <Rename ws={ws} />}
-      <Members ws={ws} manage={!!can?.manage_members} />
-      {can?.manage_webhooks && <Webhooks ws={ws} />}
-      {can?.delete && <DeleteWorkspace ws={ws} />}
+      {can.rename && <Rename ws={ws} />}
+      <Members ws={ws} manage={can.manage_members} />
+      {can.manage_webhooks && <Webhooks ws={ws} />}
+      {can.delete && <DeleteWorkspace ws={ws} />}
     </div>
   );
 }
