@@ -14,7 +14,11 @@ use std::{env, fs};
 
 /// What a change to re-build the app on: its sources and build settings, not `node_modules`.
 const WEB_INPUTS: &[&str] =
-    &["src", "public", "index.html", "package.json", "package-lock.json", "vite.config.ts", "tsconfig.json"];
+    &["src", "public", "tools", "index.html", "package.json", "package-lock.json", "vite.config.ts", "tsconfig.json"];
+
+/// The server's OpenAPI document as the tests keep it: the app's API types are generated
+/// from it, and the app's build refuses to run while they are stale.
+const API_SNAPSHOT: &str = "tests/snapshots/system__openapi.snap";
 
 fn main() {
     pack_relocations();
@@ -52,6 +56,7 @@ fn build_web(out: &Path) -> PathBuf {
     for input in WEB_INPUTS {
         println!("cargo::rerun-if-changed=web/{input}");
     }
+    println!("cargo::rerun-if-changed={API_SNAPSHOT}");
     let lock = web.join("package-lock.json");
     let installed = web.join("node_modules/.package-lock.json");
     if modified(&installed) < modified(&lock) {
