@@ -33,6 +33,44 @@ pub struct SystemReport {
     pub languages: Vec<&'static str>,
     /// Why a requested feature did not resolve (empty when all did).
     pub notes: Vec<String>,
+    pub limits: Limits,
+}
+
+/// The rules a client may check before it asks (the server checks them all again), so
+/// that an app shows them from the server's answer rather than from copies.
+#[derive(Serialize, ToSchema)]
+pub struct Limits {
+    /// A page's content, in bytes of UTF-8.
+    pub content_max_bytes: usize,
+    /// A page's title, in characters.
+    pub title_max_chars: usize,
+    /// The fewest characters of a password.
+    pub password_min_length: usize,
+    /// An API token's name, in characters.
+    pub token_name_max_length: usize,
+    /// The image types an upload may be (judged by its bytes).
+    pub upload_types: Vec<&'static str>,
+    /// The most items one page of a list holds (`limit`).
+    pub list_max_limit: i64,
+    /// Attempts a webhook delivery gets before it is failed.
+    pub webhook_max_attempts: i64,
+    /// The kinds of event a webhook may receive.
+    pub webhook_events: Vec<&'static str>,
+}
+
+impl Limits {
+    fn now() -> Limits {
+        Limits {
+            content_max_bytes: super::pages::MAX_CONTENT_BYTES,
+            title_max_chars: super::pages::MAX_TITLE_CHARS,
+            password_min_length: super::accounts::PASSWORD_MIN_LEN,
+            token_name_max_length: super::tokens::MAX_TOKEN_NAME_LEN,
+            upload_types: super::uploads::TYPES.iter().map(|(mime, _)| *mime).collect(),
+            list_max_limit: super::paging::MAX_LIMIT,
+            webhook_max_attempts: super::webhooks::deliver::MAX_ATTEMPTS,
+            webhook_events: super::webhooks::EventKind::ALL.iter().map(|k| k.as_str()).collect(),
+        }
+    }
 }
 
 pub async fn report(ctx: &Ctx) -> SystemReport {
@@ -84,5 +122,6 @@ pub async fn report(ctx: &Ctx) -> SystemReport {
         upload_max_bytes: c.upload_max_bytes,
         languages: super::i18n::LANGUAGES.to_vec(),
         notes,
+        limits: Limits::now(),
     }
 }

@@ -26,7 +26,7 @@ use crate::ids;
 const SNIFF_BYTES: usize = 256;
 
 /// The accepted types: (MIME type, extension of the stored name; see `ids::UPLOAD_EXTENSIONS`).
-const TYPES: [(&str, &str); 6] = [
+pub const TYPES: [(&str, &str); 6] = [
     ("image/png", "png"),
     ("image/jpeg", "jpg"),
     ("image/gif", "gif"),

@@ -3,7 +3,7 @@
 // problem's own `detail` (the server's words, in English) shown beside it.
 import { ApiError } from "./api";
 import { t } from "./i18n";
-import { PASSWORD_MIN_LENGTH, uploadMaxBytes } from "./limits";
+import { passwordMinLength, uploadMaxBytes } from "./limits";
 
 const BY_CODE: Record<string, string> = {
   invalid_credentials: "auth.error.invalid_credentials",
@@ -53,7 +53,7 @@ export function errorMessage(e: unknown): string {
       const max = uploadMaxBytes();
       return max === null ? t("common.error") : t("upload.too_large", { max: size(max) });
     }
-    if (e.code === "password_too_short") return t("auth.error.password_too_short", { min: PASSWORD_MIN_LENGTH });
+    if (e.code === "password_too_short") return t("auth.error.password_too_short", { min: passwordMinLength() });
     const key = BY_CODE[e.code];
     if (key) return t(key);
     if (e.status === 403) return t("common.forbidden");

@@ -1,7 +1,7 @@
 // The server's limits that the app shows or applies before asking. They are the
-// server's answer (GET /api/system), not copies: a limit an operator changes reaches the
-// app without a new build. The few that the server does not answer yet are copies, each
-// marked TODO(server) with the field /api/system should add; they go when it does.
+// server's answer (GET /api/system, its `limits`), not copies: a limit that changes
+// reaches the app without a new build. Only the password's length has a stand-in, for
+// the register screen, which asks before anyone is signed in.
 import { api, type System } from "./api";
 
 /** The instance's report, once signed in (GET /api/system needs a credential); null
@@ -22,19 +22,31 @@ export function uploadMaxBytes(): number | null {
   return system?.upload_max_bytes ?? null;
 }
 
-// TODO(server): `password_min_length` in /api/system (core::accounts::PASSWORD_MIN_LEN),
-// answered without a credential too: the register form needs it before anyone signs in.
-/** The fewest characters a new password has. */
-export const PASSWORD_MIN_LENGTH = 8;
+/** The server's limits once /api/system answered (see its `limits`), else null. */
+function limits(): System["limits"] | null {
+  return system?.limits ?? null;
+}
 
-// TODO(server): `upload_types` in /api/system (the types core::uploads accepts).
-/** What the image picker offers: the types the server keeps (it judges by the bytes). */
-export const UPLOAD_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/svg+xml"];
+/** The fewest characters of a new password. The register screen asks before anyone is
+ *  signed in, when /api/system (which needs a credential) cannot answer: it shows the
+ *  rule the server had when the app was built, and the server's answer when it can. */
+export function passwordMinLength(): number {
+  return limits()?.password_min_length ?? PASSWORD_MIN_LENGTH_AT_BUILD;
+}
+const PASSWORD_MIN_LENGTH_AT_BUILD = 8;
 
-// TODO(server): `token_name_max_length` in /api/system (core::tokens::MAX_TOKEN_NAME_LEN).
-/** The most characters of an API token's name. */
-export const TOKEN_NAME_MAX_LENGTH = 100;
+/** What the image picker offers: the types the server keeps (it judges by the bytes);
+ *  any image while unknown. */
+export function uploadTypes(): string[] {
+  return limits()?.upload_types ?? ["image/*"];
+}
 
-// TODO(server): `webhook_max_attempts` in /api/system (core::webhooks::deliver::MAX_ATTEMPTS).
-/** How many attempts a webhook delivery gets before it is failed. */
-export const WEBHOOK_MAX_ATTEMPTS = 8;
+/** The most characters of an API token's name, or undefined while unknown. */
+export function tokenNameMaxLength(): number | undefined {
+  return limits()?.token_name_max_length;
+}
+
+/** How many attempts a webhook delivery gets before it is failed, or null while unknown. */
+export function webhookMaxAttempts(): number | null {
+  return limits()?.webhook_max_attempts ?? null;
+}

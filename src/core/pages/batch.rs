@@ -398,7 +398,7 @@ async fn write(
             return Err(e.into());
         }
     }
-    let committed = if ctx.test_hooks.fail_next_flush.swap(false, Ordering::SeqCst) {
+    let committed = if ctx.test_hooks.flush_fails() {
         let _ = tx.rollback().await;
         Err(Error::database_unavailable(anyhow::anyhow!("the flush failed (test hook)")))
     } else {

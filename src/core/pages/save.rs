@@ -9,7 +9,6 @@
 //! fails, the branch is put back, so a refused save leaves nothing behind.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use serde_json::json;
 use sqlx::AnyConnection;
@@ -561,7 +560,7 @@ impl Writer {
         let shared = self.batch().saves > 0 || self.batch().keep || matches!(saves, Saves::Group(_));
         let mut savepoint = Savepoint::Wanted(shared);
         let fail = changes.iter().any(|(_, c)| self.ctx.test_hooks.rows_fail(&c.state.slug))
-            || (matches!(saves, Saves::Group(_)) && self.ctx.test_hooks.fail_next_group.swap(false, Ordering::SeqCst));
+            || (matches!(saves, Saves::Group(_)) && self.ctx.test_hooks.group_fails());
         let write = Frame { savepoint: &mut savepoint, fail };
         let rows = index_rows(self.conn(), ws_id, &ws_slug, changes, commits, now, write);
         let e = match tokio::join!(rows, objects) {

@@ -84,7 +84,7 @@ pub async fn requeue_other_models(ctx: &Ctx) -> Result<u64> {
 /// Embeds up to `max_pages` queued pages; answers how many queue rows were served.
 /// Does nothing (0) when the embedding model is off or unusable.
 pub async fn embed_pending(ctx: &Ctx, max_pages: i64) -> Result<usize> {
-    if !ctx.models.embedding.usable() || ctx.test_hooks.hold_embedding.load(std::sync::atomic::Ordering::SeqCst) {
+    if !ctx.models.embedding.usable() || ctx.test_hooks.embedding_held() {
         return Ok(0);
     }
     // One pass at a time in a process (two would only share the same cores); across

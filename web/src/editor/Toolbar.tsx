@@ -7,7 +7,7 @@
 import type { EditorView } from "@codemirror/view";
 import { useRef, useState } from "preact/hooks";
 import { t } from "../i18n";
-import { UPLOAD_TYPES } from "../limits";
+import { uploadTypes } from "../limits";
 import { format, type FormatAction } from "./format";
 
 const mac = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
@@ -98,7 +98,7 @@ export function Toolbar({ view, onFiles }: { view: EditorView; onFiles: (files: 
       <input
         ref={picker}
         type="file"
-        accept={UPLOAD_TYPES.join(",")}
+        accept={uploadTypes().join(",")}
         multiple
         hidden
         tabIndex={-1}

@@ -1133,6 +1133,34 @@ export interface components {
             /** @example de */
             language: string;
         };
+        /**
+         * @description The rules a client may check before it asks (the server checks them all again), so
+         *     that an app shows them from the server's answer rather than from copies.
+         */
+        Limits: {
+            /** @description A page's content, in bytes of UTF-8. */
+            content_max_bytes: number;
+            /**
+             * Format: int64
+             * @description The most items one page of a list holds (`limit`).
+             */
+            list_max_limit: number;
+            /** @description The fewest characters of a password. */
+            password_min_length: number;
+            /** @description A page's title, in characters. */
+            title_max_chars: number;
+            /** @description An API token's name, in characters. */
+            token_name_max_length: number;
+            /** @description The image types an upload may be (judged by its bytes). */
+            upload_types: string[];
+            /** @description The kinds of event a webhook may receive. */
+            webhook_events: string[];
+            /**
+             * Format: int64
+             * @description Attempts a webhook delivery gets before it is failed.
+             */
+            webhook_max_attempts: number;
+        };
         LinkSuggestion: {
             /** @description Why: `mentions "Title"`, `similar content`, or both. */
             reason: string;
@@ -1535,6 +1563,7 @@ export interface components {
              */
             embedding_queue: number;
             languages: string[];
+            limits: components["schemas"]["Limits"];
             /** @description Why a requested feature did not resolve (empty when all did). */
             notes: string[];
             /** @description OCR of uploaded images is on and an OCR engine is present. */

@@ -7,7 +7,7 @@ import { LanguageSelect } from "../components/LanguageSelect";
 import { Logo } from "../components/Logo";
 import { failure, type ErrorText } from "../errors";
 import { catalogue, loadMessages, t, useI18n } from "../i18n";
-import { PASSWORD_MIN_LENGTH } from "../limits";
+import { passwordMinLength } from "../limits";
 import { appHref, location } from "../router";
 import { signedIn } from "../session";
 import { useStore } from "../store";
@@ -66,10 +66,10 @@ function Credentials({
         name="password"
         autoComplete={register ? "new-password" : "current-password"}
         required
-        minLength={register ? PASSWORD_MIN_LENGTH : undefined}
+        minLength={register ? passwordMinLength() : undefined}
         value={password}
         onValue={setPassword}
-        hint={register ? t("auth.password_hint", { min: PASSWORD_MIN_LENGTH }) : undefined}
+        hint={register ? t("auth.password_hint", { min: passwordMinLength() }) : undefined}
       />
     </>
   );

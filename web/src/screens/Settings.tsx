@@ -6,7 +6,7 @@ import { confirmDialog } from "../components/Dialog";
 import { Feedback, Field, RowAction, ShownOnce, useAction } from "../components/Form";
 import { LanguageSelect } from "../components/LanguageSelect";
 import { formatDate, t, useI18n } from "../i18n";
-import { PASSWORD_MIN_LENGTH, TOKEN_NAME_MAX_LENGTH } from "../limits";
+import { passwordMinLength, tokenNameMaxLength } from "../limits";
 import { user } from "../session";
 import { useStore } from "../store";
 
@@ -86,10 +86,10 @@ function Password() {
           name="new-password"
           autoComplete="new-password"
           required
-          minLength={PASSWORD_MIN_LENGTH}
+          minLength={passwordMinLength()}
           value={next}
           onValue={setNext}
-          hint={t("auth.password_hint", { min: PASSWORD_MIN_LENGTH })}
+          hint={t("auth.password_hint", { min: passwordMinLength() })}
         />
         <Feedback action={action} />
         <div>
@@ -138,7 +138,7 @@ function Tokens() {
       <h2 id="settings-tokens">{t("settings.tokens.title")}</h2>
       <p class="muted">{t("settings.tokens.description")}</p>
       <form class="inline-form" onSubmit={create}>
-        <Field label={t("settings.tokens.name")} name="token-name" required maxLength={TOKEN_NAME_MAX_LENGTH} value={name} onValue={setName} />
+        <Field label={t("settings.tokens.name")} name="token-name" required maxLength={tokenNameMaxLength()} value={name} onValue={setName} />
         <button type="submit" class="primary" disabled={action.busy || !name.trim()}>
           {t("settings.tokens.create")}
         </button>

@@ -7,7 +7,7 @@ import { api, ApiError, EVENT_KINDS, type Delivery, type Member, type Webhook, t
 import { confirmDialog, Dialog } from "../components/Dialog";
 import { DialogActions, Feedback, Field, RowAction, ShownOnce, useAction } from "../components/Form";
 import { formatDate, t, useI18n } from "../i18n";
-import { WEBHOOK_MAX_ATTEMPTS } from "../limits";
+import { webhookMaxAttempts } from "../limits";
 import { appHref, navigate } from "../router";
 import { currentWorkspace, switchWorkspace, user, workspaces } from "../session";
 import { useStore } from "../store";
@@ -176,7 +176,7 @@ function Deliveries({ hook }: { hook: Webhook }) {
                 <td>
                   <span class={`badge ${d.status}`}>{t(`settings.webhooks.status.${d.status}`)}</span>
                 </td>
-                <td>{t("settings.webhooks.attempt", { attempt: d.attempts, max: WEBHOOK_MAX_ATTEMPTS })}</td>
+                <td>{t("settings.webhooks.attempt", { attempt: d.attempts, max: webhookMaxAttempts() ?? "…" })}</td>
                 <td title={d.error ?? undefined}>
                   {d.response_status != null ? t("settings.webhooks.response_code", { code: d.response_status }) : d.error ? t("settings.webhooks.no_response") : "—"}
                 </td>

@@ -1,0 +1,155 @@
+//! Ways for tests to widen race windows and to fail a save where no real fault can be
+//! made on demand (a full disk at one precise step, a database commit that fails after
+//! the branch moved, a panic half-way through a save). The core asks them at those
+//! places; they are inert unless a test sets them.
+//!
+//! They exist only in builds with the `test-hooks` feature, which the test suites turn
+//! on (Cargo.toml's dev-dependency on this crate itself). Any other build — the release
+//! binary — gets a [`TestHooks`] with nothing in it, whose every answer is a constant
+//! "no": no test-only path, such as the save's panic, is compiled into it.
+
+#[cfg(feature = "test-hooks")]
+pub use armed::TestHooks;
+#[cfg(not(feature = "test-hooks"))]
+pub use inert::TestHooks;
+
+#[cfg(feature = "test-hooks")]
+mod armed {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    /// Delays and faults a test can switch on to make a rare interleaving certain.
+    #[derive(Default)]
+    pub struct TestHooks {
+        /// Milliseconds a page write waits after releasing its workspace lock, before it
+        /// answers — where a read of "the page now" would see the next save.
+        pub pause_after_write_ms: AtomicU64,
+        /// Makes the next group commit fail after moving the branch, before the database
+        /// commit (the worst place): every save in it must be refused and leave nothing.
+        pub fail_next_flush: AtomicBool,
+        /// Makes the index rows of the next save of this page fail half-way, after its page
+        /// row was written (inside its savepoint when it shares a batch): only that save may
+        /// be refused.
+        pub fail_rows_of: Mutex<Option<String>>,
+        /// Makes the next save of this page panic right after its commit is made, before its
+        /// rows (its objects may still be being written): a save interrupted mid-way, whose
+        /// writer is dropped holding the lock.
+        pub panic_after_commit_of: Mutex<Option<String>>,
+        /// Makes the objects of the next save of this page fail to be written, after its
+        /// commits' ids went to its rows (which are written meanwhile): the save must leave
+        /// nothing behind.
+        pub fail_objects_of: Mutex<Option<String>>,
+        /// Makes the objects of the next save of this page fail as a full disk fails them
+        /// (ENOSPC), at the same place: the save must answer 507 and leave nothing behind.
+        pub disk_full_for: Mutex<Option<String>>,
+        /// Makes the rows of the next group of queued saves (`pages::combine`) fail after
+        /// all of them were written: the group must take them back and save one by one.
+        pub fail_next_group: AtomicBool,
+        /// Holds the embedding passes back while set: pages stay queued, not embedded.
+        pub hold_embedding: AtomicBool,
+    }
+
+    impl TestHooks {
+        /// Whether the next group commit is to fail after moving the branch (once).
+        pub fn flush_fails(&self) -> bool {
+            self.fail_next_flush.swap(false, Ordering::SeqCst)
+        }
+
+        /// Whether the rows of the next group of queued saves are to fail (once).
+        pub fn group_fails(&self) -> bool {
+            self.fail_next_group.swap(false, Ordering::SeqCst)
+        }
+
+        /// Whether embedding passes are held back.
+        pub fn embedding_held(&self) -> bool {
+            self.hold_embedding.load(Ordering::SeqCst)
+        }
+
+        /// Whether the rows of a save of `slug` are to fail (once).
+        pub fn rows_fail(&self, slug: &str) -> bool {
+            Self::once(&self.fail_rows_of, slug)
+        }
+
+        /// Whether a save of `slug` is to panic after its commit (once).
+        pub fn panics_after_commit(&self, slug: &str) -> bool {
+            Self::once(&self.panic_after_commit_of, slug)
+        }
+
+        /// Whether the objects of a save of `slug` are to fail (once).
+        pub fn objects_fail(&self, slug: &str) -> bool {
+            Self::once(&self.fail_objects_of, slug)
+        }
+
+        /// Whether the disk is to be full for the objects of a save of `slug` (once).
+        pub fn disk_full(&self, slug: &str) -> bool {
+            Self::once(&self.disk_full_for, slug)
+        }
+
+        /// Whether any hook waits for a save of `slug` (a group of saves that holds one runs
+        /// its saves one by one, as the hook's tests expect).
+        pub fn armed(&self, slug: &str) -> bool {
+            [&self.fail_rows_of, &self.panic_after_commit_of, &self.fail_objects_of, &self.disk_full_for]
+                .iter()
+                .any(|h| h.lock().unwrap_or_else(|p| p.into_inner()).as_deref() == Some(slug))
+        }
+
+        fn once(hook: &Mutex<Option<String>>, slug: &str) -> bool {
+            let mut hook = hook.lock().unwrap_or_else(|p| p.into_inner());
+            if hook.as_deref() == Some(slug) {
+                *hook = None;
+                return true;
+            }
+            false
+        }
+
+        pub async fn after_write(&self) {
+            let ms = self.pause_after_write_ms.load(Ordering::Relaxed);
+            if ms > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "test-hooks"))]
+mod inert {
+    /// Hooks of a build without the `test-hooks` feature: none.
+    #[derive(Default)]
+    pub struct TestHooks;
+
+    impl TestHooks {
+        pub fn flush_fails(&self) -> bool {
+            false
+        }
+
+        pub fn group_fails(&self) -> bool {
+            false
+        }
+
+        pub fn embedding_held(&self) -> bool {
+            false
+        }
+
+        pub fn rows_fail(&self, _slug: &str) -> bool {
+            false
+        }
+
+        pub fn panics_after_commit(&self, _slug: &str) -> bool {
+            false
+        }
+
+        pub fn objects_fail(&self, _slug: &str) -> bool {
+            false
+        }
+
+        pub fn disk_full(&self, _slug: &str) -> bool {
+            false
+        }
+
+        pub fn armed(&self, _slug: &str) -> bool {
+            false
+        }
+
+        pub async fn after_write(&self) {}
+    }
+}
