@@ -63,6 +63,10 @@ pub struct TfIdf {
     postings: Vec<Vec<Counts>>,
     docs: Vec<Option<Doc>>,
     slot_of: HashMap<i64, u32>,
+    /// Ids of terms no live document holds any more, given to the next new terms: the
+    /// vocabulary holds what the live pages say, not every word a page ever said (a long
+    /// run of edits and deletes would otherwise grow it without end).
+    free: Vec<u32>,
     dead: usize,
     /// Live documents when the norms were last all computed.
     norms_at: usize,
@@ -108,13 +112,33 @@ impl TfIdf {
         if let Some(&id) = self.vocab.get(term) {
             return id;
         }
-        let id = self.words.len() as u32;
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.words[id as usize] = term.to_owned();
+                self.surfaces[id as usize] = word.to_owned();
+                id
+            }
+            None => {
+                self.words.push(term.to_owned());
+                self.surfaces.push(word.to_owned());
+                self.df.push(0);
+                self.postings.push(Vec::new());
+                (self.words.len() - 1) as u32
+            }
+        };
         self.vocab.insert(term.to_owned(), id);
-        self.words.push(term.to_owned());
-        self.surfaces.push(word.to_owned());
-        self.df.push(0);
-        self.postings.push(Vec::new());
         id
+    }
+
+    /// Forgets a term no live document holds: its id goes to the next new term.
+    fn release(&mut self, id: u32) {
+        let i = id as usize;
+        self.vocab.remove(&self.words[i]);
+        self.words[i] = String::new();
+        self.surfaces[i] = String::new();
+        // Only entries of slots whose documents are gone: the new term starts empty.
+        self.postings[i] = Vec::new();
+        self.free.push(id);
     }
 
     /// Counts the title's and the body's terms, creating ids for new terms.
@@ -155,6 +179,9 @@ impl TfIdf {
         if let Some(doc) = self.docs[slot as usize].take() {
             for c in doc.terms {
                 self.df[c.id as usize] -= 1;
+                if self.df[c.id as usize] == 0 {
+                    self.release(c.id);
+                }
             }
             self.total_len -= u64::from(doc.len);
         }
@@ -388,6 +415,22 @@ mod tests {
         assert_eq!(ix.query(&terms("cargo")), []);
         assert_eq!(ix.query(&terms("menu")).iter().map(|h| h.0).collect::<Vec<_>>(), [2, 3]);
         assert_eq!(ix.len(), 2);
+    }
+
+    #[test]
+    fn the_vocabulary_holds_only_what_live_pages_say() {
+        let mut ix = TfIdf::default();
+        ix.upsert(1, &[], &pairs("steady words here"));
+        // A page edited ten thousand times, each time with a word never seen before.
+        for i in 0..10_000 {
+            ix.upsert(2, &[], &pairs(&format!("churn unique{i}")));
+        }
+        assert_eq!(ix.vocab.len(), 5, "steady words here churn unique9999");
+        assert!(ix.words.len() <= 6 && ix.postings.len() <= 6, "{} ids", ix.words.len());
+        assert_eq!(ix.query(&terms("unique9999"))[0].0, 2);
+        assert!(ix.query(&terms("unique5")).is_empty());
+        assert_eq!((ix.surface_of("churn"), ix.surface_of("unique5")), (Some("churn"), None));
+        assert_eq!(ix.query(&terms("steady"))[0].0, 1);
     }
 
     #[test]
