@@ -151,6 +151,43 @@ async fn members_and_roles() {
     srv.stop().await;
 }
 
+/// Two owners leaving at the same instant: at most one of them goes, whatever the
+/// interleaving; a workspace is never left without an owner.
+#[tokio::test]
+async fn two_owners_leaving_at_once_leave_one_owner() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let a = srv.user("ada@x.io").await;
+    let b = srv.user("bea@x.io").await;
+    let (_, me_b) = b.get("/api/me").await;
+    let (_, me_a) = a.get("/api/me").await;
+    for round in 0..12 {
+        let ws = format!("race-{round}");
+        let (s, body) = a.post("/api/workspaces", json!({"name": ws, "slug": ws})).await;
+        assert_eq!(s, StatusCode::CREATED, "{body}");
+        let (s, body) =
+            a.post(&format!("/api/workspaces/{ws}/members"), json!({"email": "bea@x.io", "role": "owner"})).await;
+        assert_eq!(s, StatusCode::CREATED, "{body}");
+        let leave = |api: &Api, id: i64| {
+            let (api, ws) = (api.clone(), ws.clone());
+            tokio::spawn(async move { api.delete(&format!("/api/workspaces/{ws}/members/{id}")).await.0 })
+        };
+        let (ra, rb) = tokio::join!(leave(&a, me_a["id"].as_i64().unwrap()), leave(&b, me_b["id"].as_i64().unwrap()));
+        let gone = [ra.unwrap(), rb.unwrap()].iter().filter(|s| **s == StatusCode::NO_CONTENT).count();
+        assert!(gone <= 1, "round {round}: both owners left");
+        let owners: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM memberships m JOIN workspaces w ON w.id = m.workspace_id \
+             WHERE w.slug = $1 AND m.role = 'owner'",
+        )
+        .bind(&ws)
+        .fetch_one(&srv.ctx.db.pool)
+        .await
+        .unwrap();
+        assert_eq!(owners, 2 - gone as i64, "round {round}");
+    }
+    srv.stop().await;
+}
+
 /// A workspace access is checked once and then kept (credentials/cache.rs); what
 /// changes it shows on the very next request: a removed member gets 404 for reads and
 /// saves alike, a renamed workspace answers its new name, and a member added again is

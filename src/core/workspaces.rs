@@ -7,7 +7,7 @@
 //! [`Owner`], which only [`Access::owner`] hands out.
 
 use serde::{Deserialize, Serialize};
-use sqlx::{Any, Transaction};
+use sqlx::{Any, AssertSqlSafe, Transaction};
 use utoipa::ToSchema;
 
 use super::Ctx;
@@ -15,6 +15,7 @@ use super::paging::Paging;
 use super::users::User;
 use crate::error::{Error, OrConflict, Result};
 use crate::ids::{Email, Slug};
+use crate::store::Backend;
 
 pub const MAX_NAME_LEN: usize = 200;
 
@@ -408,12 +409,15 @@ pub async fn remove_member(ctx: &Ctx, access: Access, member_id: i64) -> Result<
             .await?;
     let role = role.ok_or_else(|| Error::member_not_found(member_id))?;
     if role == "owner" {
-        let owners: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM memberships WHERE workspace_id = $1 AND role = 'owner'")
-                .bind(access.workspace_id)
-                .fetch_one(&mut *tx)
-                .await?;
-        if owners <= 1 {
+        // Two owners leaving at once must not both count two owners and both go. On
+        // PostgreSQL the owners' rows are locked until this transaction ends, so the
+        // second counts again after the first committed; on SQLite the second one's write
+        // fails outright, its snapshot being older than the first one's commit.
+        let lock = if ctx.db.backend == Backend::Postgres { " FOR UPDATE" } else { "" };
+        let sql = format!("SELECT user_id FROM memberships WHERE workspace_id = $1 AND role = 'owner'{lock}");
+        let owners: Vec<i64> =
+            sqlx::query_scalar(AssertSqlSafe(sql)).bind(access.workspace_id).fetch_all(&mut *tx).await?;
+        if owners.len() <= 1 {
             return Err(Error::last_owner());
         }
     }
