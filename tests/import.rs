@@ -82,6 +82,24 @@ async fn run(srv: &Server, ws: &str, path: &Path, as_email: Option<&str>, dry_ru
     import::import(&srv.ctx, &opts, &|_, _, _| {}).await.expect("import runs")
 }
 
+/// What most tests start from: a server, an account (ann@x.io) with its default
+/// workspace, and an empty folder for the source. `_env` keeps the data directory alive.
+struct Setup {
+    _env: Env,
+    srv: Server,
+    api: Api,
+    ws: String,
+    dir: tempfile::TempDir,
+}
+
+async fn setup() -> Setup {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("ann@x.io").await;
+    let ws = default_ws(&api).await;
+    Setup { _env: env, srv, api, ws, dir: tempfile::tempdir().unwrap() }
+}
+
 async fn default_ws(api: &Api) -> String {
     let (_, me) = api.get("/api/me").await;
     me["default_workspace"].as_str().unwrap().to_owned()
@@ -109,11 +127,7 @@ fn skipped_reason<'a>(report: &'a Report, source: &str) -> &'a str {
 
 #[tokio::test]
 async fn a_vault_becomes_pages_with_its_tree_links_images_tags_and_a_full_report() {
-    let env = Env::new().await;
-    let srv = env.start(&[]).await;
-    let api = srv.user("ann@x.io").await;
-    let ws = default_ws(&api).await;
-    let dir = tempfile::tempdir().unwrap();
+    let Setup { _env, srv, api, ws, dir } = setup().await;
     vault(dir.path());
 
     let report = run(&srv, &ws, dir.path(), None, false).await;
@@ -214,11 +228,7 @@ Links: [[Getting Started]], [[alpha|the alpha]], [[Alpha#Goals]], [[notes-2|Proj
 
 #[tokio::test]
 async fn importing_again_changes_nothing_and_a_changed_note_gets_one_new_revision() {
-    let env = Env::new().await;
-    let srv = env.start(&[]).await;
-    let api = srv.user("ann@x.io").await;
-    let ws = default_ws(&api).await;
-    let dir = tempfile::tempdir().unwrap();
+    let Setup { _env, srv, api, ws, dir } = setup().await;
     vault(dir.path());
     run(&srv, &ws, dir.path(), None, false).await;
     let head =
@@ -246,11 +256,7 @@ async fn importing_again_changes_nothing_and_a_changed_note_gets_one_new_revisio
 
 #[tokio::test]
 async fn a_dry_run_reports_everything_and_writes_nothing() {
-    let env = Env::new().await;
-    let srv = env.start(&[]).await;
-    let api = srv.user("ann@x.io").await;
-    let ws = default_ws(&api).await;
-    let dir = tempfile::tempdir().unwrap();
+    let Setup { _env, srv, api, ws, dir } = setup().await;
     vault(dir.path());
     let report = run(&srv, &ws, dir.path(), Some("ann@x.io"), true).await;
     assert!(report.dry_run);
@@ -625,11 +631,7 @@ async fn a_git_repository_is_imported_with_its_history_authors_dates_renames_and
 
 #[tokio::test]
 async fn no_history_imports_a_repository_as_a_folder() {
-    let env = Env::new().await;
-    let srv = env.start(&[]).await;
-    let api = srv.user("ann@x.io").await;
-    let ws = default_ws(&api).await;
-    let dir = tempfile::tempdir().unwrap();
+    let Setup { _env, srv, api, ws, dir } = setup().await;
     wiki_history(dir.path());
     let opts =
         Options { path: dir.path().to_owned(), workspace: ws.clone(), as_email: None, dry_run: false, history: false };
@@ -700,11 +702,7 @@ fn languages_history(dir: &Path) {
 
 #[tokio::test]
 async fn a_history_import_keeps_each_file_on_its_own_page_as_git_log_follow_sees_it() {
-    let env = Env::new().await;
-    let srv = env.start(&[]).await;
-    let api = srv.user("ann@x.io").await;
-    let ws = default_ws(&api).await;
-    let dir = tempfile::tempdir().unwrap();
+    let Setup { _env, srv, api, ws, dir } = setup().await;
     languages_history(dir.path());
 
     let report = run(&srv, &ws, dir.path(), None, false).await;
@@ -764,11 +762,7 @@ async fn a_history_import_keeps_each_file_on_its_own_page_as_git_log_follow_sees
 
 #[tokio::test]
 async fn an_unreadable_file_is_reported_with_its_commit_and_the_import_goes_on() {
-    let env = Env::new().await;
-    let srv = env.start(&[]).await;
-    let api = srv.user("ann@x.io").await;
-    let ws = default_ws(&api).await;
-    let dir = tempfile::tempdir().unwrap();
+    let Setup { _env, srv, api, ws, dir } = setup().await;
     git_init(dir.path());
     write(dir.path(), "video.mp4", b"not read: never needed");
     commit(
@@ -802,11 +796,7 @@ async fn an_unreadable_file_is_reported_with_its_commit_and_the_import_goes_on()
 
 #[tokio::test]
 async fn no_history_imports_a_bare_repositorys_head() {
-    let env = Env::new().await;
-    let srv = env.start(&[]).await;
-    let api = srv.user("ann@x.io").await;
-    let ws = default_ws(&api).await;
-    let dir = tempfile::tempdir().unwrap();
+    let Setup { _env, srv, api, ws, dir } = setup().await;
     wiki_history(dir.path());
     let bare = tempfile::tempdir().unwrap();
     let out = std::process::Command::new("git")
