@@ -9,8 +9,8 @@
 //! inside it (how a zipped vault usually looks).
 //!
 //! A repository's commits are read by a [`TreeReader`], which reads each blob at most once
-//! for the whole history: a note's text and parse, and an image's upload name, are kept by
-//! blob id while the tree still holds it, so a commit costs what it changes. An image's
+//! for the whole history: a note's text and parse, an image's size and its upload name,
+//! are kept by blob id while the tree still holds it, so a commit costs what it changes. An image's
 //! bytes are read only when a note references it, and a file that would be skipped
 //! anyway (neither markdown nor an image) is never read.
 
@@ -268,13 +268,22 @@ pub struct TreeReader {
     max_image: u64,
     /// Notes of the last tree read, by blob: the note, or why it was skipped.
     notes: HashMap<Oid, Result<Note, String>>,
+    /// Images of the last tree read, by blob: kept as the blob, or why not (its size
+    /// read once from its header).
+    images: HashMap<Oid, Result<Image, String>>,
     /// Upload names of the images read so far, by blob (or why one is not kept).
     names: HashMap<Oid, Result<String, String>>,
 }
 
 impl TreeReader {
     pub fn open(path: &Path, max_image: u64) -> anyhow::Result<TreeReader> {
-        Ok(TreeReader { repo: Repository::open(path)?, max_image, notes: HashMap::new(), names: HashMap::new() })
+        Ok(TreeReader {
+            repo: Repository::open(path)?,
+            max_image,
+            notes: HashMap::new(),
+            images: HashMap::new(),
+            names: HashMap::new(),
+        })
     }
 
     pub fn repo(&self) -> &Repository {
@@ -311,6 +320,7 @@ impl TreeReader {
             git2::TreeWalkResult::Ok
         })?;
         let mut notes = HashMap::with_capacity(self.notes.len());
+        let mut images = HashMap::with_capacity(self.images.len());
         for (path, oid) in blobs {
             if is_markdown(&path) {
                 let note = match self.notes.remove(&oid).or_else(|| notes.get(&oid).cloned()) {
@@ -325,17 +335,24 @@ impl TreeReader {
                 }
                 notes.insert(oid, note);
             } else if is_image(&path) {
-                let image = match self.size(oid) {
-                    Ok(size) if size > self.max_image => Err(format!("larger than UPLOAD_MAX_BYTES ({size} bytes)")),
-                    Ok(_) => Ok(Image::Blob(oid)),
-                    Err(e) => Err(self.unreadable(&e, commit)),
+                let image = match self.images.remove(&oid).or_else(|| images.get(&oid).cloned()) {
+                    Some(known) => known,
+                    None => match self.size(oid) {
+                        Ok(size) if size > self.max_image => {
+                            Err(format!("larger than UPLOAD_MAX_BYTES ({size} bytes)"))
+                        }
+                        Ok(_) => Ok(Image::Blob(oid)),
+                        Err(e) => Err(self.unreadable(&e, commit)),
+                    },
                 };
-                out.images.insert(path, image);
+                out.images.insert(path, image.clone());
+                images.insert(oid, image);
             } else {
                 out.others.push(path);
             }
         }
         self.notes = notes;
+        self.images = images;
         out.others.sort();
         out.skipped.sort_by(|a, b| a.source.cmp(&b.source));
         Ok(out)
