@@ -12,10 +12,99 @@ use serde_json::{Map, Value, json};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Writes [`Code`] from one list: each variant beside the name clients see.
+macro_rules! codes {
+    ($($variant:ident = $name:literal,)*) => {
+        /// The stable codes clients match on: a problem body's `code`, in the order
+        /// [`Error`]'s constructors below use them.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Code { $($variant,)* }
+
+        impl Code {
+            /// Every code (the catalogue's test reads it).
+            pub const ALL: &[Code] = &[$(Code::$variant,)*];
+
+            pub const fn as_str(self) -> &'static str {
+                match self { $(Code::$variant => $name,)* }
+            }
+        }
+    };
+}
+
+codes! {
+    InvalidSlug = "invalid_slug",
+    InvalidEmail = "invalid_email",
+    InvalidName = "invalid_name",
+    InvalidWorkspaceName = "invalid_workspace_name",
+    InvalidTokenName = "invalid_token_name",
+    PasswordTooShort = "password_too_short",
+    PasswordTooLong = "password_too_long",
+    CurrentPasswordRequired = "current_password_required",
+    WrongPassword = "wrong_password",
+    UnknownLanguage = "unknown_language",
+    InvalidPaging = "invalid_paging",
+    InvalidQuery = "invalid_query",
+    InvalidText = "invalid_text",
+    ContentTooLarge = "content_too_large",
+    TitleTooLong = "title_too_long",
+    TitleOrSlugRequired = "title_or_slug_required",
+    ParentNotFound = "parent_not_found",
+    NotASibling = "not_a_sibling",
+    MoveCycle = "move_cycle",
+    EmptyQuery = "empty_query",
+    InvalidMode = "invalid_mode",
+    InvalidSentences = "invalid_sentences",
+    InvalidWebhookUrl = "invalid_webhook_url",
+    WebhookTargetNotAllowed = "webhook_target_not_allowed",
+    InvalidWebhookSecret = "invalid_webhook_secret",
+    InvalidWebhookEvents = "invalid_webhook_events",
+    TooManyWebhooks = "too_many_webhooks",
+    LastOwner = "last_owner",
+    WorkspaceNotFound = "workspace_not_found",
+    NoDefaultWorkspace = "no_default_workspace",
+    RouteNotFound = "route_not_found",
+    NotFound = "not_found",
+    TokenNotFound = "token_not_found",
+    UserNotFound = "user_not_found",
+    MemberNotFound = "member_not_found",
+    PageNotFound = "page_not_found",
+    RevisionIsCurrent = "revision_is_current",
+    RevisionNotFound = "revision_not_found",
+    WebhookNotFound = "webhook_not_found",
+    UploadNotFound = "upload_not_found",
+    TrashEntryNotFound = "trash_entry_not_found",
+    EmailTaken = "email_taken",
+    WorkspaceSlugTaken = "workspace_slug_taken",
+    AlreadyMember = "already_member",
+    PageExists = "page_exists",
+    PageHasChildren = "page_has_children",
+    StaleRevision = "stale_revision",
+    MergeConflict = "merge_conflict",
+    Unauthorized = "unauthorized",
+    InvalidCredentials = "invalid_credentials",
+    RegistrationClosed = "registration_closed",
+    OwnerOnly = "owner_only",
+    HostNotAllowed = "host_not_allowed",
+    CrossSiteRequest = "cross_site_request",
+    OriginNotAllowed = "origin_not_allowed",
+    MethodNotAllowed = "method_not_allowed",
+    BodyTooLarge = "body_too_large",
+    UploadTooLarge = "upload_too_large",
+    UploadTypeRefused = "upload_type_refused",
+    InvalidBody = "invalid_body",
+    TooManyLoginFailures = "too_many_login_failures",
+    Busy = "busy",
+    Timeout = "timeout",
+    DatabaseUnavailable = "database_unavailable",
+    StorageFull = "storage_full",
+    Internal = "internal",
+    Error = "error",
+}
+
 #[derive(Debug)]
 pub struct Error {
     pub status: StatusCode,
-    pub code: &'static str,
+    pub code: Code,
     pub detail: String,
     /// Extra members merged into the problem body (e.g. the current revision on a 409).
     pub extra: Option<Map<String, Value>>,
@@ -28,7 +117,7 @@ pub struct Error {
 impl Error {
     /// Private: every error is made by a named constructor below, so this file is the
     /// catalogue of the codes clients can match on.
-    fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
+    fn new(status: StatusCode, code: Code, detail: impl Into<String>) -> Self {
         Self { status, code, detail: detail.into(), extra: None, retry_after: None, source: None }
     }
 
@@ -37,118 +126,124 @@ impl Error {
         self
     }
 
-    fn bad_request(code: &'static str, detail: impl Into<String>) -> Self {
+    fn bad_request(code: Code, detail: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, code, detail)
     }
-    fn not_found(code: &'static str, detail: impl Into<String>) -> Self {
+    fn not_found(code: Code, detail: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, code, detail)
     }
-    fn conflict(code: &'static str, detail: impl Into<String>) -> Self {
+    fn conflict(code: Code, detail: impl Into<String>) -> Self {
         Self::new(StatusCode::CONFLICT, code, detail)
     }
     fn unauthorized(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", detail)
+        Self::new(StatusCode::UNAUTHORIZED, Code::Unauthorized, detail)
     }
 
     // --- 400: well-formed but refused -------------------------------------------------
     pub fn invalid_slug(slug: &str) -> Self {
         Self::bad_request(
-            "invalid_slug",
+            Code::InvalidSlug,
             format!(
                 "'{slug}' is not a valid slug: use 1-128 lowercase letters, digits, '-', '_' or '.', not starting with '.' or '-'"
             ),
         )
     }
     pub fn invalid_email() -> Self {
-        Self::bad_request("invalid_email", "that is not a valid email address")
+        Self::bad_request(Code::InvalidEmail, "that is not a valid email address")
     }
     pub fn invalid_name(max: usize) -> Self {
-        Self::bad_request("invalid_name", format!("a name has 1-{max} printable characters"))
+        Self::bad_request(Code::InvalidName, format!("a name has 1-{max} printable characters"))
     }
     pub fn invalid_workspace_name(max: usize) -> Self {
-        Self::bad_request("invalid_workspace_name", format!("a workspace name has 1-{max} printable characters"))
+        Self::bad_request(Code::InvalidWorkspaceName, format!("a workspace name has 1-{max} printable characters"))
     }
     pub fn invalid_token_name(max: usize) -> Self {
-        Self::bad_request("invalid_token_name", format!("a token name has 1-{max} printable characters"))
+        Self::bad_request(Code::InvalidTokenName, format!("a token name has 1-{max} printable characters"))
     }
     pub fn password_too_short(min: usize) -> Self {
-        Self::bad_request("password_too_short", format!("the password must have at least {min} characters"))
+        Self::bad_request(Code::PasswordTooShort, format!("the password must have at least {min} characters"))
     }
     pub fn password_too_long(max: usize) -> Self {
-        Self::bad_request("password_too_long", format!("the password must have at most {max} characters"))
+        Self::bad_request(Code::PasswordTooLong, format!("the password must have at most {max} characters"))
     }
     pub fn current_password_required() -> Self {
-        Self::bad_request("current_password_required", "changing the email needs the current password")
+        Self::bad_request(Code::CurrentPasswordRequired, "changing the email needs the current password")
     }
     pub fn wrong_password() -> Self {
-        Self::bad_request("wrong_password", "the current password is wrong")
+        Self::bad_request(Code::WrongPassword, "the current password is wrong")
     }
     pub fn unknown_language(code: &str, available: &[&str]) -> Self {
-        Self::bad_request("unknown_language", format!("unknown language '{code}'; available: {}", available.join(", ")))
+        Self::bad_request(
+            Code::UnknownLanguage,
+            format!("unknown language '{code}'; available: {}", available.join(", ")),
+        )
     }
     pub fn invalid_paging() -> Self {
-        Self::bad_request("invalid_paging", "limit must be at least 1 and offset at least 0")
+        Self::bad_request(Code::InvalidPaging, "limit must be at least 1 and offset at least 0")
     }
     pub fn invalid_query(detail: impl std::fmt::Display) -> Self {
-        Self::bad_request("invalid_query", format!("invalid query parameters: {detail}"))
+        Self::bad_request(Code::InvalidQuery, format!("invalid query parameters: {detail}"))
     }
     pub fn invalid_text() -> Self {
-        Self::bad_request("invalid_text", "the request contains characters that cannot be stored (e.g. NUL)")
+        Self::bad_request(Code::InvalidText, "the request contains characters that cannot be stored (e.g. NUL)")
     }
     pub fn content_too_large(len: usize, max: usize) -> Self {
-        Self::bad_request("content_too_large", format!("page content is {len} bytes; the limit is {max} bytes (1 MiB)"))
+        Self::bad_request(
+            Code::ContentTooLarge,
+            format!("page content is {len} bytes; the limit is {max} bytes (1 MiB)"),
+        )
     }
     pub fn title_too_long(max: usize) -> Self {
-        Self::bad_request("title_too_long", format!("a title has at most {max} characters"))
+        Self::bad_request(Code::TitleTooLong, format!("a title has at most {max} characters"))
     }
     pub fn title_or_slug_required() -> Self {
-        Self::bad_request("title_or_slug_required", "give a title or a slug")
+        Self::bad_request(Code::TitleOrSlugRequired, "give a title or a slug")
     }
     pub fn parent_not_found(slug: &str) -> Self {
-        Self::bad_request("parent_not_found", format!("no live page '{slug}' to be the parent"))
+        Self::bad_request(Code::ParentNotFound, format!("no live page '{slug}' to be the parent"))
     }
     pub fn not_a_sibling(slug: &str) -> Self {
-        Self::bad_request("not_a_sibling", format!("'{slug}' is not a live page beside this one"))
+        Self::bad_request(Code::NotASibling, format!("'{slug}' is not a live page beside this one"))
     }
     pub fn move_cycle() -> Self {
-        Self::bad_request("move_cycle", "a page cannot move into its own subtree")
+        Self::bad_request(Code::MoveCycle, "a page cannot move into its own subtree")
     }
     pub fn empty_query() -> Self {
-        Self::bad_request("empty_query", "give something to search for in q")
+        Self::bad_request(Code::EmptyQuery, "give something to search for in q")
     }
     pub fn invalid_mode(mode: &str) -> Self {
-        Self::bad_request("invalid_mode", format!("unknown search mode '{mode}'; use keyword, semantic or hybrid"))
+        Self::bad_request(Code::InvalidMode, format!("unknown search mode '{mode}'; use keyword, semantic or hybrid"))
     }
     pub fn invalid_sentences(max: i64) -> Self {
-        Self::bad_request("invalid_sentences", format!("sentences must be a whole number from 1 to {max}"))
+        Self::bad_request(Code::InvalidSentences, format!("sentences must be a whole number from 1 to {max}"))
     }
     pub fn invalid_webhook_url(why: &str) -> Self {
-        Self::bad_request("invalid_webhook_url", format!("not a usable webhook URL: {why}"))
+        Self::bad_request(Code::InvalidWebhookUrl, format!("not a usable webhook URL: {why}"))
     }
     /// A target on loopback, private, link-local… addresses (`WEBHOOK_ALLOW_PRIVATE=1` allows).
     pub fn webhook_target_not_allowed(host: &str) -> Self {
         Self::bad_request(
-            "webhook_target_not_allowed",
+            Code::WebhookTargetNotAllowed,
             format!("'{host}' is or resolves to a loopback, private or otherwise non-public address"),
         )
     }
     pub fn invalid_webhook_secret() -> Self {
         Self::bad_request(
-            "invalid_webhook_secret",
+            Code::InvalidWebhookSecret,
             "a webhook secret is 'whsec_' followed by 24-64 bytes in base64; omit it to have one generated",
         )
     }
     pub fn invalid_webhook_events(kind: &str, kinds: &[&str]) -> Self {
         Self::bad_request(
-            "invalid_webhook_events",
+            Code::InvalidWebhookEvents,
             format!("'{kind}' is not an event kind; use any of {}", kinds.join(", ")),
         )
     }
     pub fn too_many_webhooks(max: i64) -> Self {
-        Self::bad_request("too_many_webhooks", format!("a workspace has at most {max} webhooks"))
+        Self::bad_request(Code::TooManyWebhooks, format!("a workspace has at most {max} webhooks"))
     }
     pub fn last_owner() -> Self {
-        Self::bad_request("last_owner", "the last owner of a workspace cannot be removed")
+        Self::bad_request(Code::LastOwner, "the last owner of a workspace cannot be removed")
     }
 
     // --- 401 ----------------------------------------------------------------------------
@@ -168,26 +263,26 @@ impl Error {
         Self::unauthorized("no session to end; bearer tokens are revoked with DELETE /api/tokens/{id}")
     }
     pub fn invalid_credentials() -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "invalid_credentials", "email or password is wrong")
+        Self::new(StatusCode::UNAUTHORIZED, Code::InvalidCredentials, "email or password is wrong")
     }
 
     // --- 403 ----------------------------------------------------------------------------
     pub fn registration_closed() -> Self {
-        Self::new(StatusCode::FORBIDDEN, "registration_closed", "registration is closed on this instance")
+        Self::new(StatusCode::FORBIDDEN, Code::RegistrationClosed, "registration is closed on this instance")
     }
     /// For a member: it may see the workspace, so saying no openly leaks nothing.
     pub fn owner_only() -> Self {
-        Self::new(StatusCode::FORBIDDEN, "owner_only", "only an owner of this workspace may do this")
+        Self::new(StatusCode::FORBIDDEN, Code::OwnerOnly, "only an owner of this workspace may do this")
     }
     /// An MCP request to a name not in `MCP_ALLOWED_HOSTS` (DNS rebinding defence).
     pub fn host_not_allowed(host: &str) -> Self {
-        Self::new(StatusCode::FORBIDDEN, "host_not_allowed", format!("host '{host}' is not in MCP_ALLOWED_HOSTS"))
+        Self::new(StatusCode::FORBIDDEN, Code::HostNotAllowed, format!("host '{host}' is not in MCP_ALLOWED_HOSTS"))
     }
     /// A cookie-borne write sent by a browser from another site (http/csrf.rs).
     pub fn cross_site_request(evidence: &str) -> Self {
         Self::new(
             StatusCode::FORBIDDEN,
-            "cross_site_request",
+            Code::CrossSiteRequest,
             format!(
                 "a write from another site is refused ({evidence}); send it from this server's pages or with a bearer token"
             ),
@@ -197,7 +292,7 @@ impl Error {
     pub fn origin_not_allowed(origin: &str) -> Self {
         Self::new(
             StatusCode::FORBIDDEN,
-            "origin_not_allowed",
+            Code::OriginNotAllowed,
             format!("origin '{origin}' is neither this server nor in MCP_ALLOWED_ORIGINS"),
         )
     }
@@ -205,109 +300,109 @@ impl Error {
     // --- 404 ----------------------------------------------------------------------------
     /// Also the answer for a workspace that exists but the caller may not see.
     pub fn workspace_not_found(slug: &str) -> Self {
-        Self::not_found("workspace_not_found", format!("no workspace '{slug}'"))
+        Self::not_found(Code::WorkspaceNotFound, format!("no workspace '{slug}'"))
     }
     pub fn no_default_workspace() -> Self {
         Self::not_found(
-            "no_default_workspace",
+            Code::NoDefaultWorkspace,
             "no workspace given and no default workspace set; pass ws= or switch to a workspace",
         )
     }
     pub fn route_not_found() -> Self {
-        Self::not_found("route_not_found", "no such route")
+        Self::not_found(Code::RouteNotFound, "no such route")
     }
     /// A path parameter of the wrong type: no such thing can exist.
     pub fn resource_not_found() -> Self {
-        Self::not_found("not_found", "no such resource")
+        Self::not_found(Code::NotFound, "no such resource")
     }
     pub fn token_not_found(id: i64) -> Self {
-        Self::not_found("token_not_found", format!("no token {id}"))
+        Self::not_found(Code::TokenNotFound, format!("no token {id}"))
     }
     pub fn user_not_found(email: &str) -> Self {
-        Self::not_found("user_not_found", format!("no account with email {email}"))
+        Self::not_found(Code::UserNotFound, format!("no account with email {email}"))
     }
     pub fn member_not_found(id: i64) -> Self {
-        Self::not_found("member_not_found", format!("no member {id}"))
+        Self::not_found(Code::MemberNotFound, format!("no member {id}"))
     }
     pub fn page_not_found(slug: &str) -> Self {
-        Self::not_found("page_not_found", format!("no page '{slug}'"))
+        Self::not_found(Code::PageNotFound, format!("no page '{slug}'"))
     }
     /// An erasure of the content the page holds now.
     pub fn revision_is_current(sha: &str) -> Self {
         Self::conflict(
-            "revision_is_current",
+            Code::RevisionIsCurrent,
             format!("revision '{sha}' holds the page's current content; save a version without it, then erase it"),
         )
     }
     pub fn revision_not_found(sha: &str) -> Self {
-        Self::not_found("revision_not_found", format!("no revision '{sha}' of this page"))
+        Self::not_found(Code::RevisionNotFound, format!("no revision '{sha}' of this page"))
     }
     pub fn webhook_not_found(id: i64) -> Self {
-        Self::not_found("webhook_not_found", format!("no webhook {id}"))
+        Self::not_found(Code::WebhookNotFound, format!("no webhook {id}"))
     }
     pub fn upload_not_found() -> Self {
-        Self::not_found("upload_not_found", "no such upload")
+        Self::not_found(Code::UploadNotFound, "no such upload")
     }
     pub fn trash_entry_not_found(slug: &str) -> Self {
-        Self::not_found("trash_entry_not_found", format!("no page '{slug}' in the trash"))
+        Self::not_found(Code::TrashEntryNotFound, format!("no page '{slug}' in the trash"))
     }
 
     // --- 405 / 409 / 413 / 422 / 429 / 503 ------------------------------------------------
     pub fn method_not_allowed(method: &str) -> Self {
-        Self::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", format!("{method} is not allowed here"))
+        Self::new(StatusCode::METHOD_NOT_ALLOWED, Code::MethodNotAllowed, format!("{method} is not allowed here"))
     }
     pub fn email_taken() -> Self {
-        Self::conflict("email_taken", "an account with this email already exists")
+        Self::conflict(Code::EmailTaken, "an account with this email already exists")
     }
     pub fn workspace_slug_taken(slug: &str) -> Self {
-        Self::conflict("workspace_slug_taken", format!("the workspace slug '{slug}' is taken"))
+        Self::conflict(Code::WorkspaceSlugTaken, format!("the workspace slug '{slug}' is taken"))
     }
     pub fn already_member(email: &str) -> Self {
-        Self::conflict("already_member", format!("{email} is already a member"))
+        Self::conflict(Code::AlreadyMember, format!("{email} is already a member"))
     }
     pub fn page_exists(slug: &str) -> Self {
-        Self::conflict("page_exists", format!("a page '{slug}' exists (perhaps in the trash)"))
+        Self::conflict(Code::PageExists, format!("a page '{slug}' exists (perhaps in the trash)"))
     }
     pub fn page_has_children(slug: &str) -> Self {
         Self::conflict(
-            "page_has_children",
+            Code::PageHasChildren,
             format!("'{slug}' has live child pages; delete with recursive=true to trash the subtree"),
         )
     }
     /// A stale `base_revision`; the body carries the current one.
     pub fn stale_revision(current: &str) -> Self {
-        Self::conflict("stale_revision", "the page changed since base_revision; reload it or send merge: true")
+        Self::conflict(Code::StaleRevision, "the page changed since base_revision; reload it or send merge: true")
             .with_extra("current_revision", json!(current))
     }
     /// A merge whose edits overlap; the body carries the merged text with markers.
     pub fn merge_conflict(current: &str, merged: &str) -> Self {
         Self::conflict(
-            "merge_conflict",
+            Code::MergeConflict,
             "the edit overlaps a newer change; resolve the conflict markers and save against current_revision",
         )
         .with_extra("current_revision", json!(current))
         .with_extra("merged", json!(merged))
     }
     pub fn body_too_large() -> Self {
-        Self::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "the request body is too large")
+        Self::new(StatusCode::PAYLOAD_TOO_LARGE, Code::BodyTooLarge, "the request body is too large")
     }
     pub fn upload_too_large(max: u64) -> Self {
-        Self::new(StatusCode::PAYLOAD_TOO_LARGE, "upload_too_large", format!("an upload has at most {max} bytes"))
+        Self::new(StatusCode::PAYLOAD_TOO_LARGE, Code::UploadTooLarge, format!("an upload has at most {max} bytes"))
     }
     pub fn upload_type_refused() -> Self {
         Self::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "upload_type_refused",
+            Code::UploadTypeRefused,
             "only PNG, JPEG, GIF, WebP, AVIF and SVG images are accepted (judged by their bytes)",
         )
     }
     pub fn unprocessable(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", detail)
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, Code::InvalidBody, detail)
     }
     pub fn too_many_login_failures(retry_after: u64) -> Self {
         let mut e = Self::new(
             StatusCode::TOO_MANY_REQUESTS,
-            "too_many_login_failures",
+            Code::TooManyLoginFailures,
             "too many failed logins for this account from this address; try again later",
         );
         e.retry_after = Some(retry_after.max(1));
@@ -316,17 +411,17 @@ impl Error {
     /// More work of one kind than the server takes at once (password hashing, open
     /// connections): `what` is busy; try again in `retry_after` seconds.
     pub fn busy(what: &str, retry_after: u64) -> Self {
-        let mut e = Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", format!("{what}; try again shortly"));
+        let mut e = Self::new(StatusCode::SERVICE_UNAVAILABLE, Code::Busy, format!("{what}; try again shortly"));
         e.retry_after = Some(retry_after.max(1));
         e
     }
     pub fn timeout() -> Self {
-        Self::new(StatusCode::SERVICE_UNAVAILABLE, "timeout", "the request took too long")
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, Code::Timeout, "the request took too long")
     }
     pub fn database_unavailable(cause: impl Into<anyhow::Error>) -> Self {
         let mut e = Self::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            "database_unavailable",
+            Code::DatabaseUnavailable,
             "the database is unreachable; nothing was changed, try again",
         );
         e.source = Some(cause.into());
@@ -337,7 +432,7 @@ impl Error {
         match status {
             StatusCode::SERVICE_UNAVAILABLE => Self::timeout(),
             StatusCode::PAYLOAD_TOO_LARGE => Self::body_too_large(),
-            _ => Self::new(status, "error", status.canonical_reason().unwrap_or("error")),
+            _ => Self::new(status, Code::Error, status.canonical_reason().unwrap_or("error")),
         }
     }
 
@@ -350,11 +445,11 @@ impl Error {
             // once space is freed.
             Self::new(
                 StatusCode::INSUFFICIENT_STORAGE,
-                "storage_full",
+                Code::StorageFull,
                 "the server's storage is full; nothing was saved",
             )
         } else {
-            Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error")
+            Self::new(StatusCode::INTERNAL_SERVER_ERROR, Code::Internal, "internal error")
         };
         e.source = Some(cause);
         e
@@ -368,9 +463,9 @@ impl Error {
     pub fn log(&self) {
         if let Some(source) = &self.source {
             if self.status.is_server_error() {
-                tracing::error!(code = self.code, error = format!("{source:#}"), "request failed");
+                tracing::error!(code = self.code.as_str(), error = format!("{source:#}"), "request failed");
             } else {
-                tracing::debug!(code = self.code, error = format!("{source:#}"), "request refused");
+                tracing::debug!(code = self.code.as_str(), error = format!("{source:#}"), "request refused");
             }
         }
     }
@@ -382,7 +477,7 @@ impl Error {
             "title": self.status.canonical_reason().unwrap_or("Error"),
             "status": self.status.as_u16(),
             "detail": self.detail,
-            "code": self.code,
+            "code": self.code.as_str(),
         });
         if let (Some(extra), Some(obj)) = (&self.extra, body.as_object_mut()) {
             for (k, v) in extra {
@@ -395,7 +490,7 @@ impl Error {
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({})", self.detail, self.code)
+        write!(f, "{} ({})", self.detail, self.code.as_str())
     }
 }
 
@@ -471,5 +566,25 @@ impl IntoResponse for Error {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         res
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_unique_snake_case_and_listed_in_the_api_document() {
+        let doc = include_str!("../docs/api.md");
+        let section = doc.split("## Error codes").nth(1).and_then(|s| s.split("\n## ").next()).expect("the section");
+        let mut seen = std::collections::HashSet::new();
+        for code in Code::ALL {
+            let name = code.as_str();
+            assert!(seen.insert(name), "{name} twice");
+            assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{name}");
+            assert!(section.contains(&format!("| `{name}` |")), "docs/api.md, Error codes, lacks `{name}`");
+        }
+        let rows = section.lines().filter(|l| l.starts_with("| ") && l.contains("| `")).count();
+        assert_eq!(rows, Code::ALL.len(), "docs/api.md lists a code the server does not have");
     }
 }

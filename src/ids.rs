@@ -155,7 +155,7 @@ mod tests {
         }
         for bad in ["", "A", "-a", ".a", "a/b", "a b", "x".repeat(129).as_str(), "Ünïcode"] {
             assert!(!Slug::is_valid(bad), "{bad}");
-            assert_eq!(Slug::parse(bad).unwrap_err().code, "invalid_slug");
+            assert_eq!(Slug::parse(bad).unwrap_err().code, crate::error::Code::InvalidSlug);
         }
     }
 

@@ -12,7 +12,7 @@
 //! much); packing packs workspace repositories that are due (core/packing/, each pass in
 //! a child process); embedding refresh drains `embed_queue` when `SEMANTIC_SEARCH=1`; OCR
 //! reads uploaded images when `OCR_UPLOADS=1`; webhook delivery drains `deliveries`; on
-//! SQLite, indexing writes the search file's entries of the pages each group commit saved
+//! SQLite, indexing writes the search file's entries of the pages each batch saved
 //! (core/pages/fulltext.rs); with PostgreSQL, the credential cache's listener forgets
 //! checked tokens when another process changes credentials.
 
@@ -43,7 +43,7 @@ const DELIVERY_POLL: Duration = Duration::from_secs(1);
 const STATISTICS_EVERY: Duration = Duration::from_secs(30);
 /// How often the packing worker looks for workspaces due for packing.
 const PACKING_EVERY: Duration = Duration::from_secs(60);
-/// How long the indexing worker lets saves gather after a group commit wakes it, so one
+/// How long the indexing worker lets saves gather after a batch wakes it, so one
 /// catch-up writes them all. Catching up costs a dozen statements of its own besides the
 /// entries (≈ 1.4 ms of CPU per lone save when run after each one: measured in commit 6d7c220).
 /// A search never waits for it: it catches its workspace up
@@ -147,7 +147,7 @@ async fn maintenance(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
     }
 }
 
-/// SQLite: writes the search file's entries of what each group commit saved, off the
+/// SQLite: writes the search file's entries of what each batch saved, off the
 /// save's path (a search catches its workspace up itself if it comes first), and at
 /// start every workspace's (all of them after an upgrade or a lost file). Other
 /// processes' saves wake nobody here: their own worker, or the next search, writes them.

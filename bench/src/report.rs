@@ -97,7 +97,7 @@ pub fn run_markdown(r: &RunResult) -> String {
          speed just before the timed run — one thread's fixed arithmetic / dependent reads through 64 MiB / \
          one 4 KiB synced write / a directory and a file made in a repository's objects/, before → after the \
          timed run (high after packing freed thousands of inodes, on an ext4 without a journal); saves per batch: \
-         saves per group commit flushed during the timed run, and (in brackets) how many were flushed.)"
+         saves per batch flushed during the timed run, and (in brackets) how many were flushed.)"
     );
     if r.server_log_problems > 0 {
         let _ = writeln!(s, "\nThe server logged {} warning/error lines during this run.", r.server_log_problems);

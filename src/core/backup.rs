@@ -201,7 +201,7 @@ pub async fn restore(ctx: &Ctx, dir: &Path) -> anyhow::Result<Summary> {
     }
     // The full-text index is derived and not in the dump: the start-up check after a
     // restore (`reindex::repair`) writes it for every page marked so.
-    sqlx::query("UPDATE pages SET search_title = ''").execute(&mut *tx).await?;
+    crate::core::pages::rows::forget_fulltext_in_tx(&mut tx).await?;
     if ctx.db.backend == Backend::Postgres {
         for table in schema::table_names().filter(|t| schema::has_serial_id(t)) {
             let sql = format!(

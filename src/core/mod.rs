@@ -58,7 +58,7 @@ pub struct CtxInner {
     pub ocr: uploads::ocr::Ocr,
     /// Wakes the OCR worker (an image was uploaded).
     pub ocr_wake: tokio::sync::Notify,
-    /// The workspaces' write locks and their open group commits.
+    /// The workspaces' write locks and their open batches.
     pub writers: pages::batch::Slots,
     /// Tokens already checked, and the rules (generation, usability) every kept
     /// credential follows (credentials/cache.rs).

@@ -39,7 +39,7 @@ mod tests {
     fn defaults_bounds_and_refusals() {
         assert_eq!(Paging::new(None, None).unwrap(), Paging { limit: 50, offset: 0 });
         assert_eq!(Paging::new(Some(10_000), Some(3)).unwrap(), Paging { limit: 500, offset: 3 });
-        assert_eq!(Paging::new(Some(0), None).unwrap_err().code, "invalid_paging");
-        assert_eq!(Paging::new(None, Some(-1)).unwrap_err().code, "invalid_paging");
+        assert_eq!(Paging::new(Some(0), None).unwrap_err().code, crate::error::Code::InvalidPaging);
+        assert_eq!(Paging::new(None, Some(-1)).unwrap_err().code, crate::error::Code::InvalidPaging);
     }
 }

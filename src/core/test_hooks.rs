@@ -24,7 +24,7 @@ mod armed {
         /// Milliseconds a page write waits after releasing its workspace lock, before it
         /// answers — where a read of "the page now" would see the next save.
         pub pause_after_write_ms: AtomicU64,
-        /// Makes the next group commit fail after moving the branch, before the database
+        /// Makes the next batch fail after moving the branch, before the database
         /// commit (the worst place): every save in it must be refused and leave nothing.
         pub fail_next_flush: AtomicBool,
         /// Makes the index rows of the next save of this page fail half-way, after its page
@@ -42,7 +42,7 @@ mod armed {
         /// Makes the objects of the next save of this page fail as a full disk fails them
         /// (ENOSPC), at the same place: the save must answer 507 and leave nothing behind.
         pub disk_full_for: Mutex<Option<String>>,
-        /// Makes the rows of the next group of queued saves (`pages::combine`) fail after
+        /// Makes the rows of the next group of queued saves (`pages::group`) fail after
         /// all of them were written: the group must take them back and save one by one.
         pub fail_next_group: AtomicBool,
         /// Holds the embedding passes back while set: pages stay queued, not embedded.
@@ -50,7 +50,7 @@ mod armed {
     }
 
     impl TestHooks {
-        /// Whether the next group commit is to fail after moving the branch (once).
+        /// Whether the next batch is to fail after moving the branch (once).
         pub fn flush_fails(&self) -> bool {
             self.fail_next_flush.swap(false, Ordering::SeqCst)
         }

@@ -18,7 +18,7 @@ use utoipa::ToSchema;
 
 use super::Ctx;
 use super::users::User;
-use super::workspaces::Access;
+use super::workspaces::{self, Access};
 use crate::error::{Error, Result};
 use crate::ids;
 
@@ -244,16 +244,27 @@ pub async fn find(ctx: &Ctx, user: &User, name: &str) -> Result<(tokio::fs::File
     if !ids::is_upload_name(name) {
         return Err(Error::upload_not_found());
     }
-    let row: Option<(String, String)> = sqlx::query_as(
+    // The same bytes may be uploaded to several workspaces: the caller sees the file of
+    // the first one it is a member of, by the one membership rule.
+    let holders: Vec<(String, String)> = sqlx::query_as(
         "SELECT w.slug, u.content_type FROM uploads u JOIN workspaces w ON w.id = u.workspace_id \
-         JOIN memberships m ON m.workspace_id = u.workspace_id AND m.user_id = $2 \
-         WHERE u.name = $1 ORDER BY u.workspace_id LIMIT 1",
+         WHERE u.name = $1 ORDER BY u.workspace_id",
     )
     .bind(name)
-    .bind(user.id)
-    .fetch_optional(&ctx.db.pool)
+    .fetch_all(&ctx.db.pool)
     .await?;
-    let (workspace, content_type) = row.ok_or_else(Error::upload_not_found)?;
+    let mut seen = None;
+    for (workspace, content_type) in holders {
+        match workspaces::access(ctx, user, &workspace).await {
+            Ok(_) => {
+                seen = Some((workspace, content_type));
+                break;
+            }
+            Err(e) if e.is_not_found() => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    let (workspace, content_type) = seen.ok_or_else(Error::upload_not_found)?;
     let file = tokio::fs::File::open(file_path(ctx, &workspace, name)).await.map_err(|_| Error::upload_not_found())?;
     Ok((file, content_type))
 }

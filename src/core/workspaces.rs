@@ -111,6 +111,14 @@ pub struct Access {
 #[derive(Debug, Clone)]
 pub struct Owner(Access);
 
+/// Proof that the caller may remove member `member_id`: it owns the workspace, or it is
+/// that member. Only [`Access::removal`] hands one out.
+#[derive(Debug, Clone)]
+pub struct Removal {
+    access: Access,
+    member_id: i64,
+}
+
 impl std::ops::Deref for Owner {
     type Target = Access;
     fn deref(&self) -> &Access {
@@ -156,6 +164,15 @@ impl Access {
         }
     }
 
+    /// An owner may remove anyone, a member only itself (403 otherwise: it may see the
+    /// workspace, so saying no openly leaks nothing).
+    pub fn removal(self, member_id: i64) -> Result<Removal> {
+        if self.role != Role::Owner && member_id != self.user_id {
+            return Err(Error::owner_only());
+        }
+        Ok(Removal { access: self, member_id })
+    }
+
     pub fn info(&self) -> WorkspaceInfo {
         WorkspaceInfo::new(self.slug.clone(), self.name.clone(), self.role, self.created_at.clone())
     }
@@ -190,6 +207,40 @@ pub async fn access(ctx: &Ctx, user: &User, ws: &str) -> Result<Access> {
 /// used (credentials/cache.rs).
 pub fn kept_access(ctx: &Ctx, user_id: i64, slug: &str) -> Option<Access> {
     ctx.accesses.get(&ctx.credentials, &(user_id, slug.to_owned()))
+}
+
+/// The caller's access to every workspace it is a member of, by workspace id.
+pub async fn all_accesses(ctx: &Ctx, user: &User) -> Result<Vec<Access>> {
+    let rows: Vec<(i64, String, String, String, String)> = sqlx::query_as(
+        "SELECT w.id, w.slug, w.name, w.created_at, m.role FROM workspaces w \
+         JOIN memberships m ON m.workspace_id = w.id AND m.user_id = $1 ORDER BY w.id",
+    )
+    .bind(user.id)
+    .fetch_all(&ctx.db.pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(workspace_id, slug, name, created_at, role)| Access {
+            workspace_id,
+            slug,
+            name,
+            created_at,
+            role: Role::parse(&role),
+            user_id: user.id,
+        })
+        .collect())
+}
+
+/// The id of the workspace's first owner (the account an import acts as when none is
+/// named); None when there is no such workspace.
+pub async fn first_owner(ctx: &Ctx, slug: &str) -> Result<Option<i64>> {
+    Ok(sqlx::query_scalar(
+        "SELECT m.user_id FROM memberships m JOIN workspaces w ON w.id = m.workspace_id \
+         WHERE w.slug = $1 AND m.role = 'owner' ORDER BY m.user_id LIMIT 1",
+    )
+    .bind(slug)
+    .fetch_optional(&ctx.db.pool)
+    .await?)
 }
 
 /// Access to the workspace named by `ws=`, or else the caller's default workspace.
@@ -394,12 +445,10 @@ pub async fn add_member(ctx: &Ctx, owner: &Owner, email: &str, role: Option<Role
     Ok(Member { id, email: email.as_str().to_owned(), name, role })
 }
 
-/// Removes a member: an owner may remove anyone, a member only itself. The last owner
-/// cannot be removed (400), so a workspace is never left without one.
-pub async fn remove_member(ctx: &Ctx, access: Access, member_id: i64) -> Result<()> {
-    if access.role != Role::Owner && member_id != access.user_id {
-        return Err(Error::owner_only());
-    }
+/// Removes a member (who may is [`Access::removal`]'s rule). The last owner cannot be
+/// removed (400), so a workspace is never left without one.
+pub async fn remove_member(ctx: &Ctx, removal: Removal) -> Result<()> {
+    let Removal { access, member_id } = removal;
     let mut tx = ctx.db.pool.begin().await?;
     let role: Option<String> =
         sqlx::query_scalar("SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2")

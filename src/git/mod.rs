@@ -554,7 +554,7 @@ fn sync_filesystem(_path: &Path) -> anyhow::Result<()> {
 }
 
 /// Moves the branch to `new` if it is still at `expected`, so that a reader sees the old
-/// head or the new one ([`put_ref`]). **Not durable**: a group commit does not pay a
+/// head or the new one ([`put_ref`]). **Not durable**: a batch does not pay a
 /// barrier for it, because the database transaction that follows records the same head
 /// (`workspace_heads`), and after a power cut [`catch_up`] moves a branch that lost its
 /// last move forward to that recorded head, whose objects were made durable before the

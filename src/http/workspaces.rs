@@ -150,8 +150,8 @@ async fn remove_member(
     auth: AuthUser,
     Path((slug, member_id)): Path<(String, i64)>,
 ) -> Result<StatusCode> {
-    let access = workspaces::access(&ctx, &auth.user, &slug).await?;
-    workspaces::remove_member(&ctx, access, member_id).await?;
+    let removal = workspaces::access(&ctx, &auth.user, &slug).await?.removal(member_id)?;
+    workspaces::remove_member(&ctx, removal).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

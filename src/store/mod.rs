@@ -45,7 +45,7 @@ pub struct Db {
     pub backend: Backend,
     /// SQLite: the full-text index's own file (attached to every pooled connection).
     pub search: Option<Arc<SearchFile>>,
-    /// The connection the group commits write through, outside the pool: set exactly on
+    /// The connection the batches write through, outside the pool: set exactly on
     /// SQLite (`core::pages::batch::open` tells the backends apart by it).
     pub saves: Option<SaveConn>,
 }

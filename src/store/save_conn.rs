@@ -1,4 +1,4 @@
-//! SQLite: the one connection that group commits write through.
+//! SQLite: the one connection that batches write through.
 //!
 //! SQLite lets one writer in at a time, whichever connection it comes through, so the
 //! batches of every workspace (`core::pages::batch`) share one connection kept out of the

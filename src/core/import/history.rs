@@ -48,6 +48,7 @@ use crate::core::Ctx;
 use crate::core::pages::{self, origin::Origin};
 use crate::core::users::User;
 use crate::core::workspaces::Access;
+use crate::error::Code;
 use crate::git;
 
 /// Whether `path` is a git repository (a working tree or a bare one) itself, not a
@@ -363,7 +364,7 @@ async fn apply(
                 report.followed_renames.push(FollowedRename { commit: c.step.commit.to_string(), from: old, to: new });
             }
             // Already renamed by an earlier run that stopped in this commit.
-            Err(e) if e.code == "page_not_found" => {
+            Err(e) if e.code == Code::PageNotFound => {
                 renamed_from.insert(old);
             }
             Err(e) => tracing::warn!(from = %old, to = %new, error = %e, "import: a rename was not followed"),
@@ -377,7 +378,7 @@ async fn apply(
     for p in c.next.pages.iter().filter(|p| back.contains(&p.slug)) {
         match pages::restore_from_trash(ctx, access, user, &p.slug).await {
             Ok(_) => entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug)).revisions += 1,
-            Err(e) if e.code == "trash_entry_not_found" => {}
+            Err(e) if e.code == Code::TrashEntryNotFound => {}
             Err(e) => tracing::warn!(slug = %p.slug, error = %e, "import: a page was not restored from the trash"),
         }
     }
@@ -414,7 +415,7 @@ async fn apply(
                 }
                 report.trashed.push(p.slug.clone());
             }
-            Err(e) if e.code == "page_not_found" => {}
+            Err(e) if e.code == Code::PageNotFound => {}
             Err(e) => {
                 let entry = entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug));
                 entry.action = PageAction::Failed;

@@ -8,7 +8,7 @@
 //! - [`plan`] decides, from the source alone, the slugs, the tree, the link and image
 //!   rewrites and the uploads — deterministically, so a second import changes nothing.
 //! - [`run`] applies the plan: uploads, then pages level by level through `pages::create`,
-//!   `update` and `move_page`, many saves at once so they share group commits.
+//!   `update` and `move_page`, many saves at once so they share batches.
 //! - [`report`] is what the import did, file by file (terminal summary, `--report` JSON).
 //!
 //! - [`history`] takes a git repository instead: its history replayed commit by commit
@@ -30,7 +30,6 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context;
-use sqlx::Row;
 
 pub use report::Report;
 pub use run::Progress;
@@ -137,15 +136,10 @@ async fn importer(ctx: &Ctx, workspace: &str, as_email: Option<&str>) -> anyhow:
             account_by_email(ctx, &email).await?.with_context(|| format!("--as: no account has the email {email}"))?
         }
         None => {
-            let row = sqlx::query(
-                "SELECT m.user_id FROM memberships m JOIN workspaces w ON w.id = m.workspace_id \
-                 WHERE w.slug = $1 AND m.role = 'owner' ORDER BY m.user_id LIMIT 1",
-            )
-            .bind(workspace)
-            .fetch_optional(&ctx.db.pool)
-            .await?
-            .with_context(|| format!("--workspace: no workspace '{workspace}'"))?;
-            users::get(ctx, row.try_get("user_id")?).await?
+            let owner = workspaces::first_owner(ctx, workspace)
+                .await?
+                .with_context(|| format!("--workspace: no workspace '{workspace}'"))?;
+            users::get(ctx, owner).await?
         }
     };
     let access = workspaces::access(ctx, &user, workspace)

@@ -1,6 +1,6 @@
 //! Applying a [`Plan`] through the core write path: the images first (as uploads of the
 //! workspace), then the pages level by level — parents before children — each level's
-//! saves submitted together (`buffer_unordered`) so that they share group commits
+//! saves submitted together (`buffer_unordered`) so that they share batches
 //! ([`crate::core::pages::batch`]). Every page save is `pages::create`, `update` or
 //! `move_page`, exactly as the HTTP API calls them: one commit per save, its events and
 //! index rows in the same transaction. A refused save is reported and the import goes on.
@@ -17,6 +17,7 @@ use crate::core::pages::{self, NewPage, PageUpdate};
 use crate::core::uploads::Incoming;
 use crate::core::users::User;
 use crate::core::workspaces::Access;
+use crate::error::Code;
 use crate::error::Result;
 
 /// Saves submitted at once within one level of the tree.
@@ -136,7 +137,7 @@ async fn save_inner(
     let ws = Some(access.slug());
     let current = match pages::get(ctx, user, ws, &p.slug).await {
         Ok(page) => Some(page),
-        Err(e) if e.code == "page_not_found" => None,
+        Err(e) if e.code == Code::PageNotFound => None,
         Err(e) => return Err(e),
     };
     let Some(current) = current else {

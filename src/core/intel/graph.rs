@@ -12,6 +12,7 @@ use super::Mode;
 use super::clusters::{Cluster, clusters};
 use crate::core::Ctx;
 pub use crate::core::pages::TagCount;
+use crate::core::pages::rows;
 use crate::core::semantic;
 use crate::core::workspaces::Access;
 use crate::error::Result;
@@ -105,28 +106,14 @@ struct Wiki {
 }
 
 async fn load(ctx: &Ctx, ws_id: i64) -> Result<Wiki> {
-    let pages: Vec<(i64, String, String, String)> = sqlx::query_as(
-        "SELECT id, slug, title, updated_at FROM pages WHERE workspace_id = $1 AND deleted_at IS NULL ORDER BY slug",
-    )
-    .bind(ws_id)
-    .fetch_all(&ctx.db.pool)
-    .await?;
-    let links: Vec<(String, String)> = sqlx::query_as(
-        "SELECT s.slug, l.target FROM page_links l JOIN pages s ON s.id = l.page_id \
-         WHERE l.workspace_id = $1 AND s.deleted_at IS NULL AND l.target <> s.slug ORDER BY s.slug, l.position",
-    )
-    .bind(ws_id)
-    .fetch_all(&ctx.db.pool)
-    .await?;
-    let tags: Vec<(String, String)> = sqlx::query_as(
-        "SELECT p.slug, t.tag FROM page_tags t JOIN pages p ON p.id = t.page_id \
-         WHERE t.workspace_id = $1 AND p.deleted_at IS NULL ORDER BY p.slug, t.tag",
-    )
-    .bind(ws_id)
-    .fetch_all(&ctx.db.pool)
-    .await?;
-    let pages =
-        pages.into_iter().map(|(id, slug, title, updated_at)| LivePage { id, slug, title, updated_at }).collect();
+    let mut conn = ctx.db.pool.acquire().await?;
+    let pages = rows::live_briefs(&mut conn, ws_id)
+        .await?
+        .into_iter()
+        .map(|b| LivePage { id: b.id, slug: b.slug, title: b.title, updated_at: b.updated_at })
+        .collect();
+    let links = rows::live_links(&mut conn, ws_id).await?;
+    let tags = rows::live_tags(&mut conn, ws_id).await?;
     Ok(Wiki { pages, links, tags })
 }
 

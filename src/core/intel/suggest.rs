@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use super::Mode;
 use crate::core::Ctx;
-use crate::core::pages;
+use crate::core::pages::{self, rows};
 use crate::core::semantic;
 use crate::core::users::User;
 use crate::error::Result;
@@ -52,12 +52,8 @@ pub struct TagSuggestions {
 
 /// Live pages of a workspace: id → (slug, title).
 async fn live_pages(ctx: &Ctx, ws_id: i64) -> Result<HashMap<i64, (String, String)>> {
-    let rows: Vec<(i64, String, String)> =
-        sqlx::query_as("SELECT id, slug, title FROM pages WHERE workspace_id = $1 AND deleted_at IS NULL")
-            .bind(ws_id)
-            .fetch_all(&ctx.db.pool)
-            .await?;
-    Ok(rows.into_iter().map(|(id, slug, title)| (id, (slug, title))).collect())
+    let briefs = rows::live_briefs(&mut *ctx.db.pool.acquire().await?, ws_id).await?;
+    Ok(briefs.into_iter().map(|b| (b.id, (b.slug, b.title))).collect())
 }
 
 /// Ids of the live pages whose titles `text` mentions as whole words, with the title.
@@ -139,13 +135,8 @@ pub async fn suggest_tags(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) 
         semantic::fresh(ctx, ids.workspace).await?.read().await.tfidf.top_terms(ids.page, MAX_SUGGESTIONS * 2);
     let mut items: Vec<TagSuggestion> = Vec::new();
     if !similar.is_empty() {
-        let list = similar.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",");
-        // Ids are integers of our own: listing them in the statement is safe.
-        let sql = format!(
-            "SELECT t.page_id, t.tag FROM page_tags t JOIN pages p ON p.id = t.page_id \
-             WHERE p.deleted_at IS NULL AND t.page_id IN ({list})"
-        );
-        let tags: Vec<(i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_all(&ctx.db.pool).await?;
+        let ids: Vec<i64> = similar.iter().map(|(id, _)| *id).collect();
+        let tags = rows::tags_of_live(&mut *ctx.db.pool.acquire().await?, &ids).await?;
         let sim: HashMap<i64, f32> = similar.iter().copied().collect();
         let total: f32 = similar.iter().map(|(_, s)| s).sum();
         let mut weight: HashMap<String, f32> = HashMap::new();

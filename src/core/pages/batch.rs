@@ -1,4 +1,5 @@
-//! Group commit: saves queued on a workspace's write lock share one flush.
+//! Batches: the saves made in turn under a workspace's write lock share one flush (the
+//! technique databases call group commit).
 //!
 //! The write lock of a workspace guards a [`State`] holding at most one open [`Batch`]: a
 //! database transaction ([`Tx`]: SQLite `BEGIN IMMEDIATE` on the one connection saves
@@ -18,7 +19,7 @@
 //! - otherwise lets the waiters in and queues for the lock again (tokio's mutex is fair),
 //!   so the saves that arrived meanwhile join the batch; whichever member gets the lock
 //!   back first flushes it for all, and the rest find it done. A group of queued saves
-//!   (`combine`) makes the batch's objects durable in its own trip to the repository,
+//!   (`group`) makes the batch's objects durable in its own trip to the repository,
 //!   while its rows are written; a flush with no object written since then has no
 //!   barrier to wait for, only the branch's move and the database commit.
 //!
@@ -63,10 +64,10 @@ impl Outcome {
         match self {
             Outcome::Durable => Ok(()),
             Outcome::Refused { unavailable: true, detail } => {
-                Err(Error::database_unavailable(anyhow::anyhow!("the save's group commit failed: {detail}")))
+                Err(Error::database_unavailable(anyhow::anyhow!("the save's batch failed: {detail}")))
             }
             Outcome::Refused { unavailable: false, detail } => {
-                Err(Error::internal(anyhow::anyhow!("the save's group commit failed: {detail}")))
+                Err(Error::internal(anyhow::anyhow!("the save's batch failed: {detail}")))
             }
         }
     }
@@ -235,8 +236,8 @@ pub struct State {
 pub struct Slot {
     lock: Arc<Mutex<State>>,
     waiting: AtomicUsize,
-    /// Creates and edits queued for the next group of saves (`combine`).
-    pub queue: super::combine::Queue,
+    /// Creates and edits queued for the next group of saves (`group`).
+    pub queue: super::group::Queue,
 }
 
 impl Slot {
@@ -271,7 +272,7 @@ pub struct Slots {
     /// Batches flushed durably, and the saves they held (for tests and the bench).
     pub flushes: AtomicU64,
     pub flushed_saves: AtomicU64,
-    /// Saves decided, committed and indexed with others of their group (`combine`).
+    /// Saves decided, committed and indexed with others of their group (`group`).
     pub saved_together: AtomicU64,
 }
 
@@ -359,7 +360,7 @@ pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
             Outcome::Durable
         }
         Err(e) => {
-            tracing::error!(error = %e, saves, "a group commit failed; its saves are refused");
+            tracing::error!(error = %e, saves, "a batch failed; its saves are refused");
             Outcome::refused(&e)
         }
     };
@@ -408,7 +409,7 @@ async fn write(
         && let Err(undo) = repo.with(move |r| git::reset_branch(r, start, head)).await
     {
         // The start-up check will index the commits instead.
-        tracing::error!(error = %undo, "could not put the branch back after a failed group commit");
+        tracing::error!(error = %undo, "could not put the branch back after a failed batch");
     }
     committed
 }
@@ -436,7 +437,7 @@ async fn put_back(repo: &WorkspaceRepo, early: Arc<Early>) {
 pub async fn abort(repo: &WorkspaceRepo, state: &mut State, why: &str) {
     let Some(batch) = state.batch.take() else { return };
     if batch.has_writes() {
-        tracing::warn!(saves = batch.saves, "{why}: the open group commit is rolled back and its saves refused");
+        tracing::warn!(saves = batch.saves, "{why}: the open batch is rolled back and its saves refused");
     }
     put_back(repo, batch.moved.clone()).await;
     let _ = batch.tx.rollback().await;

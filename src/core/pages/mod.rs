@@ -6,9 +6,10 @@
 //! on pages is in [`rows`]; the operations in [`ops`], [`read`] and [`history`] decide.
 
 pub mod batch;
-pub mod combine;
+pub mod decide;
 pub mod forget;
 pub mod fulltext;
+pub mod group;
 pub mod history;
 pub mod ops;
 pub mod origin;

@@ -6,26 +6,27 @@
 
 use std::sync::Arc;
 
-use super::combine;
+use super::decide::{Creation, Edit, Intent, decide_title};
+use super::group;
 use super::origin::Origin;
 use super::rows::{self, Row, State};
-use super::save::{Action, Change, PageState, Parent, Writer, check_content, new_uid};
+use super::save::{Action, Change, PageState, Parent, Writer, check_content};
 use super::{MAX_TITLE_CHARS, Page};
 use crate::core::Ctx;
 use crate::core::users::User;
 use crate::core::workspaces::Access;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::git;
 use crate::ids::Slug;
-use crate::markdown::{self, Parsed};
+use crate::markdown;
 
-/// Runs `op` under the workspace's write lock, in the open group commit, and answers
+/// Runs `op` under the workspace's write lock, in the open batch, and answers
 /// once that is durable.
 macro_rules! locked {
     ($ctx:expr, $access:expr, |$w:ident| $body:expr) => {{
         let mut $w = Writer::begin($ctx, $access).await?;
         let result: Result<_> = async { $body }.await;
-        // The answer stands once the group commit holding it is durable.
+        // The answer stands once the batch holding it is durable.
         let durable = $w.finish().await;
         $ctx.test_hooks.after_write().await;
         durable.and(result)
@@ -38,34 +39,6 @@ fn clean_title(title: &str) -> Result<Option<String>> {
         return Err(Error::title_too_long(MAX_TITLE_CHARS));
     }
     Ok((!t.is_empty()).then_some(t))
-}
-
-/// The title a save gives the page: the request's title, else front-matter `title:`,
-/// else the first level-1 heading when the page is new or this save changed that heading,
-/// else the previous title, else the slug. So a title a person set (at creation, in the
-/// editor's title field, by a rename) is never replaced by a heading nobody touched.
-/// `before` is the page as it was, None for a new page.
-fn decide_title(requested: Option<String>, parsed: &Parsed, before: Option<&PageState>, slug: &str) -> String {
-    let heading = parsed.h1.as_ref().filter(|h| match before {
-        None => true,
-        // The previous text is read only when its heading could decide.
-        Some(b) => **h != b.title && previous_h1(b).as_ref() != Some(*h),
-    });
-    requested
-        .or_else(|| parsed.front_title.clone())
-        .or_else(|| heading.cloned())
-        .or_else(|| before.map(|b| b.title.clone()))
-        .map(|t| super::save::one_line(&t))
-        .filter(|t| !t.is_empty())
-        .unwrap_or_else(|| slug.to_owned())
-}
-
-/// The first level-1 heading of the page as it was.
-fn previous_h1(before: &PageState) -> Option<String> {
-    match &before.parsed {
-        Some(p) => p.h1.clone(),
-        None => markdown::parse(&before.content).h1,
-    }
 }
 
 pub(super) fn state_of(row: &Row) -> PageState {
@@ -92,11 +65,6 @@ fn parent_of(row: &Row) -> Option<Parent> {
     Some(Parent { uid: row.parent_uid.clone()?, slug: row.parent_slug.clone()? })
 }
 
-/// The one page a single change committed.
-fn only(mut pages: Vec<Page>) -> Result<Page> {
-    pages.pop().ok_or_else(|| Error::internal(anyhow::anyhow!("a commit answered no page")))
-}
-
 pub struct NewPage {
     pub title: Option<String>,
     pub slug: Option<String>,
@@ -119,32 +87,6 @@ pub async fn create(ctx: &Ctx, access: &Access, user: &User, req: NewPage) -> Re
     save(ctx, access, user, Intent::Create(Creation { slug, title, content, parsed, parent: req.parent })).await
 }
 
-/// A create or an edit, checked and parsed before the workspace's lock: what a save
-/// queues for its workspace's group of saves ([`combine`]).
-pub(super) enum Intent {
-    Create(Creation),
-    Edit(Edit),
-}
-
-impl Intent {
-    /// Decides and commits the save on its own, under the lock `w` holds.
-    pub(super) async fn save_in(&self, w: &mut Writer, user: &User) -> Result<Page> {
-        match self {
-            Intent::Create(c) => create_in(w, user, c).await,
-            Intent::Edit(e) => edit_in(w, user, e, None).await,
-        }
-    }
-
-    /// The pages the save reads: its own, and a create's parent.
-    pub(super) fn slugs(&self) -> impl Iterator<Item = &str> {
-        let (own, parent) = match self {
-            Intent::Create(c) => (c.slug.as_str(), c.parent.as_deref()),
-            Intent::Edit(e) => (e.slug.as_str(), None),
-        };
-        std::iter::once(own).chain(parent)
-    }
-}
-
 /// Queues a save for its workspace's next group of saves and answers once that group is
 /// durable — except a replayed save (`cairn import`), whose origin belongs to this task,
 /// so it runs here, under the lock.
@@ -152,50 +94,7 @@ async fn save(ctx: &Ctx, access: &Access, user: &User, intent: Intent) -> Result
     if Origin::current().is_some() {
         return locked!(ctx, access, |w| intent.save_in(&mut w, user).await);
     }
-    combine::submit(ctx, access, user, intent).await
-}
-
-pub(super) struct Creation {
-    pub slug: String,
-    pub title: String,
-    pub content: String,
-    pub parsed: Arc<Parsed>,
-    /// The parent's slug, as the request named it.
-    pub parent: Option<String>,
-}
-
-impl Creation {
-    /// The commit of the new page, under `parent`.
-    pub(super) fn change(&self, parent: Option<Parent>) -> Change {
-        let state = PageState {
-            uid: new_uid(),
-            slug: self.slug.clone(),
-            title: self.title.clone(),
-            content: self.content.clone(),
-            parent,
-            position: None,
-            trashed: false,
-            parsed: Some(self.parsed.clone()),
-            indexed: None,
-        };
-        let summary = format!("Create {}", self.title);
-        Change { action: Action::Create, summary, before_path: None, state, previous_slug: None }
-    }
-}
-
-async fn create_in(w: &mut Writer, user: &User, c: &Creation) -> Result<Page> {
-    let ws = w.access.workspace_id();
-    if rows::find(w.conn(), ws, &c.slug, State::Any).await?.is_some() {
-        return Err(Error::page_exists(&c.slug));
-    }
-    let parent = match &c.parent {
-        Some(p) => {
-            let row = parent_row(w, ws, p).await?;
-            Some(Parent { uid: row.uid, slug: row.slug })
-        }
-        None => None,
-    };
-    only(w.commit(user, vec![c.change(parent)]).await?)
+    group::submit(ctx, access, user, intent).await
 }
 
 async fn parent_row(w: &mut Writer, ws: i64, slug: &str) -> Result<Row> {
@@ -271,7 +170,7 @@ async fn edit(
     match edit_once(ctx, access, user, e.clone(), append).await {
         // A base named by an id that a history rewrite replaced is that commit all the
         // same. Looked up only when the base is not the page's revision, which is rare.
-        Err(stale) if stale.code == "stale_revision" => {
+        Err(stale) if stale.code == Code::StaleRevision => {
             let Some(base) = e.base() else { return Err(stale) };
             let now = rows::revision_now(&mut *ctx.db.pool.acquire().await?, access.workspace_id(), base).await?;
             if now == base {
@@ -292,71 +191,46 @@ async fn edit_once(ctx: &Ctx, access: &Access, user: &User, e: Edit, append: Opt
     save(ctx, access, user, Intent::Edit(e)).await
 }
 
-#[derive(Clone)]
-pub(super) struct Edit {
-    pub slug: String,
-    pub req: PageUpdate,
-    /// The request's title, cleaned.
-    pub requested: Option<String>,
-    /// The request's content, parsed.
-    pub sent: Option<Arc<Parsed>>,
-}
-
-impl Edit {
-    /// The commit that saves `content` over the page as `base` holds it, or None when
-    /// that changes nothing (no empty commit).
-    pub(super) fn change(&self, base: PageState, content: String) -> Option<Change> {
-        let parsed = match (&self.sent, &self.req.content) {
-            (Some(parsed), Some(c)) if *c == content => parsed.clone(),
-            _ => Arc::new(markdown::parse(&content)),
-        };
-        let title = decide_title(self.requested.clone(), &parsed, Some(&base), &base.slug);
-        if content == base.content && title == base.title {
-            return None;
-        }
-        let summary = match self.req.message.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
-            Some(m) => m.to_owned(),
-            None => format!("Update {title}"),
-        };
-        let state = PageState { title, content, parsed: Some(parsed), ..base };
-        Some(Change { action: Action::Update, summary, before_path: None, state, previous_slug: None })
-    }
-
-    /// The base revision the request names, if any.
-    pub(super) fn base(&self) -> Option<&str> {
-        self.req.base_revision.as_deref().map(str::trim)
-    }
-}
-
+/// An edit under the lock `w` holds. An append or a merge first works out the content it
+/// saves from the page as it stands; then the edit is decided as every save is.
 async fn edit_in(w: &mut Writer, user: &User, e: &Edit, append: Option<&str>) -> Result<Page> {
-    let (ws, req) = (w.access.workspace_id(), &e.req);
-    let (row, lists) = rows::live_listed(w.conn(), ws, &e.slug).await?;
-    let mut content = match append {
+    let ws = w.access.workspace_id();
+    let row = rows::live(w.conn(), ws, &e.slug).await?;
+    let content = match append {
         Some(text) => {
             let content = appended(&row.content, text);
             check_content(&content)?;
-            content
+            Some(content)
         }
-        None => req.content.clone().unwrap_or_else(|| row.content.clone()),
+        None => merged(w, &row, e).await?,
     };
-    if let Some(base) = e.base()
-        && base != row.revision
-    {
-        if !req.merge || req.content.is_none() {
-            return Err(Error::stale_revision(&row.revision));
-        }
-        let base_content = revision_of(w, row.id, base).await?.ok_or_else(|| Error::stale_revision(&row.revision))?.1;
-        // From the saver's side, as git shows a merge to the one merging: "ours" is
-        // the edit being saved, "theirs" the saves it did not see.
-        match diffy::merge(&base_content, &content, &row.content) {
-            Ok(merged) => content = merged,
-            Err(conflicted) => return Err(Error::merge_conflict(&row.revision, &conflicted)),
-        }
-        check_content(&content)?;
+    // The content worked out here replaces the request's; it stands on the page as read.
+    let prepared = content.map(|content| Edit {
+        req: PageUpdate { content: Some(content), base_revision: None, ..e.req.clone() },
+        sent: None,
+        ..e.clone()
+    });
+    Intent::Edit(prepared.unwrap_or_else(|| e.clone())).save_in(w, user).await
+}
+
+/// With `merge`, an edit based on an older revision than the page's: its content merged
+/// three-way with the saves it did not see (409 `merge_conflict` where they overlap).
+/// None when there is nothing to merge: the edit then stands or falls as sent.
+async fn merged(w: &mut Writer, row: &Row, e: &Edit) -> Result<Option<String>> {
+    let (Some(base), Some(content), true) = (e.base(), &e.req.content, e.req.merge) else { return Ok(None) };
+    if base == row.revision {
+        return Ok(None);
     }
-    match e.change(listed_state_of(&row, lists.clone()), content) {
-        Some(change) => only(w.commit(user, vec![change]).await?),
-        None => Ok(row.into_page(lists.tags, lists.links, w.access.slug())),
+    // A base that is not one of the page's revisions is stale, as decided for every save.
+    let Some((_, base_content)) = revision_of(w, row.id, base).await? else { return Ok(None) };
+    // From the saver's side, as git shows a merge to the one merging: "ours" is the edit
+    // being saved, "theirs" the saves it did not see.
+    match diffy::merge(&base_content, content, &row.content) {
+        Ok(merged) => {
+            check_content(&merged)?;
+            Ok(Some(merged))
+        }
+        Err(conflicted) => Err(Error::merge_conflict(&row.revision, &conflicted)),
     }
 }
 
@@ -393,13 +267,8 @@ pub async fn move_page(ctx: &Ctx, access: &Access, user: &User, slug: &str, pare
         };
         let parent = new_parent.map(|p| Parent { uid: p.uid, slug: p.slug });
         let state = PageState { parent, position: None, ..listed_state_of(&row, lists) };
-        only(
-            w.commit(
-                user,
-                vec![Change { action: Action::Move, summary, before_path: None, state, previous_slug: None }],
-            )
-            .await?,
-        )
+        w.commit_one(user, Change { action: Action::Move, summary, before_path: None, state, previous_slug: None })
+            .await
     })
 }
 
@@ -585,7 +454,7 @@ pub async fn restore_revision(
             state: PageState { title, content, parsed: Some(parsed), ..listed_state_of(&row, lists) },
             previous_slug: None,
         };
-        only(w.commit(user, vec![change]).await?)
+        w.commit_one(user, change).await
     })
 }
 

@@ -16,22 +16,19 @@ use crate::ids::Slug;
 use crate::markdown;
 
 /// A live page the caller may see, by `ws=` or the caller's default workspace, with
-/// its row id. The hot path is one query (membership and page together); only on a miss
-/// does a second tell a hidden workspace (404 workspace) from a missing page.
+/// its row id: 404 for a workspace the caller is not a member of (the one rule,
+/// `workspaces::access`, whose answer is kept), then 404 for a missing page.
 pub async fn visible(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Result<(PageIds, Page)> {
+    let access = workspaces::access_or_default(ctx, user, ws).await?;
     // Names that cannot exist never reach the query (PostgreSQL refuses a NUL in text:
     // that would be a 400 where the answer is "no such page", as Schemathesis found).
-    if let Some(ws) = ws.or(user.default_workspace.as_deref())
-        && Slug::is_valid(ws)
-        && Slug::is_valid(slug)
-    {
-        let mut conn = ctx.db.pool.acquire().await?;
-        if let Some(found) = rows::visible(&mut conn, user.id, ws, slug).await? {
-            return Ok(found);
-        }
+    if !Slug::is_valid(slug) {
+        return Err(Error::page_not_found(slug));
     }
-    workspaces::access_or_default(ctx, user, ws).await?;
-    Err(Error::page_not_found(slug))
+    let mut conn = ctx.db.pool.acquire().await?;
+    let (row, lists) = rows::live_listed(&mut conn, access.workspace_id(), slug).await?;
+    let ids = PageIds { page: row.id, workspace: access.workspace_id() };
+    Ok((ids, row.into_page(lists.tags, lists.links, access.slug())))
 }
 
 /// One live page (`GET /api/pages/{slug}`, its raw form, MCP's `get_page`).
@@ -83,8 +80,9 @@ pub struct MemberPage {
 
 /// The live pages of every workspace `user` belongs to, by workspace and slug.
 pub async fn member_pages(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<MemberPage>, i64)> {
+    let ids: Vec<i64> = workspaces::all_accesses(ctx, user).await?.iter().map(Access::workspace_id).collect();
     let mut tx = ctx.db.snapshot().await?;
-    let (rows, total) = rows::member_pages(&mut tx, user.id, paging).await?;
+    let (rows, total) = rows::pages_of(&mut tx, &ids, paging).await?;
     tx.commit().await?;
     let items = rows
         .into_iter()

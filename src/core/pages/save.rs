@@ -5,7 +5,7 @@
 //! one `DATA_DIR` serialise too. Inside it an operation reads the current state, decides,
 //! and hands [`Change`]s to [`Writer::commit`]: one git commit per change, with every
 //! index row and outbox event in the same database transaction. Saves queued on the lock
-//! share that transaction and its flush ([`super::batch`]: group commit); if the flush
+//! share that transaction and its flush ([`super::batch`]); if the flush
 //! fails, the branch is put back, so a refused save leaves nothing behind.
 
 use std::sync::Arc;
@@ -155,7 +155,7 @@ pub struct Writer {
     /// The batch this operation answers after (it committed there, or read what the
     /// batch's saves wrote): its id, and where its outcome appears.
     follows: Option<(u64, watch::Receiver<Option<Outcome>>)>,
-    /// Other saves of a group follow this writer's under the same lock (`combine`); set
+    /// Other saves of a group follow this writer's under the same lock (`group`); set
     /// for every writer that commits a [`Saves::Group`].
     grouped: bool,
 }
@@ -189,7 +189,7 @@ impl Writer {
     }
 
     /// Like [`Writer::begin`], with the lock already taken (by a group of queued saves:
-    /// `combine`).
+    /// `group`).
     /// With `others`, other saves of its group follow this writer's: it never saves
     /// alone (see [`Writer::commit`]).
     pub async fn holding(
@@ -255,7 +255,7 @@ impl Writer {
 
     /// Hands the lock back without ending the operation, and where the outcome of the
     /// batch it answers after will appear, if it has one: for the next save of a group
-    /// (`combine`), which ends the batch for both.
+    /// (`group`), which ends the batch for both.
     pub fn release(mut self) -> (OwnedMutexGuard<State>, Option<watch::Receiver<Option<Outcome>>>) {
         let guard = self.guard.take().expect("the lock is held until finish");
         (guard, self.follows.take().map(|(_, done)| done))
@@ -312,7 +312,7 @@ impl Writer {
         let outcome = done.borrow().clone();
         outcome.unwrap_or_else(|| Outcome::Refused {
             unavailable: false,
-            detail: format!("group commit {id} ended without an outcome"),
+            detail: format!("batch {id} ended without an outcome"),
         })
     }
 
@@ -373,6 +373,12 @@ impl Writer {
     pub async fn commit(&mut self, user: &User, changes: Vec<Change>) -> Result<Vec<Page>> {
         let changes = changes.into_iter().map(|c| (user.clone(), c)).collect();
         self.commit_saves(changes, Saves::One).await
+    }
+
+    /// [`Writer::commit`] of one change: the page it leaves.
+    pub async fn commit_one(&mut self, user: &User, change: Change) -> Result<Page> {
+        let mut pages = self.commit(user, vec![change]).await?;
+        pages.pop().ok_or_else(|| Error::internal(anyhow::anyhow!("a commit answered no page")))
     }
 
     /// [`Writer::commit`] of changes made by several users: each change is committed and
@@ -594,7 +600,7 @@ impl Writer {
 }
 
 /// Whose changes a commit holds: one save's (one operation's, however many pages it
-/// changes), or a group of queued saves' (`combine`), which must be able to take back
+/// changes), or a group of queued saves' (`group`), which must be able to take back
 /// its rows alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Saves {
@@ -701,7 +707,7 @@ async fn flush_on_own_task(
         guard
     })
     .await
-    .map_err(|e| Error::internal(anyhow::anyhow!("the group commit task failed: {e}")))
+    .map_err(|e| Error::internal(anyhow::anyhow!("the batch task failed: {e}")))
 }
 
 /// The rows of one save's (or one group's) changes: page rows, revisions, outbox events,

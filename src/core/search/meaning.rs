@@ -74,14 +74,10 @@ pub async fn rank(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>) -> Result
     };
     drop(ix);
     if let Some(tag) = tag {
-        let tagged: HashSet<i64> =
-            sqlx::query_scalar("SELECT page_id FROM page_tags WHERE workspace_id = $1 AND tag = $2")
-                .bind(ws_id)
-                .bind(tag)
-                .fetch_all(&ctx.db.pool)
-                .await?
-                .into_iter()
-                .collect();
+        let tagged: HashSet<i64> = crate::core::pages::rows::tagged(&mut *ctx.db.pool.acquire().await?, ws_id, tag)
+            .await?
+            .into_iter()
+            .collect();
         out.ranked.retain(|(id, _)| tagged.contains(id));
     }
     Ok(out)

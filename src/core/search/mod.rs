@@ -184,27 +184,18 @@ async fn hits_of(ctx: &Ctx, ws_id: i64, ranked: &[(i64, f64)], paging: Paging, q
     if window.is_empty() {
         return Ok(vec![]);
     }
-    // Ids are integers of our own: listing them in the statement is safe.
-    let ids = window.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",");
-    let sql = format!(
-        "SELECT id, slug, title, content, content_z, image_text FROM pages \
-         WHERE workspace_id = $1 AND deleted_at IS NULL AND id IN ({ids})"
-    );
-    let rows: Vec<(i64, String, String, String, super::pages::stored::Packed, String)> =
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(ws_id).fetch_all(&ctx.db.pool).await?;
-    let mut by_id: std::collections::HashMap<i64, (String, String, String, String)> = Default::default();
-    for (id, slug, title, content, packed, image_text) in rows {
-        by_id.insert(id, (slug, title, super::pages::stored::read(content, packed)?, image_text));
-    }
+    let ids: Vec<i64> = window.iter().map(|(id, _)| *id).collect();
+    let rows = super::pages::rows::texts(&mut *ctx.db.pool.acquire().await?, Some(ws_id), &ids).await?;
+    let mut by_id: std::collections::HashMap<i64, super::pages::rows::Text> =
+        rows.into_iter().filter(|t| t.live).map(|t| (t.id, t)).collect();
     let marks = passage::Marks::of(q);
-    Ok(window
-        .into_iter()
-        .filter_map(|(id, score)| {
-            let (slug, title, content, image_text) = by_id.remove(&id)?;
-            let body = super::pages::rows::search_body(&content, &image_text);
-            Some(Hit { slug, title, snippet: passage::best(&body, &marks), score })
-        })
-        .collect())
+    let mut hits = Vec::with_capacity(window.len());
+    for (id, score) in window {
+        let Some(mut t) = by_id.remove(&id) else { continue };
+        let body = super::pages::rows::search_body(&t.take_markdown()?, &t.image_text);
+        hits.push(Hit { slug: t.slug, title: t.title, snippet: passage::best(&body, &marks), score });
+    }
+    Ok(hits)
 }
 
 /// The engine's snippet as answered: CJK put back together, HTML-escaped, matches
@@ -249,6 +240,6 @@ mod tests {
     fn modes() {
         assert_eq!(Mode::parse(None).unwrap(), Mode::Keyword);
         assert_eq!(Mode::parse(Some("hybrid")).unwrap(), Mode::Hybrid);
-        assert_eq!(Mode::parse(Some("fuzzy")).unwrap_err().code, "invalid_mode");
+        assert_eq!(Mode::parse(Some("fuzzy")).unwrap_err().code, crate::error::Code::InvalidMode);
     }
 }

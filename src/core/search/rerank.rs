@@ -26,17 +26,11 @@ pub async fn rerank(ctx: &Ctx, ws_id: i64, q: &Query, sem: &Ranking, fused: &mut
     let head: Vec<i64> = fused[..depth].iter().map(|h| h.0).collect();
     let index = semantic::fresh(ctx, ws_id).await?;
     let scores: Vec<f64> = if let Some(cross) = ctx.models.cross_encoder().await {
-        // Ids are integers of our own: listing them in the statement is safe.
-        let ids = head.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-        let rows: Vec<(i64, String, String, crate::core::pages::stored::Packed)> = sqlx::query_as(sqlx::AssertSqlSafe(
-            format!("SELECT id, title, content, content_z FROM pages WHERE workspace_id = $1 AND id IN ({ids})"),
-        ))
-        .bind(ws_id)
-        .fetch_all(&ctx.db.pool)
-        .await?;
+        let rows = crate::core::pages::rows::texts(&mut *ctx.db.pool.acquire().await?, Some(ws_id), &head).await?;
         let mut by_id: HashMap<i64, (String, String)> = HashMap::new();
-        for (id, title, content, packed) in rows {
-            by_id.insert(id, (title, crate::core::pages::stored::read(content, packed)?));
+        for mut t in rows {
+            let markdown = t.take_markdown()?;
+            by_id.insert(t.id, (t.title, markdown));
         }
         let ix = index.read().await;
         let texts: Vec<String> = head

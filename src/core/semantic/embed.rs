@@ -105,21 +105,18 @@ pub async fn embed_pending(ctx: &Ctx, max_pages: i64) -> Result<usize> {
         .await?;
         return Ok(0);
     };
-    let rows: Vec<(i64, i64, Option<String>, String, String, pages::stored::Packed)> =
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT id, index_seq, deleted_at, title, content, content_z FROM pages WHERE id IN ({ids})"
-        )))
-        .fetch_all(&ctx.db.pool)
-        .await?;
-    let mut by_id: HashMap<i64, (i64, Option<String>, String, String)> = HashMap::new();
-    for (id, seq, del, title, content, packed) in rows {
-        by_id.insert(id, (seq, del, title, pages::stored::read(content, packed)?));
+    let page_ids: Vec<i64> = queued.iter().map(|(id, _)| *id).collect();
+    let rows = pages::rows::texts(&mut *ctx.db.pool.acquire().await?, None, &page_ids).await?;
+    let mut by_id: HashMap<i64, (i64, bool, String, String)> = HashMap::new();
+    for mut t in rows {
+        let markdown = t.take_markdown()?;
+        by_id.insert(t.id, (t.index_seq, t.live, t.title, markdown));
     }
     let jobs: Vec<Queued> = queued
         .iter()
         .filter_map(|&(page_id, ws_id)| {
-            let (seq, deleted, title, content) = by_id.remove(&page_id)?;
-            let live = deleted.is_none().then(|| (title, markdown::parse(&content).text));
+            let (seq, live, title, content) = by_id.remove(&page_id)?;
+            let live = live.then(|| (title, markdown::parse(&content).text));
             Some(Queued { page_id, ws_id, seq, live })
         })
         .collect();
@@ -162,15 +159,7 @@ pub async fn embed_pending(ctx: &Ctx, max_pages: i64) -> Result<usize> {
     }
     let mut tx = ctx.db.pool.begin().await?;
     for (ws_id, members) in by_ws {
-        // Bumped inside the transaction: the row lock orders commits by counter, so an
-        // index that has seen counter n has seen every write below it.
-        let vseq: i64 = sqlx::query_scalar(
-            "INSERT INTO index_seqs (workspace_id, seq, reset_at, vector_seq) VALUES ($1, 0, 0, 1) \
-             ON CONFLICT (workspace_id) DO UPDATE SET vector_seq = index_seqs.vector_seq + 1 RETURNING vector_seq",
-        )
-        .bind(ws_id)
-        .fetch_one(&mut *tx)
-        .await?;
+        let vseq = pages::rows::next_vector_seq_in_tx(&mut tx, ws_id).await?;
         for i in members {
             let job = &jobs[i];
             sqlx::query("DELETE FROM page_vectors WHERE page_id = $1").bind(job.page_id).execute(&mut *tx).await?;

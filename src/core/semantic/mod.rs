@@ -19,7 +19,6 @@ pub mod vectors;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use sqlx::Row as _;
 use tokio::sync::RwLock;
 
 use super::Ctx;
@@ -105,12 +104,7 @@ pub async fn fresh(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>>
 
 async fn catch_up(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>> {
     let slot = ctx.semantic.slot(ws_id);
-    let (seq, reset_at, vseq): (i64, i64, i64) =
-        sqlx::query_as("SELECT seq, reset_at, vector_seq FROM index_seqs WHERE workspace_id = $1")
-            .bind(ws_id)
-            .fetch_optional(&ctx.db.pool)
-            .await?
-            .unwrap_or((0, 0, 0));
+    let (seq, reset_at, vseq) = crate::core::pages::rows::counters(&mut *ctx.db.pool.acquire().await?, ws_id).await?;
     let with_vectors = ctx.models.embedding.usable();
     let current = |ix: &WorkspaceIndex| {
         ix.built && ix.seen >= seq && reset_at <= ix.seen && (!with_vectors || ix.vectors_seen >= vseq)
@@ -126,14 +120,7 @@ async fn catch_up(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>> 
     }
     let rebuild = !ix.built || reset_at > ix.seen;
     let since = if rebuild { -1 } else { ix.seen };
-    let rows = sqlx::query(
-        "SELECT id, index_seq, deleted_at, title, content, content_z, image_text FROM pages \
-         WHERE workspace_id = $1 AND index_seq > $2",
-    )
-    .bind(ws_id)
-    .bind(since)
-    .fetch_all(&ctx.db.pool)
-    .await?;
+    let rows = crate::core::pages::rows::texts_since(&mut *ctx.db.pool.acquire().await?, ws_id, since).await?;
     if rebuild {
         ix.tfidf = TfIdf::default();
         ix.words.clear();
@@ -141,19 +128,18 @@ async fn catch_up(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>> 
         ix.vectors_seen = 0;
     }
     let mut seen = seq;
-    for row in rows {
-        let id: i64 = row.try_get("id")?;
-        seen = seen.max(row.try_get("index_seq")?);
-        if row.try_get::<Option<String>, _>("deleted_at")?.is_some() {
+    for mut row in rows {
+        let id = row.id;
+        seen = seen.max(row.index_seq);
+        if !row.live {
             ix.tfidf.remove(id);
             ix.vectors.remove(id);
             ix.words.remove(&id);
         } else {
-            let content = crate::core::pages::stored::content_of(&row)?;
-            let (title, image_text): (String, String) = (row.try_get("title")?, row.try_get("image_text")?);
-            let body = crate::core::pages::rows::search_body(&content, &image_text);
+            let content = row.take_markdown()?;
+            let body = crate::core::pages::rows::search_body(&content, &row.image_text);
             ix.words.insert(id, crate::text::words(&body).len());
-            ix.tfidf.upsert(id, &crate::text::term_pairs(&title), &crate::text::term_pairs(&body));
+            ix.tfidf.upsert(id, &crate::text::term_pairs(&row.title), &crate::text::term_pairs(&body));
         }
     }
     ix.seen = seen;

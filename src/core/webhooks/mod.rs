@@ -364,6 +364,9 @@ mod tests {
         assert_eq!(stored_kinds(&two), ",page.moved,page.created,");
         assert_eq!(listed_kinds(",page.moved,page.created,"), two);
         assert_eq!(listed_kinds(""), all);
-        assert_eq!(check_kinds(Some(&["page.exploded".into()])).unwrap_err().code, "invalid_webhook_events");
+        assert_eq!(
+            check_kinds(Some(&["page.exploded".into()])).unwrap_err().code,
+            crate::error::Code::InvalidWebhookEvents
+        );
     }
 }

@@ -62,7 +62,7 @@ mod tests {
         assert_eq!(key_of(&s).unwrap().len(), KEY_BYTES);
         assert_ne!(generate_secret(), s);
         for bad in ["", "whsec_", "secret", "whsec_!!!", "whsec_c2hvcnQ=", "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"] {
-            assert_eq!(key_of(bad).unwrap_err().code, "invalid_webhook_secret", "{bad}");
+            assert_eq!(key_of(bad).unwrap_err().code, crate::error::Code::InvalidWebhookSecret, "{bad}");
         }
     }
 }

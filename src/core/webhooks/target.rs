@@ -221,7 +221,7 @@ mod tests {
                 Err(e) => e,
                 Ok(u) => check(&u, false).await.expect_err(url),
             };
-            assert_eq!(err.code, code, "{url}");
+            assert_eq!(err.code.as_str(), code, "{url}");
         }
         let local = parse("http://127.0.0.1:9/hook").unwrap();
         check(&local, true).await.unwrap();

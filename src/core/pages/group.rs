@@ -1,19 +1,21 @@
-//! Groups of saves: the creates and edits queued on a workspace's lock are decided,
-//! committed and indexed together (flat combining).
+//! Groups: the creates and edits queued on a workspace's lock, decided, committed and
+//! indexed together by one task (the technique is known as flat combining). A group
+//! lives inside a batch ([`super::batch`]), whose flush it shares.
 //!
 //! A create or a plain edit does not take the workspace's lock to save itself: it queues
 //! its intent (checked and parsed already) and waits for its answer. Whoever gets the lock
 //! next takes every intent queued by then — its own, if no group has taken it yet — and
 //! saves them as one group, on a task of its own (a cancelled request cannot interrupt
 //! it): one query reads every page the group touches; the saves are decided in the order
-//! they were queued, each against what the ones before it left (a create sees an earlier
-//! create of its slug, an edit the earlier edit of its page); one trip to the repository
-//! makes every commit and makes the batch's objects durable, while the rows are written
-//! (each save's as the one script it always was, under one savepoint for the group), so
-//! the batch's flush has only the branch's move and the database commit left. The group
-//! then ends as any operation under the lock ends: its answers wait for the batch holding
-//! it ([`super::batch`]) to be durable. So the row reads, the trips to the repository,
-//! and the lock passed from task to task are paid once per group, not once per save.
+//! they were queued ([`super::decide`], as a save alone is), each against what the ones
+//! before it left (a create sees an earlier create of its slug, an edit the earlier edit
+//! of its page); one trip to the repository makes every commit and makes the batch's
+//! objects durable, while the rows are written (each save's as the one script it always
+//! was, under one savepoint for the group), so the batch's flush has only the branch's
+//! move and the database commit left. The group then ends as any operation under the
+//! lock ends: its answers wait for its batch to be durable. So the row reads, the trips
+//! to the repository, and the lock passed from task to task are paid once per group, not
+//! once per save.
 //!
 //! History is unchanged: one commit per save, in the order the saves were queued, each
 //! answered with its own revision. A save refused by its decision (a stale base, a taken
@@ -27,7 +29,6 @@
 //! origin is a task-local of its own task) take the lock on their own, as every other
 //! page operation does.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -35,9 +36,8 @@ use tokio::sync::{OwnedMutexGuard, oneshot};
 
 use super::Page;
 use super::batch::{Outcome, Slot, State};
-use super::ops::{Creation, Edit, Intent, listed_state_of};
-use super::rows::{self, Lists, Row};
-use super::save::{Change, PageState, Parent, Saves, Writer};
+use super::decide::{self, Answer, Decided, Intent};
+use super::save::{Saves, Writer};
 use crate::core::Ctx;
 use crate::core::users::User;
 use crate::core::workspaces::Access;
@@ -205,57 +205,6 @@ fn refusal(outcome: &Outcome) -> Error {
     }
 }
 
-/// A page the group read, or changed.
-enum Known {
-    Stored(Row, Lists),
-    /// As the group's `by`-th commit leaves it.
-    Changed {
-        state: PageState,
-        by: usize,
-    },
-}
-
-impl Known {
-    fn live(&self) -> bool {
-        match self {
-            Known::Stored(row, _) => row.deleted_at.is_none(),
-            Known::Changed { state, .. } => !state.trashed,
-        }
-    }
-
-    fn as_parent(&self) -> Parent {
-        match self {
-            Known::Stored(row, _) => Parent { uid: row.uid.clone(), slug: row.slug.clone() },
-            Known::Changed { state, .. } => Parent { uid: state.uid.clone(), slug: state.slug.clone() },
-        }
-    }
-}
-
-/// What the group decided for one save: a change to commit (boxed: a change is large,
-/// an answer two words), or its answer already.
-enum Decided {
-    Commit(Box<Change>),
-    Answered(Answer),
-}
-
-/// A save's answer once the group has committed.
-enum Answer {
-    /// Answered without a commit. Boxed: a page is large, and most answers are the other
-    /// kinds.
-    Now(Box<Result<Page>>),
-    /// The page as the group's `k`-th commit left it (its own commit, or one it would not
-    /// change).
-    Page(usize),
-    /// Refused as stale: based on a revision the group's `k`-th commit replaced.
-    Stale(usize),
-}
-
-impl Decided {
-    fn now(answer: Result<Page>) -> Decided {
-        Decided::Answered(Answer::Now(Box::new(answer)))
-    }
-}
-
 /// The saves of `group` decided in order, committed and indexed together. On an error,
 /// the group left nothing in the batch if the batch is still open; otherwise the batch
 /// was refused.
@@ -263,23 +212,14 @@ async fn together(w: &mut Writer, group: &[Taken]) -> Result<Vec<Result<Page>>> 
     let mut slugs: Vec<&str> = group.iter().flat_map(|p| p.intent.slugs()).collect();
     slugs.sort_unstable();
     slugs.dedup();
-    let ws = w.access.workspace_id();
-    let mut known: HashMap<String, Known> = rows::find_listed_many(w.conn(), ws, &slugs)
-        .await?
-        .into_iter()
-        .map(|(slug, (row, lists))| (slug, Known::Stored(row, lists)))
-        .collect();
+    let mut known = decide::known(w, &slugs).await?;
     let mut changes = Vec::new();
     let mut decided = Vec::with_capacity(group.len());
     for p in group {
-        let d = match &p.intent {
-            Intent::Create(c) => decide_create(c, &known),
-            Intent::Edit(e) => decide_edit(e, &known, w.access.slug()),
-        };
-        decided.push(match d {
+        decided.push(match p.intent.decide(&known, w.access.slug()) {
             Decided::Commit(change) => {
                 let k = changes.len();
-                known.insert(change.state.slug.clone(), Known::Changed { state: after(&change), by: k });
+                known.insert(change.state.slug.clone(), decide::after(&change, k));
                 changes.push((p.user.clone(), *change));
                 Answer::Page(k)
             }
@@ -297,54 +237,4 @@ async fn together(w: &mut Writer, group: &[Taken]) -> Result<Vec<Result<Page>>> 
             Answer::Stale(k) => Err(Error::stale_revision(&pages[k].revision)),
         })
         .collect())
-}
-
-fn decide_create(c: &Creation, known: &HashMap<String, Known>) -> Decided {
-    if known.contains_key(&c.slug) {
-        return Decided::now(Err(Error::page_exists(&c.slug)));
-    }
-    let parent = match &c.parent {
-        None => None,
-        Some(p) => match known.get(p.as_str()).filter(|k| k.live()) {
-            Some(k) => Some(k.as_parent()),
-            None => return Decided::now(Err(Error::parent_not_found(p))),
-        },
-    };
-    Decided::Commit(Box::new(c.change(parent)))
-}
-
-fn decide_edit(e: &Edit, known: &HashMap<String, Known>, workspace: &str) -> Decided {
-    let Some(page) = known.get(&e.slug).filter(|k| k.live()) else {
-        return Decided::now(Err(Error::page_not_found(&e.slug)));
-    };
-    let content = |now: &str| e.req.content.clone().unwrap_or_else(|| now.to_owned());
-    match page {
-        Known::Stored(row, lists) => {
-            if let Some(base) = e.base()
-                && base != row.revision
-            {
-                return Decided::now(Err(Error::stale_revision(&row.revision)));
-            }
-            match e.change(listed_state_of(row, lists.clone()), content(&row.content)) {
-                Some(change) => Decided::Commit(Box::new(change)),
-                None => Decided::now(Ok(row.clone().into_page(lists.tags.clone(), lists.links.clone(), workspace))),
-            }
-        }
-        // No request can name the revision of a commit not answered yet.
-        Known::Changed { by, .. } if e.base().is_some() => Decided::Answered(Answer::Stale(*by)),
-        Known::Changed { state, by } => match e.change(state.clone(), content(&state.content)) {
-            Some(change) => Decided::Commit(Box::new(change)),
-            None => Decided::Answered(Answer::Page(*by)),
-        },
-    }
-}
-
-/// The page as `change` leaves it, with the tags and links its rows will then hold.
-fn after(change: &Change) -> PageState {
-    let mut state = change.state.clone();
-    state.indexed = state
-        .parsed
-        .take()
-        .map(|p| Lists { tags: p.tags.clone(), links: p.links.iter().map(|l| l.slug.clone()).collect() });
-    state
 }

@@ -5,6 +5,10 @@
 //! Statements run on a connection the caller passes: the writer's own (under the
 //! workspace lock), a pooled one for reads, or a transaction's.
 
+mod derived;
+
+pub use derived::*;
+
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -119,12 +123,6 @@ pub struct PageIds {
     pub workspace: i64,
 }
 
-fn page_from_aggregated(r: &AnyRow, workspace: &str) -> Result<(PageIds, Page)> {
-    let Lists { tags, links } = lists_from(r)?;
-    let ids = PageIds { page: r.try_get("id")?, workspace: r.try_get("ws_id")? };
-    Ok((ids, row_from(r)?.into_page(tags, links, workspace)))
-}
-
 // --- Reading pages ----------------------------------------------------------------------
 
 /// Which rows a lookup may answer.
@@ -203,7 +201,7 @@ fn lists_from(r: &AnyRow) -> Result<Lists> {
 }
 
 /// [`find_listed`] of several pages at once, in whatever state, by slug: what a group of
-/// queued saves reads, in one query (`combine`).
+/// queued saves reads, in one query (`group`).
 pub async fn find_listed_many(
     conn: &mut AnyConnection,
     ws_id: i64,
@@ -231,20 +229,6 @@ pub async fn find_listed_many(
 /// [`find_listed`] of a live page, or 404.
 pub async fn live_listed(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<(Row, Lists)> {
     find_listed(conn, ws_id, slug, State::Live).await?.ok_or_else(|| Error::page_not_found(slug))
-}
-
-/// The one read of a page: membership check, row, tags and links in a single query.
-/// Answers where the row is too. None when the page is missing or `user_id` is not a
-/// member of workspace `ws` — the caller tells the two apart only on this cold path.
-pub async fn visible(conn: &mut AnyConnection, user_id: i64, ws: &str, slug: &str) -> Result<Option<(PageIds, Page)>> {
-    let sql = format!(
-        "{ROW_COLUMNS}, p.workspace_id AS ws_id, {AGGREGATES} {ROW_FROM} JOIN workspaces w ON w.id = p.workspace_id \
-         JOIN memberships m ON m.workspace_id = p.workspace_id AND m.user_id = $4 \
-         WHERE w.slug = $1 AND p.slug = $2 AND p.deleted_at IS NULL"
-    );
-    let row =
-        sqlx::query(AssertSqlSafe(sql)).bind(ws).bind(slug).bind(SEP).bind(user_id).fetch_optional(&mut *conn).await?;
-    row.as_ref().map(|r| page_from_aggregated(r, ws)).transpose()
 }
 
 /// `(id, slug, title, parent_id)` of every live page of a workspace (tree and export).
@@ -372,27 +356,29 @@ pub async fn tag_counts(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<(Str
     .await?)
 }
 
-/// `(workspace slug, page slug, title, updated_at)` of the live pages in every workspace
-/// `user_id` belongs to, by workspace then slug; and how many there are.
-pub async fn member_pages(
+/// `(workspace slug, page slug, title, updated_at)` of the live pages of workspaces
+/// `ws_ids`, by workspace then slug; and how many there are.
+pub async fn pages_of(
     conn: &mut AnyConnection,
-    user_id: i64,
+    ws_ids: &[i64],
     paging: Paging,
 ) -> Result<(Vec<(String, String, String, String)>, i64)> {
-    let from = "FROM pages p JOIN workspaces w ON w.id = p.workspace_id \
-         JOIN memberships m ON m.workspace_id = p.workspace_id AND m.user_id = $1 WHERE p.deleted_at IS NULL";
+    let list = store::json_strings(Backend::of(conn), "$1");
+    let from = format!(
+        "FROM pages p JOIN workspaces w ON w.id = p.workspace_id \
+         WHERE p.deleted_at IS NULL AND p.workspace_id IN (SELECT CAST(j.value AS BIGINT) FROM {list})"
+    );
+    let ids = json!(ws_ids).to_string();
     let items = sqlx::query_as(AssertSqlSafe(format!(
         "SELECT w.slug, p.slug, p.title, p.updated_at {from} ORDER BY w.slug, p.slug LIMIT $2 OFFSET $3"
     )))
-    .bind(user_id)
+    .bind(&ids)
     .bind(paging.limit)
     .bind(paging.offset)
     .fetch_all(&mut *conn)
     .await?;
-    let total = sqlx::query_scalar(AssertSqlSafe(format!("SELECT COUNT(*) {from}")))
-        .bind(user_id)
-        .fetch_one(&mut *conn)
-        .await?;
+    let total =
+        sqlx::query_scalar(AssertSqlSafe(format!("SELECT COUNT(*) {from}"))).bind(&ids).fetch_one(&mut *conn).await?;
     Ok((items, total))
 }
 
@@ -845,6 +831,13 @@ pub async fn clear_workspace_in_tx(tx: &mut AnyConnection, ws_id: i64) -> Result
         .await?;
     sqlx::query("DELETE FROM pages WHERE workspace_id = $1").bind(ws_id).execute(&mut *tx).await?;
     sqlx::query("DELETE FROM workspace_heads WHERE workspace_id = $1").bind(ws_id).execute(&mut *tx).await?;
+    Ok(())
+}
+
+/// Marks every page row's full-text entry as not written (a restore: the index is
+/// derived, and the start-up check writes it again for every row marked so).
+pub async fn forget_fulltext_in_tx(tx: &mut AnyConnection) -> Result<()> {
+    sqlx::query("UPDATE pages SET search_title = ''").execute(&mut *tx).await?;
     Ok(())
 }
 
