@@ -1,4 +1,4 @@
-//! Group commit (issue 12): saves queued on a workspace's write lock share one flush, yet
+//! Batches: saves queued on a workspace's write lock share one flush, yet
 //! each keeps its own commit and answer; a refused save is refused alone, a failed flush
 //! refuses the whole batch and leaves nothing behind.
 //!

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reads at 16 clients (issue 12): `GET /api/pages/{slug}/raw` with a personal access token,
+# Reads at 16 clients: `GET /api/pages/{slug}/raw` with a personal access token,
 # measured by wrk (2 threads, 16 connections) on the same two cores as the server.
 #
 #   bench/reads/run.sh BIN [BIN...]

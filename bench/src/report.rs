@@ -181,7 +181,7 @@ pub fn targets_markdown(results: &[RunResult]) -> String {
     for r in &sqlite {
         let conc = r.scenarios.iter().map(|s| s.clients).max().unwrap_or(1);
         if let Some(u) = find(r, "update", 1) {
-            // Issue 12's targets, which replaced the first bench's 3 / 15 ms.
+            // The targets, which replaced the first bench's 3 / 15 ms.
             line("update p50 ≤ 2.5 ms", r.size, u.pct(50.0), u.pct(50.0) <= 2.5, " ms");
             line("update p99 ≤ 8 ms", r.size, u.pct(99.0), u.pct(99.0) <= 8.0, " ms");
         }

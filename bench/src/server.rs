@@ -43,7 +43,7 @@ pub struct Server {
     database_url: String,
     keep: bool,
     pg: Option<(String, String)>,
-    /// The binary has a `gc` command (releases before issue 12 have none: nothing packed
+    /// The binary has a `gc` command (older releases have none: nothing packed
     /// their repositories, and the bench leaves them loose).
     has_gc: bool,
 }

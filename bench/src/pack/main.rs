@@ -1,4 +1,4 @@
-//! What the packing worker costs as a wiki's history grows (issue 12).
+//! What the packing worker costs as a wiki's history grows.
 //!
 //! Builds a workspace repository directly with Cairn's own write path (`git::write_commit`,
 //! no server): `--pages` pages and `--history` commits in all (the rest edits of random

@@ -1,4 +1,4 @@
-// axe-core over the screens issue 67 (points 5, 7, 12) added to: the grouped trash and its
+// axe-core over the newer screens: the grouped trash and its
 // preview dialog, the delete question that names subpages, search results with the tag
 // filter and the pager, and the empty workspace's first-page offer. Any "serious" or
 // "critical" violation fails (as in a11y.spec.ts).

@@ -1,4 +1,4 @@
-// The merge-conflict dialog (issue 67 point 2): "Save merged result" never stores conflict
+// The merge-conflict dialog: "Save merged result" never stores conflict
 // markers without a second, explicit yes that names them; "Keep my version" and "Discard
 // mine, keep theirs" store exactly that side's text, also when yet another change comes
 // in while the dialog is open. (editor.spec.ts has the dialog's basic three choices.)

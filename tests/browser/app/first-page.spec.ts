@@ -1,4 +1,4 @@
-// An empty workspace offers a first page (issue 67, point 12): one click makes a short
+// An empty workspace offers a first page: one click makes a short
 // welcome page, in the reader's language, explaining wikilinks, tags, search and history;
 // "no pages yet" is said once (the sidebar), not twice.
 import { expect, messages, test } from "../fixtures";

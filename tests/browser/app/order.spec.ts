@@ -1,4 +1,4 @@
-// Siblings ordered by hand (issue 67, point 9): "Move up"/"Move down" in the page's menu,
+// Siblings ordered by hand: "Move up"/"Move down" in the page's menu,
 // Alt+ArrowUp/Down in the tree, and drops between rows; the server keeps the order.
 import type { APIRequestContext, Locator, Page } from "@playwright/test";
 import { createPage, expect, fmt, type Messages, test } from "../fixtures";

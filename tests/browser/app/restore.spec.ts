@@ -1,4 +1,4 @@
-// Restoring an old revision (issue 67 point 6): the dialog says which title the page will
+// Restoring an old revision: the dialog says which title the page will
 // have — the one the revision had (the default), or the current one if the person keeps
 // it — and the restore does that (`POST …/restore/{sha}` with `keep_title`).
 import type { Page } from "@playwright/test";

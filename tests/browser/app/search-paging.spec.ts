@@ -1,4 +1,4 @@
-// Search results page through all the matches, with the server's total (issue 67, point 7),
+// Search results page through all the matches, with the server's total,
 // and a tag filter is a visible, removable chip that stays while the query changes and
 // narrows the query's results (q= with tag=).
 import { createPage, expect, fmt, test } from "../fixtures";

@@ -1,4 +1,4 @@
-// Small defects of issue 67, point 11, as a person (or their browser's console) sees them.
+// Small defects, as a person (or their browser's console) sees them.
 import { createPage, errorLine, expect, fmt, test } from "../fixtures";
 
 test("an error is said once, in the reader's language", async ({ page, en, user }) => {

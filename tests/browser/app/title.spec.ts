@@ -1,4 +1,4 @@
-// A page's title (docs/api.md, "Pages"; issue 67 points 1 and 4): the first level-1 heading sets it
+// A page's title (docs/api.md, "Pages"): the first level-1 heading sets it
 // only when the page is new or a save changed that heading, so a rename is not undone by
 // the next edit and a section heading does not rename the page; the editor shows the
 // title the save will give, and where it comes from. A rename keeps the text of links to

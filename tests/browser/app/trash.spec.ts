@@ -1,4 +1,4 @@
-// The trash keeps what one delete took together (issue 67, point 5): deleting a page with
+// The trash keeps what one delete took together: deleting a page with
 // subpages asks once, naming them, and trashes the subtree with one request; the trash
 // shows those pages as one group (the top page, its subpages nested under it), any of
 // them can be previewed rendered, and one action restores the whole group in place.

@@ -1,4 +1,4 @@
-// Workspace settings (issue 67, point 10): "Export as ZIP" downloads the workspace, and
+// Workspace settings: "Export as ZIP" downloads the workspace, and
 // which owner-only controls show is what the server says the caller may do (the
 // workspace's `can` in GET /api/workspaces, or GET /api/workspaces/{slug}), not the
 // app's own copy of the rule.
