@@ -1,7 +1,7 @@
 """Schemathesis hooks for tests/schemathesis.rs: realistic names where the document
 cannot say exactly what is valid.
 
-A slug may hold letters of any script that are lower-case or have no case (CONTRACT §5);
+A slug may hold letters of any script that are lower-case or have no case (docs/api.md, "Pages");
 an OpenAPI `pattern` cannot say that portably (JSON Schema's ECMA-262 and Python's `re`
 disagree on `\\p{…}`), so the document leaves slugs unconstrained and these hooks turn
 the slugs that creations and renames generate into valid ones. Without them nearly every
