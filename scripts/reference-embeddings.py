@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/fixtures/minilm-reference.json: all-MiniLM-L6-v2 vectors of a few
 sentences, computed by the model's own library (sentence-transformers), against which
-tests/semantic.rs checks Cairn's candle implementation (cosine >= 0.999).
+tests/it/semantic.rs checks Cairn's candle implementation (cosine >= 0.999).
 
 Run once, by hand, where sentence-transformers (and torch) are installed:
     pip install sentence-transformers

@@ -17,7 +17,7 @@
 //!
 //! Arrows point down only: doors (`http`, `mcp`, `cli`) → `core` → `auth`, `git`, `markdown`,
 //! `store` → `ids`, `error`, `config`, `time`, `zlib`. `docs/architecture.md` says where each
-//! rule lives; `tests/architecture.rs` keeps the graph free of circles.
+//! rule lives; `tests/it/architecture.rs` keeps the graph free of circles.
 
 pub mod app;
 pub mod auth;

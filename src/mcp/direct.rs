@@ -6,7 +6,7 @@
 //! REST (BENCHMARKS.md, "Saves and reads today"). The commonest request — one `tools/call`, from a
 //! client on a revision before 2026-07-28, with the headers rmcp expects — is answered
 //! here, by the same tool code and with rmcp's own message types, so the answer is what
-//! rmcp would send (tests/mcp.rs compares the two). Anything else — other methods,
+//! rmcp would send (tests/it/mcp.rs compares the two). Anything else — other methods,
 //! batches, per-request versions, `_meta`, unusual headers, unreadable bodies — goes to
 //! rmcp unchanged, and rmcp stays the judge of everything but this one shape.
 

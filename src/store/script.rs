@@ -15,7 +15,7 @@
 //!
 //! sqlx 0.9 calls several statements in one SQLite query a behaviour it may drop
 //! (launchbadge/sqlx#3108, "use `raw_sql`", which binds nothing). `Cargo.lock` pins the
-//! version; were it dropped, `tests/system.rs` `a_script_runs_every_statement_in_order`
+//! version; were it dropped, `tests/it/system.rs` `a_script_runs_every_statement_in_order`
 //! and every save test fail (a page's tags, links and revision would be missing), and
 //! the way back is the PostgreSQL branch below: the same statements one by one.
 

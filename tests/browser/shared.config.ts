@@ -6,7 +6,7 @@ if (!baseURL) throw new Error("set CAIRN_URL to the Cairn server under test, e.g
 export const baseConfig: PlaywrightTestConfig = {
   workers: 1,
   // One retry: a spec that fails twice fails the run; one that passes on its retry is
-  // reported as "flaky" and tests/web_app.rs prints it as a warning to look into.
+  // reported as "flaky" and tests/it/web_app.rs prints it as a warning to look into.
   retries: 1,
   fullyParallel: false,
   reporter: "list",

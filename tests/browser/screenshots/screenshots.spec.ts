@@ -4,7 +4,7 @@ import { mkdirSync } from "node:fs";
 import type { Page } from "@playwright/test";
 import { createPage, expect, test } from "../fixtures";
 
-// CAIRN_SCREENSHOTS_DIR (with a trailing slash) writes them elsewhere: tests/web_app.rs
+// CAIRN_SCREENSHOTS_DIR (with a trailing slash) writes them elsewhere: tests/it/web_app.rs
 // takes them in CI into a temporary directory and checks each one.
 const OUT = process.env.CAIRN_SCREENSHOTS_DIR || new URL("../../../docs/screenshots/", import.meta.url).pathname;
 

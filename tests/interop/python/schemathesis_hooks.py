@@ -1,4 +1,4 @@
-"""Schemathesis hooks for tests/schemathesis.rs: realistic names where the document
+"""Schemathesis hooks for tests/it/schemathesis.rs: realistic names where the document
 cannot say exactly what is valid.
 
 A slug may hold letters of any script that are lower-case or have no case (docs/api.md, "Pages");

@@ -1,6 +1,6 @@
 // The markdown rules the app shares with the server, checked against the cases both test
 // suites read (tests/fixtures/markdown.json; the server's side is
-// tests/markdown_fixtures.rs). Every expected value there is the server's answer; a case
+// tests/it/markdown_fixtures.rs). Every expected value there is the server's answer; a case
 // the app does not read the same way yet says so (`ts_differs`) and is checked here to
 // still differ (`test.fails`): the difference shows in every run, and the day the app
 // reads it as the server does, the run says so and the mark comes off.

@@ -3,14 +3,12 @@
 //! `cairn gc`), nothing is ever lost — beside
 //! concurrent saves, and when `cairn gc` is killed with SIGKILL at any moment.
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
+use crate::common::process::*;
+use crate::common::*;
 use cairn::git::pack;
-use common::process::*;
-use common::*;
 use serde_json::json;
 
 /// Saves `n` updates spread over `pages` pages; answers the last content of each page.

@@ -1,8 +1,6 @@
 //! Pages on git: the write path, reads, history, trash (docs/api.md, "Pages").
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -695,7 +693,13 @@ async fn the_start_up_check_waits_for_a_write_in_progress() {
         let ctx = srv.ctx.clone();
         async move { cairn::core::reindex::repair(&ctx).await.unwrap() }
     });
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // The check is queued on the workspace's lock (the slot counts its waiters).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while srv.ctx.writers.get("busy").waiting() == 0 {
+        assert!(std::time::Instant::now() < deadline, "the check never asked for the lock");
+        assert!(!check.is_finished(), "the check ended without waiting for the workspace's lock");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     assert!(!check.is_finished(), "the check waits for the workspace's lock");
     // The batch's database commit fails: it puts the branch back and lets the lock go.
     git(&repo, &["update-ref", "refs/heads/main", &head]);

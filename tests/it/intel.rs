@@ -2,11 +2,9 @@
 //! suggestions, extractive summaries, insights and the graph. Trashed pages take part in
 //! none of it; another workspace's pages are invisible.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -1,12 +1,10 @@
 //! Uploads end to end: sniffed types, limits enforced while streaming, private serving,
 //! path tricks, export, and OCR with the real Tesseract.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use common::{Api, BOUNDARY, Env, PNG, assert_problem, process::Proc};
+use crate::common::{Api, BOUNDARY, Env, PNG, assert_problem, process::Proc};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -243,7 +241,7 @@ async fn a_body_ten_times_the_limit_is_refused_while_streaming_with_flat_memory(
     let client = reqwest::Client::new();
     let res = client
         .post(format!("{}/api/auth/register", proc.url()))
-        .json(&json!({"email": "o@example.com", "password": common::PASSWORD, "name": "O"}))
+        .json(&json!({"email": "o@example.com", "password": crate::common::PASSWORD, "name": "O"}))
         .send()
         .await
         .unwrap();
@@ -377,7 +375,7 @@ async fn ocr_asked_for_without_an_engine_says_so() {
     let path = empty.path().to_str().unwrap().to_owned();
     cmd_env.push(("PATH", path.as_str()));
     let proc = Proc::start(env.dir.path(), &env.db_url, &cmd_env);
-    let api = common::process::register(&proc.url(), "o@example.com").await;
+    let api = crate::common::process::register(&proc.url(), "o@example.com").await;
     let (_, system): (StatusCode, Value) = api.get("/api/system").await;
     assert_eq!(system["ocr_uploads"], false, "{system}");
     assert!(system["notes"].to_string().contains("tesseract"), "{system}");

@@ -1,11 +1,9 @@
 //! The MCP door (docs/mcp.md) spoken raw, as any JSON-RPC client would: the handshake
 //! without a credential, protocol revisions, auth, transport rules, the 27 tools and
 //! their failures, resources and completion. The official SDKs are run against the
-//! server in `tests/mcp_interop.rs`.
+//! server in `tests/it/mcp_interop.rs`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -365,7 +363,10 @@ async fn tools_list_snapshot() {
     let tools = Mcp::new(&srv, Some(&pat)).rpc("tools/list", json!({})).await["result"]["tools"].clone();
     let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names.len(), 27);
-    insta::assert_snapshot!("tools_list", serde_json::to_string_pretty(&tools).unwrap());
+    // Kept where the web app's type generator and build.rs read it: tests/snapshots/.
+    insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false }, {
+        insta::assert_snapshot!("mcp__tools_list", serde_json::to_string_pretty(&tools).unwrap());
+    });
     srv.stop().await;
 }
 

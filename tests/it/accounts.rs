@@ -1,8 +1,6 @@
 //! Accounts and credentials over real HTTP (docs/api.md, "Accounts").
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 use std::time::Duration;
@@ -262,7 +260,7 @@ async fn credentials_expire_and_maintenance_prunes_them() {
             webhook_rows_pruned: 0,
             search_entries_removed: 0,
             rows_compressed: 0,
-            // Depends on the PostgreSQL server's autovacuum (tests/postgres_only.rs).
+            // Depends on the PostgreSQL server's autovacuum (tests/it/postgres_only.rs).
             statistics_refreshed: pruned.statistics_refreshed,
         }
     );
@@ -649,7 +647,7 @@ async fn the_login_limit_cannot_be_raced() {
 /// server's memory comes back down after the burst.
 #[tokio::test]
 async fn a_burst_of_logins_is_bounded_and_its_memory_returned() {
-    use common::process::Proc;
+    use crate::common::process::Proc;
     let env = Env::new().await;
     let p = Proc::start(
         env.dir.path(),

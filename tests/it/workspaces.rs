@@ -1,8 +1,6 @@
 //! Workspaces, members, roles and the 404 rule (docs/api.md, "Workspaces").
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 

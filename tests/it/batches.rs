@@ -6,12 +6,10 @@
 //! queues saves behind it, and lets go once all of them wait: so they form one batch for
 //! certain, not by the luck of timing.
 
-mod common;
-
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 

@@ -3,15 +3,13 @@
 //! import that changes nothing, a dry run, Cairn's own export zip round-tripped into a new
 //! workspace, and the real binary writing its JSON report. On both backends.
 
-mod common;
-
 use std::io::Write;
 use std::path::Path;
 
+use crate::common::process::*;
+use crate::common::*;
 use cairn::core::import::report::{PageAction, Report, UploadAction};
 use cairn::core::import::{self, Options};
-use common::process::*;
-use common::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -3,9 +3,7 @@
 //! runner (`tests/browser/app/*.spec.ts`; every request outside the server's origin is
 //! blocked and counted, and any page error fails the spec).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use reqwest::StatusCode;
 
 /// Runs one Playwright configuration of tests/browser against `url`.
@@ -13,12 +11,8 @@ async fn playwright(url: &str, config: &str) {
     playwright_with(url, config, &[]).await
 }
 
-/// One browser run at a time: the harness runs this file's tests side by side, and two
-/// Chromiums on two cores would make the timing specs (keystroke latency) noisy.
-static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 async fn playwright_with(url: &str, config: &str, env: &[(&str, &str)]) {
-    let _turn = ONE_BROWSER.lock().await;
+    let _turn = crate::common::ONE_BROWSER.lock().await;
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser");
     let run = tokio::process::Command::new("node")
         .args(["node_modules/@playwright/test/cli.js", "test", "--config", config])

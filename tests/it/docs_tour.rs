@@ -1,9 +1,7 @@
 //! docs/api.md's tour runs as written: every `sh` block of its "A tour" section, in
 //! order, in one bash (so `TOKEN` and `REV` carry over), against a live server.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use reqwest::StatusCode;
 
 #[tokio::test]

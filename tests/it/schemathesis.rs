@@ -5,11 +5,9 @@
 //! (linked: create → get → update → rename → history → restore → delete → trash)
 //! phases. `/api/mcp` is left out: it speaks
 //! JSON-RPC, which the document only names; the official MCP clients test it
-//! (tests/mcp_interop.rs).
+//! (tests/it/mcp_interop.rs).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[tokio::test]
 async fn schemathesis_finds_nothing() {

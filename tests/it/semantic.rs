@@ -3,13 +3,11 @@
 //! on both backends: vectors that match the model's own library, lazy loading, the
 //! durable queue, passages of long pages, restarts, fallbacks and reranking.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::process::Proc;
-use common::*;
+use crate::common::process::Proc;
+use crate::common::*;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -67,7 +65,8 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 /// (`scripts/reference-embeddings.py`): ours must match them.
 #[test]
 fn embeddings_match_the_models_own_library() {
-    let fixture: Value = serde_json::from_str(include_str!("fixtures/minilm-reference.json")).expect("fixture parses");
+    let fixture: Value =
+        serde_json::from_str(include_str!("../fixtures/minilm-reference.json")).expect("fixture parses");
     let encoder = cairn::ml::Encoder::load(&model_dir()).expect("model loads");
     assert_eq!(encoder.dim(), 384);
     let sentences: Vec<&str> = fixture["sentences"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();

@@ -1,7 +1,6 @@
 //! The test harness: a real Cairn server on a random port, a temporary `DATA_DIR`, and a
 //! fresh database — SQLite in the temp dir, or (with `CAIRN_TEST_BACKEND=postgres`) a
 //! fresh schema in the database named by `CAIRN_TEST_PG_URL`.
-#![allow(dead_code)]
 
 pub mod process;
 
@@ -332,3 +331,8 @@ pub fn git(repo: &std::path::Path, args: &[&str]) -> String {
 pub fn assert_fsck(repo: &std::path::Path) {
     git(repo, &["fsck", "--strict", "--full"]);
 }
+
+/// One browser run at a time (`web_app`, `api_docs`): the harness runs tests side by
+/// side, and two Chromiums on two cores would make the timing specs (keystroke latency)
+/// noisy.
+pub static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());

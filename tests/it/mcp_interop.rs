@@ -7,12 +7,10 @@
 //! `scripts/test` installs both (a venv under `~/.cache/cairn/mcp-venv`, `npm ci` in
 //! `tests/interop/ts`). Missing, they fail the test: they are never skipped.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 fn interop_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop")

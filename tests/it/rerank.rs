@@ -4,13 +4,11 @@
 //! tokenizer, safetensors — and checks that Cairn loads it and reranks the head of a
 //! hybrid list by exactly the scores the model gives.
 
-mod common;
-
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::common::*;
 use candle_core::{DType, Device, Tensor};
-use common::*;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 

@@ -1,16 +1,14 @@
 //! Crash safety: SIGKILL in the middle of a stream of saves and uploads, then restart.
 //! Every save that was answered 2xx is there with its history, every upload answered 2xx
 //! serves its bytes, `git fsck` is clean, and index and files agree (a reindex changes
-//! nothing). (Webhook deliveries under SIGKILL: tests/webhooks.rs
+//! nothing). (Webhook deliveries under SIGKILL: tests/it/webhooks.rs
 //! `kill_9_during_deliveries_loses_nothing_and_resends_nothing_delivered`.)
-
-mod common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::process::*;
-use common::*;
+use crate::common::process::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// (slug, revision, content) of every acknowledged save.

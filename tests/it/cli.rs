@@ -1,15 +1,13 @@
 //! The `cairn` binary itself: settings errors, `--help`, graceful shutdown on SIGTERM,
 //! what reaches the log file, and logged schema rebuilds.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::process::*;
-use common::*;
+use crate::common::process::*;
+use crate::common::*;
 use serde_json::json;
 
 #[test]
@@ -104,9 +102,12 @@ async fn sigterm_lets_the_request_in_flight_finish_and_exits_0() {
     std::thread::sleep(Duration::from_millis(1000));
     let pid = p.child.id();
     assert!(Command::new("kill").arg("-TERM").arg(pid.to_string()).status().unwrap().success());
-    std::thread::sleep(Duration::from_millis(300));
-    // New connections are no longer accepted…
-    assert!(reqwest::get(format!("{}/health", p.url())).await.is_err());
+    // New connections are no longer accepted (once the signal is handled)…
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while reqwest::get(format!("{}/health", p.url())).await.is_ok() {
+        assert!(Instant::now() < deadline, "still accepting connections after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // …but the one in flight completes.
     s.write_all(tail.as_bytes()).unwrap();
     let mut out = String::new();
@@ -232,7 +233,7 @@ async fn backup_and_restore_commands() {
     assert_eq!(api.post("/api/auth/register", json!({"email": "cli@x.io", "password": PASSWORD})).await.0, 201);
     api.page("kept", "# Kept\n").await;
     // Uploads (files) and webhooks (rows) come back too.
-    let up = api.upload("/api/uploads", common::PNG, "image/png").await;
+    let up = api.upload("/api/uploads", crate::common::PNG, "image/png").await;
     assert_eq!(up.status, 201, "{}", up.text);
     let image_url = up.json()["url"].as_str().unwrap().to_owned();
     let (s, hook) = api.post("/api/webhooks", json!({"url": "https://93.184.216.34/hook"})).await;
@@ -268,7 +269,7 @@ async fn backup_and_restore_commands() {
     assert_eq!(api.get("/api/search?q=kept").await.1["total"], 1);
     let image = api.client.get(format!("{}{image_url}", api.base)).send().await.unwrap();
     assert_eq!(image.status(), 200);
-    assert_eq!(image.bytes().await.unwrap(), common::PNG);
+    assert_eq!(image.bytes().await.unwrap(), crate::common::PNG);
     assert_eq!(api.get("/api/webhooks").await.1["items"][0]["url"], "https://93.184.216.34/hook");
     assert_eq!(p.terminate(), 0);
 }

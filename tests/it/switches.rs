@@ -1,10 +1,8 @@
 //! On/off settings as docs/operations.md spells them (`DISABLE_REGISTRATION=1`), given
 //! to the real binary through its environment, each checked by its effect.
 
-mod common;
-
-use common::process::*;
-use common::*;
+use crate::common::process::*;
+use crate::common::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -72,7 +70,7 @@ async fn every_switch_set_to_1_takes_effect() {
 
     // SEMANTIC_SEARCH=1, RERANK=1: requested, reported, and (with no model here) said to
     // be unresolved. OCR_UPLOADS=1: on, with the Tesseract CI installs (its absence is
-    // tests/uploads.rs's). WEBHOOK_ALLOW_PRIVATE=1 reported.
+    // tests/it/uploads.rs's). WEBHOOK_ALLOW_PRIVATE=1 reported.
     let report = system(&url, &jwt(&url, &cookie).await).await;
     let notes = report["notes"].to_string();
     for name in ["SEMANTIC_SEARCH=1", "RERANK=1"] {

@@ -1,8 +1,6 @@
 //! Health, system report, OpenAPI, error shapes, request ids and schema convergence.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
@@ -33,7 +31,7 @@ async fn health_and_system() {
     srv.stop().await;
 
     // Asking for a feature whose model is missing is reported, not pretended. (OCR's
-    // engine is installed by CI: it resolves; tests/uploads.rs runs without it.)
+    // engine is installed by CI: it resolves; tests/it/uploads.rs runs without it.)
     let srv =
         env.start(&["--semantic-search", "--rerank", "--ocr-uploads", "--embedding-model-dir", "/nonexistent"]).await;
     let api = srv.anon();
@@ -130,7 +128,10 @@ fn openapi_snapshot() {
     let (_, doc) = cairn::http::api();
     let mut doc = serde_json::to_value(&doc).unwrap();
     doc["info"]["version"] = json!("[version]");
-    insta::assert_snapshot!("openapi", serde_json::to_string_pretty(&doc).unwrap());
+    // Kept where the web app's type generator and build.rs read it: tests/snapshots/.
+    insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false }, {
+        insta::assert_snapshot!("system__openapi", serde_json::to_string_pretty(&doc).unwrap());
+    });
 }
 
 /// The browser door beside the API: `/` leads into the app, any `/app/…` path gets the

@@ -1,9 +1,7 @@
 //! Keyword search (docs/api.md, "Search") on both backends: ranking, stemming, prefixes, snippets,
 //! scripts without spaces, hostile query syntax, paging, tags and isolation.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 

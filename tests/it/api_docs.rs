@@ -3,9 +3,7 @@
 //! server's origin blocked, finds the operations, and creates a page through Swagger
 //! UI's "Authorize" and "Try it out".
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use reqwest::StatusCode;
 use serde_json::Value;
 
@@ -31,6 +29,7 @@ async fn both_api_browsers_work_with_no_outbound_network() {
     }
 
     let script = format!("{}/tests/browser/api_docs.mjs", env!("CARGO_MANIFEST_DIR"));
+    let _turn = ONE_BROWSER.lock().await;
     let out = tokio::process::Command::new("node").arg(script).arg(&srv.url).arg(&pat).output().await.unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -1,0 +1,33 @@
+//! Every integration test of Cairn, in one binary: one link of the crate and its
+//! dependencies instead of one per file. Each module is one area; `common` is the
+//! harness (a real server on a random port, a fresh database of the backend named by
+//! `CAIRN_TEST_BACKEND`). `scripts/test` skips `postgres_only` in the SQLite pass and
+//! `sqlite_only` in the PostgreSQL pass, by name.
+
+mod common;
+
+mod accounts;
+mod api_docs;
+mod architecture;
+mod batches;
+mod cli;
+mod crash;
+mod docs_tour;
+mod import;
+mod intel;
+mod markdown_fixtures;
+mod mcp;
+mod mcp_interop;
+mod packing;
+mod pages;
+mod postgres_only;
+mod rerank;
+mod schemathesis;
+mod search;
+mod semantic;
+mod switches;
+mod system;
+mod uploads;
+mod web_app;
+mod webhooks;
+mod workspaces;
