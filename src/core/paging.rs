@@ -1,5 +1,8 @@
 //! Paging of lists: `limit` (default 50, at most 500) and `offset`.
 
+use sqlx::any::AnyRow;
+use sqlx::{Any, AnyConnection, SqlSafeStr};
+
 use crate::error::{Error, Result};
 
 pub const DEFAULT_LIMIT: i64 = 50;
@@ -22,6 +25,28 @@ impl Paging {
             return Err(Error::invalid_paging());
         }
         Ok(Paging { limit: limit.min(MAX_LIMIT), offset })
+    }
+}
+
+impl Paging {
+    /// This window of a list, and how many items the whole list has: `window` selects
+    /// the rows of `key` (bound as `$1`) and ends in `LIMIT $2 OFFSET $3`; `count` counts
+    /// the same rows. Run it on one snapshot (`Db::snapshot`), so the two agree.
+    pub async fn window<K, T>(
+        self,
+        conn: &mut AnyConnection,
+        window: impl SqlSafeStr,
+        count: impl SqlSafeStr,
+        key: K,
+    ) -> Result<(Vec<T>, i64)>
+    where
+        K: for<'q> sqlx::Encode<'q, Any> + sqlx::Type<Any> + Clone + Send + 'static,
+        T: for<'r> sqlx::FromRow<'r, AnyRow> + Send + Unpin,
+    {
+        let items =
+            sqlx::query_as(window).bind(key.clone()).bind(self.limit).bind(self.offset).fetch_all(&mut *conn).await?;
+        let total = sqlx::query_scalar(count).bind(key).fetch_one(&mut *conn).await?;
+        Ok((items, total))
     }
 }
 

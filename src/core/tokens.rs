@@ -60,17 +60,14 @@ pub async fn create(ctx: &Ctx, user: &User, name: &str) -> Result<NewToken> {
 
 pub async fn list(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<TokenInfo>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
-    let rows: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
-        "SELECT id, name, created_at, last_used_at FROM api_tokens WHERE user_id = $1 ORDER BY id LIMIT $2 OFFSET $3",
-    )
-    .bind(user.id)
-    .bind(paging.limit)
-    .bind(paging.offset)
-    .fetch_all(&mut *tx)
-    .await?;
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM api_tokens WHERE user_id = $1")
-        .bind(user.id)
-        .fetch_one(&mut *tx)
+    type TokenRow = (i64, String, String, Option<String>);
+    let (rows, total): (Vec<TokenRow>, i64) = paging
+        .window(
+            &mut tx,
+            "SELECT id, name, created_at, last_used_at FROM api_tokens WHERE user_id = $1 ORDER BY id LIMIT $2 OFFSET $3",
+            "SELECT COUNT(*) FROM api_tokens WHERE user_id = $1",
+            user.id,
+        )
         .await?;
     tx.commit().await?;
     let items = rows

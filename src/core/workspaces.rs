@@ -257,18 +257,14 @@ fn check_name(name: &str) -> Result<String> {
 
 pub async fn list(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<WorkspaceInfo>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
-    let rows: Vec<(String, String, String, String)> = sqlx::query_as(
-        "SELECT w.slug, w.name, m.role, w.created_at FROM workspaces w \
-         JOIN memberships m ON m.workspace_id = w.id WHERE m.user_id = $1 ORDER BY w.slug LIMIT $2 OFFSET $3",
-    )
-    .bind(user.id)
-    .bind(paging.limit)
-    .bind(paging.offset)
-    .fetch_all(&mut *tx)
-    .await?;
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM memberships WHERE user_id = $1")
-        .bind(user.id)
-        .fetch_one(&mut *tx)
+    let (rows, total): (Vec<(String, String, String, String)>, i64) = paging
+        .window(
+            &mut tx,
+            "SELECT w.slug, w.name, m.role, w.created_at FROM workspaces w \
+             JOIN memberships m ON m.workspace_id = w.id WHERE m.user_id = $1 ORDER BY w.slug LIMIT $2 OFFSET $3",
+            "SELECT COUNT(*) FROM memberships WHERE user_id = $1",
+            user.id,
+        )
         .await?;
     tx.commit().await?;
     let items = rows
@@ -395,18 +391,14 @@ pub async fn delete(ctx: &Ctx, owner: Owner) -> Result<()> {
 
 pub async fn members(ctx: &Ctx, access: &Access, paging: Paging) -> Result<(Vec<Member>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
-    let rows: Vec<(i64, String, String, String)> = sqlx::query_as(
-        "SELECT u.id, u.email, u.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id \
-         WHERE m.workspace_id = $1 ORDER BY u.id LIMIT $2 OFFSET $3",
-    )
-    .bind(access.workspace_id)
-    .bind(paging.limit)
-    .bind(paging.offset)
-    .fetch_all(&mut *tx)
-    .await?;
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM memberships WHERE workspace_id = $1")
-        .bind(access.workspace_id)
-        .fetch_one(&mut *tx)
+    let (rows, total): (Vec<(i64, String, String, String)>, i64) = paging
+        .window(
+            &mut tx,
+            "SELECT u.id, u.email, u.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id \
+             WHERE m.workspace_id = $1 ORDER BY u.id LIMIT $2 OFFSET $3",
+            "SELECT COUNT(*) FROM memberships WHERE workspace_id = $1",
+            access.workspace_id,
+        )
         .await?;
     tx.commit().await?;
     let items =

@@ -191,18 +191,14 @@ pub async fn create(
 /// The workspace's webhooks, oldest first.
 pub async fn list(ctx: &Ctx, owner: &Owner, paging: Paging) -> Result<(Vec<Webhook>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
-    let rows: Vec<WebhookRow> = sqlx::query_as(
-        "SELECT id, url, events, active, created_at FROM webhooks WHERE workspace_id = $1 \
-         ORDER BY id LIMIT $2 OFFSET $3",
-    )
-    .bind(owner.workspace_id())
-    .bind(paging.limit)
-    .bind(paging.offset)
-    .fetch_all(&mut *tx)
-    .await?;
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM webhooks WHERE workspace_id = $1")
-        .bind(owner.workspace_id())
-        .fetch_one(&mut *tx)
+    let (rows, total): (Vec<WebhookRow>, i64) = paging
+        .window(
+            &mut tx,
+            "SELECT id, url, events, active, created_at FROM webhooks WHERE workspace_id = $1 \
+             ORDER BY id LIMIT $2 OFFSET $3",
+            "SELECT COUNT(*) FROM webhooks WHERE workspace_id = $1",
+            owner.workspace_id(),
+        )
         .await?;
     tx.commit().await?;
     Ok((rows.into_iter().map(webhook_of).collect(), total))

@@ -368,18 +368,10 @@ pub async fn pages_of(
         "FROM pages p JOIN workspaces w ON w.id = p.workspace_id \
          WHERE p.deleted_at IS NULL AND p.workspace_id IN (SELECT CAST(j.value AS BIGINT) FROM {list})"
     );
-    let ids = json!(ws_ids).to_string();
-    let items = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT w.slug, p.slug, p.title, p.updated_at {from} ORDER BY w.slug, p.slug LIMIT $2 OFFSET $3"
-    )))
-    .bind(&ids)
-    .bind(paging.limit)
-    .bind(paging.offset)
-    .fetch_all(&mut *conn)
-    .await?;
-    let total =
-        sqlx::query_scalar(AssertSqlSafe(format!("SELECT COUNT(*) {from}"))).bind(&ids).fetch_one(&mut *conn).await?;
-    Ok((items, total))
+    let window =
+        format!("SELECT w.slug, p.slug, p.title, p.updated_at {from} ORDER BY w.slug, p.slug LIMIT $2 OFFSET $3");
+    let count = format!("SELECT COUNT(*) {from}");
+    paging.window(conn, AssertSqlSafe(window), AssertSqlSafe(count), json!(ws_ids).to_string()).await
 }
 
 /// Slugs of live pages of a workspace that start with `prefix`, in order, at most
@@ -511,17 +503,8 @@ fn trash_entry((slug, title, deleted_at, by, name, parent): TrashTuple) -> Trash
 /// Trashed pages, most recently trashed first; and how many there are.
 pub async fn trashed(conn: &mut AnyConnection, ws_id: i64, paging: Paging) -> Result<(Vec<TrashEntry>, i64)> {
     let sql = format!("{TRASH_SELECT} ORDER BY p.deleted_at DESC, p.slug LIMIT $2 OFFSET $3");
-    let rows: Vec<TrashTuple> = sqlx::query_as(AssertSqlSafe(sql))
-        .bind(ws_id)
-        .bind(paging.limit)
-        .bind(paging.offset)
-        .fetch_all(&mut *conn)
-        .await?;
-    let total: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM pages WHERE workspace_id = $1 AND deleted_at IS NOT NULL")
-            .bind(ws_id)
-            .fetch_one(&mut *conn)
-            .await?;
+    let count = "SELECT COUNT(*) FROM pages WHERE workspace_id = $1 AND deleted_at IS NOT NULL";
+    let (rows, total): (Vec<TrashTuple>, i64) = paging.window(conn, AssertSqlSafe(sql), count, ws_id).await?;
     Ok((rows.into_iter().map(trash_entry).collect(), total))
 }
 
@@ -658,16 +641,8 @@ pub async fn revision_before(conn: &mut AnyConnection, page_id: i64, r: &RevRow)
 /// A page's revisions, newest first; and how many there are.
 pub async fn revisions(conn: &mut AnyConnection, page_id: i64, paging: Paging) -> Result<(Vec<RevRow>, i64)> {
     let sql = format!("{REV_SELECT} WHERE page_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3");
-    let rows: Vec<RevTuple> = sqlx::query_as(AssertSqlSafe(sql))
-        .bind(page_id)
-        .bind(paging.limit)
-        .bind(paging.offset)
-        .fetch_all(&mut *conn)
-        .await?;
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM revisions WHERE page_id = $1")
-        .bind(page_id)
-        .fetch_one(&mut *conn)
-        .await?;
+    let count = "SELECT COUNT(*) FROM revisions WHERE page_id = $1";
+    let (rows, total): (Vec<RevTuple>, i64) = paging.window(conn, AssertSqlSafe(sql), count, page_id).await?;
     Ok((rows.into_iter().map(rev).collect(), total))
 }
 
