@@ -45,7 +45,10 @@ async fn suggest_links(
     Path(slug): Path<String>,
     Query(q): Query<Ws>,
 ) -> Result<axum::Json<LinkSuggestions>> {
-    Ok(axum::Json(intel::suggest_links(&ctx, &auth.user, q.ws.as_deref(), &slug).await?))
+    Ok(axum::Json(
+        intel::suggest_links(&ctx, &workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?, &slug)
+            .await?,
+    ))
 }
 
 /// Tags worth adding to this page: tags of similar pages first, then its most telling
@@ -59,7 +62,10 @@ async fn suggest_tags(
     Path(slug): Path<String>,
     Query(q): Query<Ws>,
 ) -> Result<axum::Json<TagSuggestions>> {
-    Ok(axum::Json(intel::suggest_tags(&ctx, &auth.user, q.ws.as_deref(), &slug).await?))
+    Ok(axum::Json(
+        intel::suggest_tags(&ctx, &workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?, &slug)
+            .await?,
+    ))
 }
 
 /// An extractive summary: sentences taken verbatim from the page's prose, in page order.
@@ -73,7 +79,9 @@ async fn summary(
     Path(slug): Path<String>,
     Query(q): Query<SummaryQuery>,
 ) -> Result<axum::Json<Summary>> {
-    Ok(axum::Json(intel::summary(&ctx, &auth.user, q.ws.as_deref(), &slug, q.sentences).await?))
+    let sentences = intel::Sentences::parse(q.sentences)?;
+    let access = workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?;
+    Ok(axum::Json(intel::summary(&ctx, &access, &slug, sentences).await?))
 }
 
 /// Workspace insights: orphans, broken links, most linked, stale pages, tags, clusters.

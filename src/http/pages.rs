@@ -187,7 +187,7 @@ async fn get_page(
     Path(slug): Path<String>,
     Query(q): Query<Ws>,
 ) -> Result<Response> {
-    Ok(with_etag(StatusCode::OK, pages::get(&ctx, &auth.user, q.ws.as_deref(), &slug).await?))
+    Ok(with_etag(StatusCode::OK, pages::get(&ctx, &access(&ctx, &auth, q.ws.as_deref()).await?, &slug).await?))
 }
 
 /// Updates a page. `base_revision` or `If-Match` guard against lost updates.
@@ -275,7 +275,7 @@ async fn view_page(
     Path(slug): Path<String>,
     Query(q): Query<Ws>,
 ) -> Result<axum::Json<PageView>> {
-    Ok(axum::Json(pages::view(&ctx, &auth.user, q.ws.as_deref(), &slug).await?))
+    Ok(axum::Json(pages::view(&ctx, &access(&ctx, &auth, q.ws.as_deref()).await?, &slug).await?))
 }
 
 /// The raw markdown (`text/markdown`).
@@ -287,7 +287,7 @@ async fn raw_page(
     Path(slug): Path<String>,
     Query(q): Query<Ws>,
 ) -> Result<Response> {
-    let page = pages::get(&ctx, &auth.user, q.ws.as_deref(), &slug).await?;
+    let page = pages::get(&ctx, &access(&ctx, &auth, q.ws.as_deref()).await?, &slug).await?;
     let etag = format!("\"{}\"", page.revision);
     Ok(([(CONTENT_TYPE, "text/markdown; charset=utf-8".to_owned()), (ETAG, etag)], page.content).into_response())
 }

@@ -90,7 +90,8 @@ pub async fn read(ctx: &Ctx, user: &User, uri: &str) -> Result<ReadResourceResul
     let Some((ws, slug)) = parse(uri) else {
         return Err(McpError::resource_not_found(format!("not a page URI: {uri} (expected {TEMPLATE})"), None));
     };
-    let page = pages::get(ctx, user, Some(&ws), &slug).await.map_err(|e| rpc_error(e, uri))?;
+    let access = workspaces::access(ctx, user, &ws).await.map_err(|e| rpc_error(e, uri))?;
+    let page = pages::get(ctx, &access, &slug).await.map_err(|e| rpc_error(e, uri))?;
     Ok(ReadResourceResult::new(vec![ResourceContents::text(page.content, uri).with_mime_type(MARKDOWN)]))
 }
 

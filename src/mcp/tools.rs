@@ -177,7 +177,7 @@ tools! { ctx, user;
         "Get a page",
         READ,
         "One page: its markdown content, title, tags, outgoing links, parent and current revision. Keep `revision` and pass it as `base_revision` to update_page so a concurrent edit is not overwritten.",
-    ) => |a| pages::get(ctx, user, a.workspace.as_deref(), &a.slug).await;
+    ) => |a| pages::get(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &a.slug).await;
     tool::<CreateArgs, Page>(
         "create_page",
         "Create a page",
@@ -253,7 +253,7 @@ tools! { ctx, user;
         "get_backlinks",
         "List backlinks",
         "The live pages that link to this page with `[[slug]]`. Use it to see what depends on a page before changing or deleting it.",
-    ) => |a| Ok(Items::all(pages::backlinks(ctx, user, a.workspace.as_deref(), &a.slug).await?));
+    ) => |a| Ok(Items::all(pages::backlinks(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &a.slug).await?));
     list_tool::<HistoryArgs, HistoryEntry>(
         "get_page_history",
         "List a page's revisions",
@@ -336,19 +336,22 @@ tools! { ctx, user;
         "Suggest links",
         READ,
         "Pages this page could link to: similar pages it does not link yet, and other pages' titles mentioned in its text without a link.",
-    ) => |a| intel::suggest_links(ctx, user, a.workspace.as_deref(), &a.slug).await;
+    ) => |a| intel::suggest_links(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &a.slug).await;
     tool::<PageArgs, TagSuggestions>(
         "suggest_tags",
         "Suggest tags",
         READ,
         "Tags this page could have: tags of similar pages first, then salient terms. Never a tag the page already has.",
-    ) => |a| intel::suggest_tags(ctx, user, a.workspace.as_deref(), &a.slug).await;
+    ) => |a| intel::suggest_tags(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &a.slug).await;
     tool::<SummaryArgs, Summary>(
         "summarize_page",
         "Summarize a page",
         READ,
         "An extractive summary: the page's most telling sentences, verbatim and in page order (no code, tables or front matter).",
-    ) => |a| intel::summary(ctx, user, a.workspace.as_deref(), &a.slug, a.sentences).await;
+    ) => |a| {
+        let sentences = intel::Sentences::parse(a.sentences)?;
+        intel::summary(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &a.slug, sentences).await
+    };
     tool::<WsArgs, Insights>(
         "get_insights",
         "Workspace insights",

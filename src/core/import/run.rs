@@ -134,8 +134,7 @@ async fn save_inner(
     dry_run: bool,
     entry: &mut PageEntry,
 ) -> Result<()> {
-    let ws = Some(access.slug());
-    let current = match pages::get(ctx, user, ws, &p.slug).await {
+    let current = match pages::get(ctx, access, &p.slug).await {
         Ok(page) => Some(page),
         Err(e) if e.code == Code::PageNotFound => None,
         Err(e) => return Err(e),

@@ -23,7 +23,7 @@ pub enum Mode {
 
 pub use graph::{Graph, Insights, graph, insights};
 pub use suggest::{LinkSuggestions, TagSuggestions, suggest_links, suggest_tags};
-pub use summary::{Summary, summary};
+pub use summary::{Sentences, Summary, summary};
 
 use crate::core::{Ctx, semantic};
 use crate::error::Result;

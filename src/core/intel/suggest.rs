@@ -12,7 +12,7 @@ use super::Mode;
 use crate::core::Ctx;
 use crate::core::pages::{self, rows};
 use crate::core::semantic;
-use crate::core::users::User;
+use crate::core::workspaces::Access;
 use crate::error::Result;
 use crate::markdown;
 
@@ -90,8 +90,8 @@ fn mentions(text: &str, pages: &HashMap<i64, (String, String)>, skip: &HashSet<i
 }
 
 /// Pages worth linking from `slug` that it does not link yet.
-pub async fn suggest_links(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Result<LinkSuggestions> {
-    let (ids, page) = pages::read::visible(ctx, user, ws, slug).await?;
+pub async fn suggest_links(ctx: &Ctx, access: &Access, slug: &str) -> Result<LinkSuggestions> {
+    let (ids, page) = pages::read::visible(ctx, access, slug).await?;
     let live = live_pages(ctx, ids.workspace).await?;
     let linked: HashSet<&str> = page.links.iter().map(String::as_str).collect();
     let skip: HashSet<i64> =
@@ -126,8 +126,8 @@ pub async fn suggest_links(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str)
 }
 
 /// Tags worth adding to `slug`: never one it has.
-pub async fn suggest_tags(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Result<TagSuggestions> {
-    let (ids, page) = pages::read::visible(ctx, user, ws, slug).await?;
+pub async fn suggest_tags(ctx: &Ctx, access: &Access, slug: &str) -> Result<TagSuggestions> {
+    let (ids, page) = pages::read::visible(ctx, access, slug).await?;
     let has: HashSet<String> = page.tags.iter().cloned().collect();
     let (mut similar, mode) = super::similar_pages(ctx, ids.workspace, ids.page).await?;
     similar.truncate(TAG_NEIGHBOURS);

@@ -15,7 +15,7 @@ use super::Mode;
 use crate::core::Ctx;
 use crate::core::pages;
 use crate::core::semantic::{self, tfidf::TfIdf};
-use crate::core::users::User;
+use crate::core::workspaces::Access;
 use crate::error::{Error, Result};
 use crate::markdown;
 
@@ -50,13 +50,23 @@ fn pick(sentences: &[String], n: usize, idf: impl Fn(&str) -> f32) -> Vec<usize>
     chosen
 }
 
-/// `sentences` (default 3, 1 to 50) sentences of the page.
-pub async fn summary(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str, sentences: Option<i64>) -> Result<Summary> {
-    let n = sentences.unwrap_or(DEFAULT_SENTENCES);
-    if !(1..=MAX_SENTENCES).contains(&n) {
-        return Err(Error::invalid_sentences(MAX_SENTENCES));
+/// How many sentences a summary has: 3 unless asked, 1 to 50 (400 otherwise).
+#[derive(Debug, Clone, Copy)]
+pub struct Sentences(usize);
+
+impl Sentences {
+    pub fn parse(asked: Option<i64>) -> Result<Sentences> {
+        let n = asked.unwrap_or(DEFAULT_SENTENCES);
+        if !(1..=MAX_SENTENCES).contains(&n) {
+            return Err(Error::invalid_sentences(MAX_SENTENCES));
+        }
+        Ok(Sentences(n as usize))
     }
-    let (ids, page) = pages::read::visible(ctx, user, ws, slug).await?;
+}
+
+/// `n` sentences of the page.
+pub async fn summary(ctx: &Ctx, access: &Access, slug: &str, Sentences(n): Sentences) -> Result<Summary> {
+    let (ids, page) = pages::read::visible(ctx, access, slug).await?;
     let parsed = markdown::parse(&page.content);
     let index = semantic::fresh(ctx, ids.workspace).await?;
     let chosen = {
@@ -64,7 +74,7 @@ pub async fn summary(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str, sente
         let tfidf: &TfIdf = &ix.tfidf;
         // A term the index has not seen gets the idf of a term seen once.
         let unseen = ((1.0 + tfidf.len() as f32) / 2.0).ln() + 1.0;
-        pick(&parsed.sentences, n as usize, |t| tfidf.idf(t).unwrap_or(unseen))
+        pick(&parsed.sentences, n, |t| tfidf.idf(t).unwrap_or(unseen))
     };
     let sentences: Vec<String> = chosen.into_iter().map(|i| parsed.sentences[i].clone()).collect();
     Ok(Summary { mode: Mode::Tfidf, summary: sentences.join(" "), sentences })

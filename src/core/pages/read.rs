@@ -15,11 +15,9 @@ use crate::error::{Error, Result};
 use crate::ids::Slug;
 use crate::markdown;
 
-/// A live page the caller may see, by `ws=` or the caller's default workspace, with
-/// its row id: 404 for a workspace the caller is not a member of (the one rule,
-/// `workspaces::access`, whose answer is kept), then 404 for a missing page.
-pub async fn visible(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Result<(PageIds, Page)> {
-    let access = workspaces::access_or_default(ctx, user, ws).await?;
+/// A live page of the workspace the caller has access to, with its row id; 404 for a
+/// missing page.
+pub async fn visible(ctx: &Ctx, access: &Access, slug: &str) -> Result<(PageIds, Page)> {
     // Names that cannot exist never reach the query (PostgreSQL refuses a NUL in text:
     // that would be a 400 where the answer is "no such page", as Schemathesis found).
     if !Slug::is_valid(slug) {
@@ -32,13 +30,13 @@ pub async fn visible(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Re
 }
 
 /// One live page (`GET /api/pages/{slug}`, its raw form, MCP's `get_page`).
-pub async fn get(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Result<Page> {
-    Ok(visible(ctx, user, ws, slug).await?.1)
+pub async fn get(ctx: &Ctx, access: &Access, slug: &str) -> Result<Page> {
+    Ok(visible(ctx, access, slug).await?.1)
 }
 
 /// The page with its breadcrumbs, children, backlinks and outline.
-pub async fn view(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Result<PageView> {
-    let (PageIds { page: id, workspace: ws_id }, page) = visible(ctx, user, ws, slug).await?;
+pub async fn view(ctx: &Ctx, access: &Access, slug: &str) -> Result<PageView> {
+    let (PageIds { page: id, workspace: ws_id }, page) = visible(ctx, access, slug).await?;
     let mut conn = ctx.db.pool.acquire().await?;
     let breadcrumbs = rows::ancestors(&mut conn, id).await?.into_iter().map(|(_, r)| r).collect();
     let children = rows::live_children(&mut conn, ws_id, id)
@@ -56,8 +54,8 @@ pub async fn view(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Resul
 }
 
 /// Live pages that link to a live page (MCP's `get_backlinks`; the view's backlinks).
-pub async fn backlinks(ctx: &Ctx, user: &User, ws: Option<&str>, slug: &str) -> Result<Vec<PageRef>> {
-    let (PageIds { page: id, workspace: ws_id }, page) = visible(ctx, user, ws, slug).await?;
+pub async fn backlinks(ctx: &Ctx, access: &Access, slug: &str) -> Result<Vec<PageRef>> {
+    let (PageIds { page: id, workspace: ws_id }, page) = visible(ctx, access, slug).await?;
     let mut conn = ctx.db.pool.acquire().await?;
     rows::backlinks(&mut conn, ws_id, id, &page.slug).await
 }
