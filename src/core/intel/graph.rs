@@ -90,16 +90,9 @@ pub struct Insights {
     pub clusters: Vec<Cluster>,
 }
 
-struct LivePage {
-    id: i64,
-    slug: String,
-    title: String,
-    updated_at: String,
-}
-
 /// The live pages, their links and tags.
 struct Wiki {
-    pages: Vec<LivePage>,
+    pages: Vec<rows::Brief>,
     /// (source slug, target slug), source live, itself excluded.
     links: Vec<(String, String)>,
     tags: Vec<(String, String)>,
@@ -107,11 +100,7 @@ struct Wiki {
 
 async fn load(ctx: &Ctx, ws_id: i64) -> Result<Wiki> {
     let mut conn = ctx.db.pool.acquire().await?;
-    let pages = rows::live_briefs(&mut conn, ws_id)
-        .await?
-        .into_iter()
-        .map(|b| LivePage { id: b.id, slug: b.slug, title: b.title, updated_at: b.updated_at })
-        .collect();
+    let pages = rows::live_briefs(&mut conn, ws_id).await?;
     let links = rows::live_links(&mut conn, ws_id).await?;
     let tags = rows::live_tags(&mut conn, ws_id).await?;
     Ok(Wiki { pages, links, tags })
@@ -162,13 +151,13 @@ pub async fn insights(ctx: &Ctx, access: &Access) -> Result<Insights> {
     for e in &edges {
         *inbound.entry(e.target.as_str()).or_default() += 1;
     }
-    let page_link = |p: &LivePage| PageLink { slug: p.slug.clone(), title: p.title.clone() };
+    let page_link = |p: &rows::Brief| PageLink { slug: p.slug.clone(), title: p.title.clone() };
     let mut orphans: Vec<PageLink> =
         wiki.pages.iter().filter(|p| !inbound.contains_key(p.slug.as_str())).map(page_link).collect();
     orphans.sort_by(|a, b| a.title.to_lowercase().cmp(&b.title.to_lowercase()).then_with(|| a.slug.cmp(&b.slug)));
     orphans.truncate(LIST_LIMIT);
 
-    let by_slug: HashMap<&str, &LivePage> = wiki.pages.iter().map(|p| (p.slug.as_str(), p)).collect();
+    let by_slug: HashMap<&str, &rows::Brief> = wiki.pages.iter().map(|p| (p.slug.as_str(), p)).collect();
     let mut most_linked: Vec<Linked> = inbound
         .iter()
         .map(|(slug, count)| Linked { slug: slug.to_string(), title: by_slug[slug].title.clone(), count: *count })
