@@ -30,7 +30,7 @@ const JSON_BODY_LIMIT: usize = 8 * 1024 * 1024;
 pub fn router(ctx: Ctx) -> Router {
     let (api, _openapi) = crate::http::api();
     let timeout = Duration::from_secs(ctx.config.request_timeout_secs);
-    let https = ctx.config.cookie_secure;
+    let https = ctx.config.cookie_secure.on();
     api.merge(crate::mcp::router(&ctx))
         .merge(crate::http::browser::router())
         .merge(crate::http::api_docs::router())

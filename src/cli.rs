@@ -3,8 +3,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use crate::config::{Cli, Command, Config};
 use crate::core::Ctx;
 use crate::store::Db;
@@ -22,7 +20,7 @@ pub fn main() -> ExitCode {
         return crate::core::packing::process::child_main(std::path::Path::new(dir));
     }
     crate::core::packing::run_passes_in(this_program());
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::read(args) {
         Ok(cli) => cli,
         Err(e) => return report_clap_error(e),
     };

@@ -8,7 +8,7 @@
 use std::net::IpAddr;
 use std::path::PathBuf;
 
-use clap::{ArgAction, Args, Parser, Subcommand};
+use clap::{Arg, ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser, Debug)]
 #[command(name = "cairn", version, about = "Cairn: a self-hosted wiki and knowledge base")]
@@ -85,32 +85,32 @@ pub struct Config {
     #[arg(long, env = "LOG_LEVEL", default_value = "info")]
     pub log_level: String,
     /// Set to 1 to close POST /api/auth/register (answers 403).
-    #[arg(long, env = "DISABLE_REGISTRATION", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
-    pub disable_registration: bool,
+    #[arg(long, env = "DISABLE_REGISTRATION")]
+    pub disable_registration: Switch,
     /// Set to 1 to enable embedding-backed search and suggestions.
-    #[arg(long, env = "SEMANTIC_SEARCH", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
-    pub semantic_search: bool,
+    #[arg(long, env = "SEMANTIC_SEARCH")]
+    pub semantic_search: Switch,
     /// Directory of the sentence-embedding model (config.json, tokenizer.json, model.safetensors).
     #[arg(long, env = "EMBEDDING_MODEL_DIR", default_value = "./models/embedding")]
     pub embedding_model_dir: PathBuf,
     /// Set to 1 to rerank hybrid search with a cross-encoder.
-    #[arg(long, env = "RERANK", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
-    pub rerank: bool,
+    #[arg(long, env = "RERANK")]
+    pub rerank: Switch,
     /// Directory of the cross-encoder reranker model.
     #[arg(long, env = "RERANK_MODEL_DIR", default_value = "./models/rerank")]
     pub rerank_model_dir: PathBuf,
     /// Set to 1 to extract text from uploaded images when an OCR engine is present.
-    #[arg(long, env = "OCR_UPLOADS", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
-    pub ocr_uploads: bool,
+    #[arg(long, env = "OCR_UPLOADS")]
+    pub ocr_uploads: Switch,
     /// HS256 key for /api/token JWTs [default: generated once and kept in DATA_DIR]
     #[arg(long, env = "JWT_SECRET", hide_env_values = true)]
     pub jwt_secret: Option<Secret>,
     /// Set to 1 to mark the session cookie Secure (serve over HTTPS).
-    #[arg(long, env = "COOKIE_SECURE", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
-    pub cookie_secure: bool,
+    #[arg(long, env = "COOKIE_SECURE")]
+    pub cookie_secure: Switch,
     /// Set to 1 to take the client address from X-Forwarded-For (behind a reverse proxy).
-    #[arg(long, env = "TRUST_PROXY", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
-    pub trust_proxy: bool,
+    #[arg(long, env = "TRUST_PROXY")]
+    pub trust_proxy: Switch,
     /// Largest accepted upload, in bytes.
     #[arg(long, env = "UPLOAD_MAX_BYTES", default_value_t = 10_485_760)]
     pub upload_max_bytes: u64,
@@ -121,8 +121,8 @@ pub struct Config {
     #[arg(long, env = "LOGIN_WINDOW_SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     pub login_window_secs: u64,
     /// Set to 1 to let webhooks target loopback and private addresses.
-    #[arg(long, env = "WEBHOOK_ALLOW_PRIVATE", value_parser = parse_switch, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "0", default_missing_value = "1", hide_default_value = true)]
-    pub webhook_allow_private: bool,
+    #[arg(long, env = "WEBHOOK_ALLOW_PRIVATE")]
+    pub webhook_allow_private: Switch,
     /// Pause before a webhook's second attempt, in milliseconds; each later pause
     /// doubles (with jitter), up to WEBHOOK_RETRY_MAX_MS. Eight attempts, then `failed`.
     #[arg(long, env = "WEBHOOK_RETRY_BASE_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
@@ -171,13 +171,60 @@ pub struct Config {
     pub argon2_iterations: u32,
 }
 
-/// An on/off setting (`DISABLE_REGISTRATION=1`, the documented spelling): `1`/`0`, `true`/`false`,
-/// `yes`/`no`, `on`/`off` in any case; empty is off. Anything else stops start-up.
-pub fn parse_switch(value: &str) -> Result<bool, String> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "" | "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err("use 1 or 0 (also true/false, yes/no, on/off)".into()),
+impl Cli {
+    /// The settings and the command from `args` and the environment. Every parse goes
+    /// through here: it makes each [`Switch`] field an on/off setting ([`Switch::setting`]),
+    /// which the derive alone cannot (it would make a switch a required option).
+    pub fn read<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let mut command = Cli::command().mut_args(Switch::setting);
+        let mut matches = command.try_get_matches_from_mut(args)?;
+        Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command))
+    }
+}
+
+/// An on/off setting (`DISABLE_REGISTRATION=1`, the documented spelling): `1`/`0`,
+/// `true`/`false`, `yes`/`no`, `on`/`off` in any case; empty is off; anything else stops
+/// start-up. Off when not set; the flag alone (`--trust-proxy`) is on, and a value needs
+/// `=` (`--trust-proxy=0`), so a flag never swallows the next argument.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Switch(bool);
+
+impl Switch {
+    pub fn on(self) -> bool {
+        self.0
+    }
+
+    pub fn parse(value: &str) -> Result<Switch, String> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(Switch(true)),
+            "" | "0" | "false" | "no" | "off" => Ok(Switch(false)),
+            _ => Err("use 1 or 0 (also true/false, yes/no, on/off)".into()),
+        }
+    }
+
+    /// `arg` as an on/off setting when it holds a `Switch`; any other argument as it is.
+    fn setting(arg: Arg) -> Arg {
+        if arg.get_value_parser().type_id() != std::any::TypeId::of::<Switch>() {
+            return arg;
+        }
+        arg.action(ArgAction::Set)
+            .num_args(0..=1)
+            .require_equals(true)
+            .required(false)
+            .default_value("0")
+            .default_missing_value("1")
+            .hide_default_value(true)
+    }
+}
+
+impl clap::builder::ValueParserFactory for Switch {
+    type Parser = fn(&str) -> Result<Switch, String>;
+    fn value_parser() -> Self::Parser {
+        Switch::parse
     }
 }
 
@@ -209,7 +256,7 @@ impl Config {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        Cli::try_parse_from(args).map(|cli| cli.config)
+        Cli::read(args).map(|cli| cli.config)
     }
 
     /// `MCP_ALLOWED_HOSTS`, or its default: loopback names and `HOST` when specific.
@@ -330,18 +377,48 @@ mod tests {
     /// Every setting shows in `Debug` (derived), and no secret does.
     #[test]
     fn debug_shows_every_setting_and_no_secret() {
-        let cli = Cli::parse_from([
+        let cli = Cli::read([
             "cairn",
             "--database-url",
             "postgres://cairn:hunter2-db@db.example/cairn",
             "--jwt-secret",
             "a-jwt-secret-of-more-than-32-characters",
-        ]);
+        ])
+        .unwrap();
         let shown = format!("{:?}", cli.config);
         assert!(!shown.contains("hunter2-db") && !shown.contains("a-jwt-secret"), "{shown}");
         assert!(shown.contains("postgres://cairn:***@db.example/cairn"), "{shown}");
         for field in ["header_timeout_secs", "max_connections", "webhook_retention_days", "trust_proxy"] {
             assert!(shown.contains(field), "{field} missing from {shown}");
+        }
+    }
+
+    /// Every on/off setting is one: off unless set, on as a bare flag, spelled any of
+    /// the documented ways, refused otherwise, and never taking the next argument.
+    #[test]
+    fn every_switch_is_an_on_off_setting() {
+        let switches: Vec<String> = Cli::command()
+            .mut_args(Switch::setting)
+            .get_arguments()
+            .filter(|a| a.get_value_parser().type_id() == std::any::TypeId::of::<Switch>())
+            .map(|a| a.get_long().unwrap().to_owned())
+            .collect();
+        assert_eq!(switches.len(), 7, "{switches:?}");
+        let read = |args: &[&str]| Cli::read(["cairn"].iter().chain(args)).map(|c| c.config);
+        let off = read(&[]).unwrap();
+        assert!(!off.trust_proxy.on() && !off.cookie_secure.on() && !off.semantic_search.on());
+        for flag in &switches {
+            for (given, on) in [("", true), ("=1", true), ("=yes", true), ("=ON", true), ("=0", false), ("=off", false)]
+            {
+                let arg = format!("--{flag}{given}");
+                let shown = format!("{:?}", read(&[&arg]).unwrap());
+                let field = flag.replace('-', "_");
+                assert!(shown.contains(&format!("{field}: Switch({on})")), "{arg}: {shown}");
+            }
+            assert!(read(&[&format!("--{flag}=maybe")]).is_err(), "--{flag}=maybe");
+            // A bare flag does not take the next argument as its value.
+            let cli = Cli::read(["cairn", &format!("--{flag}"), "reindex"]).unwrap();
+            assert!(matches!(cli.command, Some(Command::Reindex)), "--{flag} reindex");
         }
     }
 }

@@ -35,6 +35,13 @@ impl Slug {
         if Slug::is_valid(slug) { Ok(Slug(slug.to_owned())) } else { Err(Error::invalid_slug(slug)) }
     }
 
+    /// A slug read from a request that names something to find. A name that is not a slug
+    /// names nothing, so the answer is that thing's "not found" (`missing`), never 400:
+    /// the doors say which thing, the core then takes the `Slug`.
+    pub fn lookup(raw: &str, missing: impl FnOnce(&str) -> Error) -> Result<Slug> {
+        if Slug::is_valid(raw) { Ok(Slug(raw.to_owned())) } else { Err(missing(raw)) }
+    }
+
     /// A slug derived from a title: lower-cased, runs of other characters → `-`, trimmed,
     /// cut to 128 characters. May be empty, and then is no slug (the caller decides).
     pub fn derive(title: &str) -> String {
@@ -61,6 +68,26 @@ impl Slug {
 
     pub fn into_string(self) -> String {
         self.0
+    }
+}
+
+impl std::ops::Deref for Slug {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for Slug {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<String> for Slug {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
     }
 }
 

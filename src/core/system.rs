@@ -83,7 +83,7 @@ pub async fn report(ctx: &Ctx) -> SystemReport {
             "SEMANTIC_SEARCH=1 but the embedding model does not resolve ({why}); semantic features use TF-IDF"
         ));
     }
-    let rerank_engine = if !c.rerank {
+    let rerank_engine = if !c.rerank.on() {
         None
     } else if m.rerank.usable() {
         Some("cross-encoder")
@@ -117,8 +117,8 @@ pub async fn report(ctx: &Ctx) -> SystemReport {
         embedding_model_loaded: m.embedding.is_loaded(),
         embedding_queue,
         ocr_uploads,
-        registration_open: !c.disable_registration,
-        webhook_allow_private: c.webhook_allow_private,
+        registration_open: !c.disable_registration.on(),
+        webhook_allow_private: c.webhook_allow_private.on(),
         upload_max_bytes: c.upload_max_bytes,
         languages: super::i18n::LANGUAGES.to_vec(),
         notes,

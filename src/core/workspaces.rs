@@ -182,10 +182,8 @@ impl Access {
 /// is not a member. An access found is kept for the next request
 /// (credentials/cache.rs: forgotten when a membership or the workspace changes).
 pub async fn access(ctx: &Ctx, user: &User, ws: &str) -> Result<Access> {
-    if !Slug::is_valid(ws) {
-        return Err(Error::workspace_not_found(ws));
-    }
-    if let Some(hit) = kept_access(ctx, user.id, ws) {
+    let ws = Slug::lookup(ws, Error::workspace_not_found)?;
+    if let Some(hit) = kept_access(ctx, user.id, &ws) {
         return Ok(hit);
     }
     let generation = ctx.credentials.generation();
@@ -193,11 +191,11 @@ pub async fn access(ctx: &Ctx, user: &User, ws: &str) -> Result<Access> {
         "SELECT w.id, w.slug, w.name, w.created_at, m.role FROM workspaces w \
          JOIN memberships m ON m.workspace_id = w.id AND m.user_id = $2 WHERE w.slug = $1",
     )
-    .bind(ws)
+    .bind(ws.as_str())
     .bind(user.id)
     .fetch_optional(&ctx.db.pool)
     .await?;
-    let (workspace_id, slug, name, created_at, role) = row.ok_or_else(|| Error::workspace_not_found(ws))?;
+    let (workspace_id, slug, name, created_at, role) = row.ok_or_else(|| Error::workspace_not_found(&ws))?;
     let access = Access { workspace_id, slug, name, created_at, role: Role::parse(&role), user_id: user.id };
     ctx.accesses.put(&ctx.credentials, generation, (user.id, access.slug.clone()), access.clone());
     Ok(access)

@@ -101,7 +101,7 @@ async fn register(State(ctx): State<Ctx>, headers: HeaderMap, Json(req): Json<Re
     let language = i18n::choose(None, None, asked);
     let user = accounts::register(&ctx, &req.email, &req.password, req.name.as_deref(), language).await?;
     let token = accounts::create_session(&ctx, user.id).await?;
-    Ok(with_cookie(StatusCode::CREATED, session_cookie(&token, ctx.config.cookie_secure), user))
+    Ok(with_cookie(StatusCode::CREATED, session_cookie(&token, ctx.config.cookie_secure.on()), user))
 }
 
 /// Signs in with email and password and sets the `cairn_session` cookie.
@@ -117,7 +117,7 @@ async fn login(
     Json(req): Json<LoginRequest>,
 ) -> Result<Response> {
     let (user, token) = accounts::login(&ctx, &req.email, &req.password, &client).await?;
-    Ok(with_cookie(StatusCode::OK, session_cookie(&token, ctx.config.cookie_secure), user))
+    Ok(with_cookie(StatusCode::OK, session_cookie(&token, ctx.config.cookie_secure.on()), user))
 }
 
 /// Ends the current session (deleted server-side) and clears the cookie.
@@ -127,7 +127,7 @@ async fn login(
 async fn logout(State(ctx): State<Ctx>, auth: AuthUser) -> Result<Response> {
     let session = auth.session_id().ok_or_else(Error::no_session)?;
     accounts::logout(&ctx, session).await?;
-    Ok((StatusCode::NO_CONTENT, [(SET_COOKIE, clear_session_cookie(ctx.config.cookie_secure))]).into_response())
+    Ok((StatusCode::NO_CONTENT, [(SET_COOKIE, clear_session_cookie(ctx.config.cookie_secure.on()))]).into_response())
 }
 
 /// The signed-in user.

@@ -75,7 +75,7 @@ impl FromRequestParts<Ctx> for ClientAddr {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, ctx: &Ctx) -> Result<Self, Error> {
-        if ctx.config.trust_proxy
+        if ctx.config.trust_proxy.on()
             && let Some(last) = parts
                 .headers
                 .get_all("x-forwarded-for")

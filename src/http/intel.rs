@@ -8,6 +8,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::core::Ctx;
 use crate::core::intel::{self, Graph, Insights, LinkSuggestions, Summary, TagSuggestions};
+use crate::core::pages;
 use crate::core::workspaces;
 use crate::error::Result;
 use crate::http::Problem;
@@ -46,8 +47,12 @@ async fn suggest_links(
     Query(q): Query<Ws>,
 ) -> Result<axum::Json<LinkSuggestions>> {
     Ok(axum::Json(
-        intel::suggest_links(&ctx, &workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?, &slug)
-            .await?,
+        intel::suggest_links(
+            &ctx,
+            &workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?,
+            &pages::named(&slug)?,
+        )
+        .await?,
     ))
 }
 
@@ -63,8 +68,12 @@ async fn suggest_tags(
     Query(q): Query<Ws>,
 ) -> Result<axum::Json<TagSuggestions>> {
     Ok(axum::Json(
-        intel::suggest_tags(&ctx, &workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?, &slug)
-            .await?,
+        intel::suggest_tags(
+            &ctx,
+            &workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?,
+            &pages::named(&slug)?,
+        )
+        .await?,
     ))
 }
 
@@ -81,7 +90,7 @@ async fn summary(
 ) -> Result<axum::Json<Summary>> {
     let sentences = intel::Sentences::parse(q.sentences)?;
     let access = workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?;
-    Ok(axum::Json(intel::summary(&ctx, &access, &slug, sentences).await?))
+    Ok(axum::Json(intel::summary(&ctx, &access, &pages::named(&slug)?, sentences).await?))
 }
 
 /// Workspace insights: orphans, broken links, most linked, stale pages, tags, clusters.

@@ -16,10 +16,11 @@ use crate::core::pages::{
 };
 use crate::core::paging::Paging;
 use crate::core::workspaces::{self, Access};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::http::auth::AuthUser;
 use crate::http::extract::{Json, PagingQuery, Path, Query};
 use crate::http::{List, Problem};
+use crate::ids::Slug;
 
 pub fn router() -> OpenApiRouter<Ctx> {
     OpenApiRouter::new()
@@ -187,7 +188,10 @@ async fn get_page(
     Path(slug): Path<String>,
     Query(q): Query<Ws>,
 ) -> Result<Response> {
-    Ok(with_etag(StatusCode::OK, pages::get(&ctx, &access(&ctx, &auth, q.ws.as_deref()).await?, &slug).await?))
+    Ok(with_etag(
+        StatusCode::OK,
+        pages::get(&ctx, &access(&ctx, &auth, q.ws.as_deref()).await?, &pages::named(&slug)?).await?,
+    ))
 }
 
 /// Updates a page. `base_revision` or `If-Match` guard against lost updates.
@@ -218,7 +222,7 @@ async fn update_page(
         merge: req.merge,
         message: req.message,
     };
-    Ok(with_etag(StatusCode::OK, pages::update(&ctx, &a, &auth.user, &slug, change).await?))
+    Ok(with_etag(StatusCode::OK, pages::update(&ctx, &a, &auth.user, &pages::named(&slug)?, change).await?))
 }
 
 /// Moves a page to the trash (`recursive=true` for a page with live children).
@@ -233,7 +237,7 @@ async fn delete_page(
     Query(q): Query<DeleteQuery>,
 ) -> Result<StatusCode> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    pages::delete(&ctx, &a, &auth.user, &slug, q.recursive.unwrap_or(false)).await?;
+    pages::delete(&ctx, &a, &auth.user, &pages::named(&slug)?, q.recursive.unwrap_or(false)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -261,7 +265,7 @@ async fn list_children(
     Query(q): Query<Ws>,
 ) -> Result<axum::Json<List<PageSummary>>> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    let items = pages::children(&ctx, &a, &slug).await?;
+    let items = pages::children(&ctx, &a, &pages::named(&slug)?).await?;
     let total = items.len() as i64;
     Ok(axum::Json(List::new(items, total)))
 }
@@ -275,7 +279,7 @@ async fn view_page(
     Path(slug): Path<String>,
     Query(q): Query<Ws>,
 ) -> Result<axum::Json<PageView>> {
-    Ok(axum::Json(pages::view(&ctx, &access(&ctx, &auth, q.ws.as_deref()).await?, &slug).await?))
+    Ok(axum::Json(pages::view(&ctx, &access(&ctx, &auth, q.ws.as_deref()).await?, &pages::named(&slug)?).await?))
 }
 
 /// The raw markdown (`text/markdown`).
@@ -287,7 +291,7 @@ async fn raw_page(
     Path(slug): Path<String>,
     Query(q): Query<Ws>,
 ) -> Result<Response> {
-    let page = pages::get(&ctx, &access(&ctx, &auth, q.ws.as_deref()).await?, &slug).await?;
+    let page = pages::get(&ctx, &access(&ctx, &auth, q.ws.as_deref()).await?, &pages::named(&slug)?).await?;
     let etag = format!("\"{}\"", page.revision);
     Ok(([(CONTENT_TYPE, "text/markdown; charset=utf-8".to_owned()), (ETAG, etag)], page.content).into_response())
 }
@@ -304,7 +308,9 @@ async fn move_page(
     Json(req): Json<MovePage>,
 ) -> Result<Response> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(with_etag(StatusCode::OK, pages::move_page(&ctx, &a, &auth.user, &slug, req.parent.as_deref()).await?))
+    let slug = pages::named(&slug)?;
+    let parent = req.parent.as_deref().map(|p| Slug::lookup(p, Error::parent_not_found)).transpose()?;
+    Ok(with_etag(StatusCode::OK, pages::move_page(&ctx, &a, &auth.user, &slug, parent.as_ref()).await?))
 }
 
 /// Puts a page at a place among its siblings, kept as the tree's order from then on.
@@ -319,7 +325,9 @@ async fn order_page(
     Json(req): Json<OrderPage>,
 ) -> Result<Response> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(with_etag(StatusCode::OK, pages::reorder(&ctx, &a, &auth.user, &slug, req.after.as_deref()).await?))
+    let slug = pages::named(&slug)?;
+    let after = req.after.as_deref().map(|s| Slug::lookup(s, Error::not_a_sibling)).transpose()?;
+    Ok(with_etag(StatusCode::OK, pages::reorder(&ctx, &a, &auth.user, &slug, after.as_ref()).await?))
 }
 
 /// Renames a page; its history follows, and links to it are rewritten.
@@ -334,10 +342,9 @@ async fn rename_page(
     Json(req): Json<RenamePage>,
 ) -> Result<Response> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(with_etag(
-        StatusCode::OK,
-        pages::rename(&ctx, &a, &auth.user, &slug, &req.new_slug, req.title.as_deref()).await?,
-    ))
+    let new_slug = Slug::parse(&req.new_slug)?;
+    let slug = pages::named(&slug)?;
+    Ok(with_etag(StatusCode::OK, pages::rename(&ctx, &a, &auth.user, &slug, &new_slug, req.title.as_deref()).await?))
 }
 
 /// The page's revisions, newest first.
@@ -352,7 +359,7 @@ async fn page_history(
 ) -> Result<axum::Json<List<HistoryEntry>>> {
     let paging = p.paging()?;
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    let (items, total) = history::list(&ctx, &a, &slug, paging).await?;
+    let (items, total) = history::list(&ctx, &a, &pages::named(&slug)?, paging).await?;
     Ok(axum::Json(List::new(items, total)))
 }
 
@@ -366,7 +373,7 @@ async fn page_revision(
     Query(q): Query<Ws>,
 ) -> Result<axum::Json<Revision>> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(axum::Json(history::get(&ctx, &a, &slug, &sha).await?))
+    Ok(axum::Json(history::get(&ctx, &a, &pages::named(&slug)?, &sha).await?))
 }
 
 /// Unified diff of a revision against an earlier one.
@@ -379,7 +386,7 @@ async fn revision_diff(
     Query(q): Query<DiffQuery>,
 ) -> Result<axum::Json<Diff>> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(axum::Json(history::diff(&ctx, &a, &slug, &sha, q.against.as_deref()).await?))
+    Ok(axum::Json(history::diff(&ctx, &a, &pages::named(&slug)?, &sha, q.against.as_deref()).await?))
 }
 
 /// Restores an earlier revision's content, and the title it had, as a new revision.
@@ -393,7 +400,10 @@ async fn restore_revision(
     Json(req): Json<RestoreRevision>,
 ) -> Result<Response> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(with_etag(StatusCode::OK, pages::restore_revision(&ctx, &a, &auth.user, &slug, &sha, req.keep_title).await?))
+    Ok(with_etag(
+        StatusCode::OK,
+        pages::restore_revision(&ctx, &a, &auth.user, &pages::named(&slug)?, &sha, req.keep_title).await?,
+    ))
 }
 
 /// Erases a revision's content from the page's history (someone saved a secret): from
@@ -411,7 +421,7 @@ async fn erase_revision(
     Query(q): Query<Ws>,
 ) -> Result<axum::Json<Erased>> {
     let owner = access(&ctx, &auth, q.ws.as_deref()).await?.owner()?;
-    Ok(axum::Json(pages::erase(&ctx, &owner, &auth.user, &slug, &sha).await?))
+    Ok(axum::Json(pages::erase(&ctx, &owner, &auth.user, &pages::named(&slug)?, &sha).await?))
 }
 
 /// Trashed pages, most recently trashed first.
@@ -439,7 +449,7 @@ async fn trashed_page(
     Query(q): Query<Ws>,
 ) -> Result<axum::Json<TrashedPage>> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(axum::Json(pages::trashed_page(&ctx, &a, &slug).await?))
+    Ok(axum::Json(pages::trashed_page(&ctx, &a, &pages::named_in_trash(&slug)?).await?))
 }
 
 /// Restores a trashed page (to the top level if its parent is gone), with the subpages
@@ -453,7 +463,10 @@ async fn restore_from_trash(
     Query(q): Query<Ws>,
 ) -> Result<Response> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(with_etag(StatusCode::OK, pages::restore_from_trash(&ctx, &a, &auth.user, &slug).await?))
+    Ok(with_etag(
+        StatusCode::OK,
+        pages::restore_from_trash(&ctx, &a, &auth.user, &pages::named_in_trash(&slug)?).await?,
+    ))
 }
 
 /// Removes a trashed page for good, history included.
@@ -466,6 +479,6 @@ async fn purge_from_trash(
     Query(q): Query<Ws>,
 ) -> Result<StatusCode> {
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    pages::purge(&ctx, &a, &auth.user, &slug).await?;
+    pages::purge(&ctx, &a, &auth.user, &pages::named_in_trash(&slug)?).await?;
     Ok(StatusCode::NO_CONTENT)
 }

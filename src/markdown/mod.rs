@@ -250,7 +250,11 @@ pub fn rewrite_links(markdown: &str, old: &str, new: &str) -> Option<String> {
         return None;
     }
     let out = apply_edits(markdown, edits);
-    (out != markdown).then_some(out)
+    // A target written with markdown's own characters (a backtick that pairs with one
+    // further on) can change how the text around it parses once it is replaced. Such a
+    // rewrite is not made, rather than make the page lose or gain other links.
+    let others = |text: &str| parse(text).links.into_iter().filter(|l| l.slug != old && l.slug != new).map(|l| l.slug);
+    (out != markdown && others(markdown).eq(others(&out))).then_some(out)
 }
 
 /// The edits that point wikilink `link` of `markdown` at the page `slug`, keeping the text
@@ -1255,6 +1259,9 @@ mod tests {
             rewrite_links("| h |\n|---|\n| [[Old Title]] |", "old-title", "new").as_deref(),
             Some("| h |\n|---|\n| [[new\\|Old Title]] |")
         );
+        // Replacing a target that holds a backtick would turn the rest into a code span
+        // and lose the link to `b`: not rewritten.
+        assert_eq!(rewrite_links("![[`Old Title|[[<b>]]`]]", "old-title", "fresh"), None);
     }
 
     #[test]

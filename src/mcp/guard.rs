@@ -169,8 +169,7 @@ mod tests {
         if !origins.is_empty() {
             args.push(format!("--mcp-allowed-origins={origins}"));
         }
-        use clap::Parser;
-        crate::config::Cli::try_parse_from(args).unwrap().config
+        crate::config::Cli::read(args).unwrap().config
     }
 
     #[test]

@@ -91,7 +91,9 @@ pub async fn read(ctx: &Ctx, user: &User, uri: &str) -> Result<ReadResourceResul
         return Err(McpError::resource_not_found(format!("not a page URI: {uri} (expected {TEMPLATE})"), None));
     };
     let access = workspaces::access(ctx, user, &ws).await.map_err(|e| rpc_error(e, uri))?;
-    let page = pages::get(ctx, &access, &slug).await.map_err(|e| rpc_error(e, uri))?;
+    let page = pages::get(ctx, &access, &pages::named(&slug).map_err(|e| rpc_error(e, uri))?)
+        .await
+        .map_err(|e| rpc_error(e, uri))?;
     Ok(ReadResourceResult::new(vec![ResourceContents::text(page.content, uri).with_mime_type(MARKDOWN)]))
 }
 

@@ -22,7 +22,8 @@ use crate::core::paging::Paging;
 use crate::core::search::{self, SearchRequest, SearchResults};
 use crate::core::users::User;
 use crate::core::workspaces::{self, Access, WorkspaceInfo};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::ids::Slug;
 
 /// A list answer: a tool's result is always an object.
 #[derive(Serialize, ToSchema)]
@@ -177,7 +178,7 @@ tools! { ctx, user;
         "Get a page",
         READ,
         "One page: its markdown content, title, tags, outgoing links, parent and current revision. Keep `revision` and pass it as `base_revision` to update_page so a concurrent edit is not overwritten.",
-    ) => |a| pages::get(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &a.slug).await;
+    ) => |a| pages::get(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &pages::named(&a.slug)?).await;
     tool::<CreateArgs, Page>(
         "create_page",
         "Create a page",
@@ -202,7 +203,7 @@ tools! { ctx, user;
             merge: a.merge,
             message: a.message,
         };
-        pages::update(ctx, &access, user, &a.slug, req).await
+        pages::update(ctx, &access, user, &pages::named(&a.slug)?, req).await
     };
     tool::<AppendArgs, Page>(
         "append_to_page",
@@ -211,7 +212,7 @@ tools! { ctx, user;
         "Adds markdown to the end of a page after a blank line, without reading it first and without overwriting a concurrent edit. Good for logs, journals and adding notes. Returns the updated page.",
     ) => |a| {
         let access = access(ctx, user, a.workspace.as_deref()).await?;
-        pages::append(ctx, &access, user, &a.slug, &a.text, a.message).await
+        pages::append(ctx, &access, user, &pages::named(&a.slug)?, &a.text, a.message).await
     };
     tool::<DeleteArgs, Trashed>(
         "delete_page",
@@ -220,7 +221,7 @@ tools! { ctx, user;
         "Moves a page to the trash (restore_from_trash brings it back; purge_from_trash removes it for good). A page with live children fails unless `recursive: true`, which trashes the subtree.",
     ) => |a| {
         let access = access(ctx, user, a.workspace.as_deref()).await?;
-        pages::delete(ctx, &access, user, &a.slug, a.recursive).await?;
+        pages::delete(ctx, &access, user, &pages::named(&a.slug)?, a.recursive).await?;
         Ok(Trashed { slug: a.slug, trashed: true })
     };
     tool::<MoveArgs, Page>(
@@ -230,7 +231,9 @@ tools! { ctx, user;
         "Puts a page (with its subtree) under another page, or at the top level when `parent` is absent or null. Moving a page into its own subtree fails.",
     ) => |a| {
         let access = access(ctx, user, a.workspace.as_deref()).await?;
-        pages::move_page(ctx, &access, user, &a.slug, a.parent.as_deref()).await
+        let slug = pages::named(&a.slug)?;
+        let parent = a.parent.as_deref().map(|p| Slug::lookup(p, Error::parent_not_found)).transpose()?;
+        pages::move_page(ctx, &access, user, &slug, parent.as_ref()).await
     };
     tool::<RenameArgs, Page>(
         "rename_page",
@@ -239,7 +242,8 @@ tools! { ctx, user;
         "Changes a page's slug (and optionally its title). The history follows the page and every `[[link]]` to it in other pages is rewritten. Fails if the new slug is taken.",
     ) => |a| {
         let access = access(ctx, user, a.workspace.as_deref()).await?;
-        pages::rename(ctx, &access, user, &a.slug, &a.new_slug, a.title.as_deref()).await
+        let new_slug = Slug::parse(&a.new_slug)?;
+        pages::rename(ctx, &access, user, &pages::named(&a.slug)?, &new_slug, a.title.as_deref()).await
     };
     list_tool::<PageArgs, PageSummary>(
         "list_children",
@@ -247,13 +251,13 @@ tools! { ctx, user;
         "The direct live children of a page, in tree order.",
     ) => |a| {
         let access = access(ctx, user, a.workspace.as_deref()).await?;
-        Ok(Items::all(pages::children(ctx, &access, &a.slug).await?))
+        Ok(Items::all(pages::children(ctx, &access, &pages::named(&a.slug)?).await?))
     };
     list_tool::<PageArgs, PageRef>(
         "get_backlinks",
         "List backlinks",
         "The live pages that link to this page with `[[slug]]`. Use it to see what depends on a page before changing or deleting it.",
-    ) => |a| Ok(Items::all(pages::backlinks(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &a.slug).await?));
+    ) => |a| Ok(Items::all(pages::backlinks(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &pages::named(&a.slug)?).await?));
     list_tool::<HistoryArgs, HistoryEntry>(
         "get_page_history",
         "List a page's revisions",
@@ -261,7 +265,7 @@ tools! { ctx, user;
     ) => |a| {
         let paging = a.paging()?;
         let access = access(ctx, user, a.workspace.as_deref()).await?;
-        let (items, total) = history::list(ctx, &access, &a.slug, paging).await?;
+        let (items, total) = history::list(ctx, &access, &pages::named(&a.slug)?, paging).await?;
         Ok(Items { items, total })
     };
     tool::<RevisionArgs, Revision>(
@@ -271,7 +275,7 @@ tools! { ctx, user;
         "The content and title of a page at one revision of its history.",
     ) => |a| {
         let access = access(ctx, user, a.workspace.as_deref()).await?;
-        history::get(ctx, &access, &a.slug, &a.sha).await
+        history::get(ctx, &access, &pages::named(&a.slug)?, &a.sha).await
     };
     tool::<DiffArgs, Diff>(
         "diff_page_revisions",
@@ -280,7 +284,7 @@ tools! { ctx, user;
         "A unified diff of a page from an earlier revision (`against`, default: the one before) to `sha`, with added and removed line counts.",
     ) => |a| {
         let access = access(ctx, user, a.workspace.as_deref()).await?;
-        history::diff(ctx, &access, &a.slug, &a.sha, a.against.as_deref()).await
+        history::diff(ctx, &access, &pages::named(&a.slug)?, &a.sha, a.against.as_deref()).await
     };
     tool::<RevisionArgs, Page>(
         "restore_page_revision",
@@ -289,7 +293,7 @@ tools! { ctx, user;
         "Makes an earlier revision's content the page's current content, as a new revision (history is kept, nothing is rewritten).",
     ) => |a| {
         let access = access(ctx, user, a.workspace.as_deref()).await?;
-        pages::restore_revision(ctx, &access, user, &a.slug, &a.sha, false).await
+        pages::restore_revision(ctx, &access, user, &pages::named(&a.slug)?, &a.sha, false).await
     };
     list_tool::<ListArgs, TrashEntry>(
         "list_trash",
@@ -308,7 +312,7 @@ tools! { ctx, user;
         "Brings a trashed page back (to the top level if its parent is gone). Returns the page.",
     ) => |a| {
         let access = access(ctx, user, a.workspace.as_deref()).await?;
-        pages::restore_from_trash(ctx, &access, user, &a.slug).await
+        pages::restore_from_trash(ctx, &access, user, &pages::named_in_trash(&a.slug)?).await
     };
     tool::<PageArgs, Purged>(
         "purge_from_trash",
@@ -317,7 +321,7 @@ tools! { ctx, user;
         "Removes a trashed page for good, with its history. Cannot be undone. Only pages in the trash can be purged.",
     ) => |a| {
         let access = access(ctx, user, a.workspace.as_deref()).await?;
-        pages::purge(ctx, &access, user, &a.slug).await?;
+        pages::purge(ctx, &access, user, &pages::named_in_trash(&a.slug)?).await?;
         Ok(Purged { slug: a.slug, purged: true })
     };
     tool::<SearchArgs, SearchResults>(
@@ -336,13 +340,13 @@ tools! { ctx, user;
         "Suggest links",
         READ,
         "Pages this page could link to: similar pages it does not link yet, and other pages' titles mentioned in its text without a link.",
-    ) => |a| intel::suggest_links(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &a.slug).await;
+    ) => |a| intel::suggest_links(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &pages::named(&a.slug)?).await;
     tool::<PageArgs, TagSuggestions>(
         "suggest_tags",
         "Suggest tags",
         READ,
         "Tags this page could have: tags of similar pages first, then salient terms. Never a tag the page already has.",
-    ) => |a| intel::suggest_tags(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &a.slug).await;
+    ) => |a| intel::suggest_tags(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &pages::named(&a.slug)?).await;
     tool::<SummaryArgs, Summary>(
         "summarize_page",
         "Summarize a page",
@@ -350,7 +354,7 @@ tools! { ctx, user;
         "An extractive summary: the page's most telling sentences, verbatim and in page order (no code, tables or front matter).",
     ) => |a| {
         let sentences = intel::Sentences::parse(a.sentences)?;
-        intel::summary(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &a.slug, sentences).await
+        intel::summary(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &pages::named(&a.slug)?, sentences).await
     };
     tool::<WsArgs, Insights>(
         "get_insights",

@@ -99,7 +99,7 @@ async fn sigterm_lets_the_request_in_flight_finish_and_exits_0() {
         body.len()
     )
     .unwrap();
-    std::thread::sleep(Duration::from_millis(1000));
+    wait_until_read(p.port, s.local_addr().unwrap().port());
     let pid = p.child.id();
     assert!(Command::new("kill").arg("-TERM").arg(pid.to_string()).status().unwrap().success());
     // New connections are no longer accepted (once the signal is handled)…
@@ -123,6 +123,27 @@ async fn sigterm_lets_the_request_in_flight_finish_and_exits_0() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(code, Some(0));
+}
+
+/// Waits until the server has read all that the client on `client_port` sent: the
+/// receive queue of the server's side of that connection (`/proc/net/tcp`) is empty, so
+/// the request is being served, not waiting in the kernel to be accepted.
+fn wait_until_read(server_port: u16, client_port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+        let queued = table.lines().skip(1).find_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let port = |addr: &str| u16::from_str_radix(addr.rsplit(':').next()?, 16).ok();
+            let ours = port(f.get(1)?)? == server_port && port(f.get(2)?)? == client_port;
+            ours.then(|| u64::from_str_radix(f.get(4)?.split(':').nth(1)?, 16).ok()).flatten()
+        });
+        if queued == Some(0) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the server did not read the request (receive queue: {queued:?})");
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 fn read_logs(dir: &Path) -> String {

@@ -394,9 +394,24 @@ async fn reindex_and_backup_wait_while_gc_compacts() {
     let expected = ["reindexed ", "backed up "];
     for (args, said) in [vec!["reindex"], vec!["backup", backup_dir.to_str().unwrap()]].into_iter().zip(expected) {
         lock.try_lock().unwrap();
-        let mut child = cairn(&vars).args(&args).stdout(std::process::Stdio::piped()).spawn().unwrap();
-        // Still waiting after a while (the command alone takes well under a second).
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        let mut child = cairn(&vars)
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The command says when it starts waiting for the lock (its stderr, read to the
+        // end so that it never blocks on a full pipe); it is still waiting then.
+        let stderr = child.stderr.take().unwrap();
+        let (waiting, said_so) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)).map_while(Result::ok) {
+                if line.contains("is compacting the database") {
+                    let _ = waiting.send(());
+                }
+            }
+        });
+        said_so.recv_timeout(Duration::from_secs(30)).expect("the command never said it waits for the lock");
         assert!(child.try_wait().unwrap().is_none(), "{args:?} ran while the lock was held");
         lock.unlock().unwrap();
         let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();

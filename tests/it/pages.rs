@@ -844,6 +844,33 @@ async fn impossible_names_are_not_found() {
         let r = api.send(reqwest::Method::GET, path, None).await;
         assert_eq!(r.status, reqwest::StatusCode::NOT_FOUND, "{path}: {}", r.text);
     }
+    // Writes, history and the trash too: a name that is no slug names no page (its 404),
+    // a page named to be a parent or a sibling is that name's 400, and a new name that is
+    // no slug is 400 `invalid_slug`. Nothing is written.
+    api.page("other", "# Other").await;
+    api.send(reqwest::Method::DELETE, "/api/pages/other", None).await;
+    let head = api.get("/api/pages/real").await.1["revision"].clone();
+    let bad = "Bad%00Name";
+    for (method, path, body, status, code) in [
+        (Method::PUT, format!("/api/pages/{bad}"), json!({"content": "x"}), 404, "page_not_found"),
+        (Method::DELETE, format!("/api/pages/{bad}"), json!({}), 404, "page_not_found"),
+        (Method::GET, format!("/api/pages/{bad}/children"), json!({}), 404, "page_not_found"),
+        (Method::GET, format!("/api/pages/{bad}/history"), json!({}), 404, "page_not_found"),
+        (Method::GET, format!("/api/pages/{bad}/summary"), json!({}), 404, "page_not_found"),
+        (Method::POST, format!("/api/pages/{bad}/move"), json!({"parent": null}), 404, "page_not_found"),
+        (Method::POST, format!("/api/pages/{bad}/rename"), json!({"new_slug": "fine"}), 404, "page_not_found"),
+        (Method::GET, format!("/api/trash/{bad}"), json!({}), 404, "trash_entry_not_found"),
+        (Method::POST, format!("/api/trash/{bad}/restore"), json!({}), 404, "trash_entry_not_found"),
+        (Method::POST, format!("/api/trash/{bad}/purge"), json!({}), 404, "trash_entry_not_found"),
+        (Method::POST, "/api/pages/real/move".into(), json!({"parent": "Bad\u{0}Name"}), 400, "parent_not_found"),
+        (Method::POST, "/api/pages/real/position".into(), json!({"after": "Bad\u{0}Name"}), 400, "not_a_sibling"),
+        (Method::POST, "/api/pages/real/rename".into(), json!({"new_slug": "Bad\u{0}Name"}), 400, "invalid_slug"),
+    ] {
+        let r = api.send(method.clone(), &path, Some(body)).await;
+        assert_problem(&r, status, code);
+    }
+    assert_eq!(api.get("/api/pages/real").await.1["revision"], head);
+    assert_eq!(api.get("/api/trash").await.1["total"], 1);
     srv.stop().await;
 }
 

@@ -33,7 +33,7 @@ pub fn check_password(password: &str) -> Result<()> {
 /// (the HTTP door passes what the browser asks for, so a new user's app is not English
 /// by accident); an unknown one becomes `en`.
 pub async fn register(ctx: &Ctx, email: &str, password: &str, name: Option<&str>, language: &str) -> Result<User> {
-    if ctx.config.disable_registration {
+    if ctx.config.disable_registration.on() {
         return Err(Error::registration_closed());
     }
     let email = Email::parse(email)?;

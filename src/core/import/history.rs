@@ -50,6 +50,7 @@ use crate::core::users::User;
 use crate::core::workspaces::Access;
 use crate::error::Code;
 use crate::git;
+use crate::ids::Slug;
 
 /// Whether `path` is a git repository (a working tree or a bare one) itself, not a
 /// folder inside one.
@@ -351,7 +352,11 @@ async fn apply(
         if old == new {
             continue;
         }
-        match pages::rename(ctx, access, user, &old, &new, None).await {
+        let renamed = match (Slug::parse(&old), Slug::parse(&new)) {
+            (Ok(from), Ok(to)) => pages::rename(ctx, access, user, &from, &to, None).await,
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        };
+        match renamed {
             Ok(_) => {
                 renamed_from.insert(old.clone());
                 let mut entry = entries.remove(&old).unwrap_or_else(|| unchanged(from, &old));
@@ -376,7 +381,11 @@ async fn apply(
     // A file this import removed earlier is back: its page comes back from the trash.
     let back: HashSet<&String> = c.gone.values().collect();
     for p in c.next.pages.iter().filter(|p| back.contains(&p.slug)) {
-        match pages::restore_from_trash(ctx, access, user, &p.slug).await {
+        let restored = match Slug::parse(&p.slug) {
+            Ok(slug) => pages::restore_from_trash(ctx, access, user, &slug).await,
+            Err(e) => Err(e),
+        };
+        match restored {
             Ok(_) => entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug)).revisions += 1,
             Err(e) if e.code == Code::TrashEntryNotFound => {}
             Err(e) => tracing::warn!(slug = %p.slug, error = %e, "import: a page was not restored from the trash"),
@@ -406,7 +415,11 @@ async fn apply(
         c.prev.pages.iter().filter(|p| !kept.contains(p.slug.as_str()) && !renamed_from.contains(&p.slug)).collect();
     gone.sort_by_key(|p| std::cmp::Reverse(p.depth));
     for p in gone {
-        match pages::delete(ctx, access, user, &p.slug, true).await {
+        let trashed = match Slug::parse(&p.slug) {
+            Ok(slug) => pages::delete(ctx, access, user, &slug, true).await,
+            Err(e) => Err(e),
+        };
+        match trashed {
             Ok(()) => {
                 let entry = entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug));
                 entry.revisions += 1;

@@ -19,6 +19,7 @@ use crate::core::users::User;
 use crate::core::workspaces::Access;
 use crate::error::Code;
 use crate::error::Result;
+use crate::ids::Slug;
 
 /// Saves submitted at once within one level of the tree.
 pub const CONCURRENCY: usize = 16;
@@ -134,7 +135,8 @@ async fn save_inner(
     dry_run: bool,
     entry: &mut PageEntry,
 ) -> Result<()> {
-    let current = match pages::get(ctx, access, &p.slug).await {
+    let slug = Slug::parse(&p.slug)?;
+    let current = match pages::get(ctx, access, &slug).await {
         Ok(page) => Some(page),
         Err(e) if e.code == Code::PageNotFound => None,
         Err(e) => return Err(e),
@@ -167,7 +169,7 @@ async fn save_inner(
                 // A replayed commit's saves say what its subject says (`save`).
                 message: Some("Import".to_owned()),
             };
-            let saved = pages::update(ctx, access, user, &p.slug, req).await?;
+            let saved = pages::update(ctx, access, user, &slug, req).await?;
             if saved.revision != current.revision {
                 entry.action = PageAction::Updated;
                 entry.revisions += 1;
@@ -178,7 +180,8 @@ async fn save_inner(
         entry.action = PageAction::Updated;
         entry.revisions += 1;
         if !dry_run {
-            pages::move_page(ctx, access, user, &p.slug, p.parent.as_deref()).await?;
+            let parent = p.parent.as_deref().map(Slug::parse).transpose()?;
+            pages::move_page(ctx, access, user, &slug, parent.as_ref()).await?;
         }
     }
     Ok(())

@@ -14,6 +14,7 @@ use crate::core::pages::{self, rows};
 use crate::core::semantic;
 use crate::core::workspaces::Access;
 use crate::error::Result;
+use crate::ids::Slug;
 use crate::markdown;
 
 /// Suggestions answered at most.
@@ -90,7 +91,7 @@ fn mentions(text: &str, pages: &HashMap<i64, (String, String)>, skip: &HashSet<i
 }
 
 /// Pages worth linking from `slug` that it does not link yet.
-pub async fn suggest_links(ctx: &Ctx, access: &Access, slug: &str) -> Result<LinkSuggestions> {
+pub async fn suggest_links(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<LinkSuggestions> {
     let (ids, page) = pages::read::visible(ctx, access, slug).await?;
     let live = live_pages(ctx, ids.workspace).await?;
     let linked: HashSet<&str> = page.links.iter().map(String::as_str).collect();
@@ -126,7 +127,7 @@ pub async fn suggest_links(ctx: &Ctx, access: &Access, slug: &str) -> Result<Lin
 }
 
 /// Tags worth adding to `slug`: never one it has.
-pub async fn suggest_tags(ctx: &Ctx, access: &Access, slug: &str) -> Result<TagSuggestions> {
+pub async fn suggest_tags(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<TagSuggestions> {
     let (ids, page) = pages::read::visible(ctx, access, slug).await?;
     let has: HashSet<String> = page.tags.iter().cloned().collect();
     let (mut similar, mode) = super::similar_pages(ctx, ids.workspace, ids.page).await?;

@@ -17,6 +17,7 @@ use crate::core::pages;
 use crate::core::semantic::{self, tfidf::TfIdf};
 use crate::core::workspaces::Access;
 use crate::error::{Error, Result};
+use crate::ids::Slug;
 use crate::markdown;
 
 pub const DEFAULT_SENTENCES: i64 = 3;
@@ -65,7 +66,7 @@ impl Sentences {
 }
 
 /// `n` sentences of the page.
-pub async fn summary(ctx: &Ctx, access: &Access, slug: &str, Sentences(n): Sentences) -> Result<Summary> {
+pub async fn summary(ctx: &Ctx, access: &Access, slug: &Slug, Sentences(n): Sentences) -> Result<Summary> {
     let (ids, page) = pages::read::visible(ctx, access, slug).await?;
     let parsed = markdown::parse(&page.content);
     let index = semantic::fresh(ctx, ids.workspace).await?;

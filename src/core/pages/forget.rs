@@ -24,6 +24,7 @@ use crate::core::users::User;
 use crate::core::workspaces::{Access, Owner};
 use crate::error::{Error, Result};
 use crate::git::{self, rewrite::Fate};
+use crate::ids::Slug;
 
 /// What an erasure answers.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -38,7 +39,7 @@ pub struct Erased {
 /// Removes a trashed page for good: from the tree, every index and every API, and from
 /// the repository — its every commit dropped, its file taken out of every other commit's
 /// tree, the objects no longer reached removed from the disk.
-pub async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &str) -> Result<()> {
+pub async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &Slug) -> Result<()> {
     let ws = access.workspace_id();
     let mut w = Writer::begin_alone(ctx, access).await?;
     let done: Result<()> = async {
@@ -63,7 +64,7 @@ pub async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &str) -> Resul
 /// for the page's first revision). The revision stays in the history, with its title,
 /// message and author. Refused (409) while it is the page's current content: a save
 /// without it comes first.
-pub async fn erase(ctx: &Ctx, owner: &Owner, user: &User, slug: &str, sha: &str) -> Result<Erased> {
+pub async fn erase(ctx: &Ctx, owner: &Owner, user: &User, slug: &Slug, sha: &str) -> Result<Erased> {
     let ws = owner.workspace_id();
     let mut w = Writer::begin_alone(ctx, owner).await?;
     let done: Result<Erased> = async {

@@ -9,6 +9,7 @@ use crate::core::Ctx;
 use crate::core::paging::Paging;
 use crate::core::workspaces::Access;
 use crate::error::{Error, Result};
+use crate::ids::Slug;
 
 /// The text of a page at a revision: by blob id when the index has it, else by path in
 /// the commit (rows written before blob ids were kept).
@@ -38,7 +39,7 @@ async fn content_of(ctx: &Ctx, access: &Access, r: &RevRow) -> Result<String> {
 }
 
 /// Revisions of a live page, newest first.
-pub async fn list(ctx: &Ctx, access: &Access, slug: &str, paging: Paging) -> Result<(Vec<HistoryEntry>, i64)> {
+pub async fn list(ctx: &Ctx, access: &Access, slug: &Slug, paging: Paging) -> Result<(Vec<HistoryEntry>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
     let page = rows::live(&mut tx, access.workspace_id(), slug).await?;
     let (revs, total) = rows::revisions(&mut tx, page.id, paging).await?;
@@ -55,7 +56,7 @@ async fn find_rev(conn: &mut sqlx::AnyConnection, page_id: i64, sha: &str) -> Re
     rows::revision(conn, page_id, sha).await?.ok_or_else(|| Error::revision_not_found(sha))
 }
 
-pub async fn get(ctx: &Ctx, access: &Access, slug: &str, sha: &str) -> Result<Revision> {
+pub async fn get(ctx: &Ctx, access: &Access, slug: &Slug, sha: &str) -> Result<Revision> {
     let mut conn = ctx.db.pool.acquire().await?;
     let page = rows::live(&mut conn, access.workspace_id(), slug).await?;
     let r = find_rev(&mut conn, page.id, sha).await?;
@@ -65,7 +66,7 @@ pub async fn get(ctx: &Ctx, access: &Access, slug: &str, sha: &str) -> Result<Re
 }
 
 /// The diff from `against` (default: the revision before `sha`) to `sha`.
-pub async fn diff(ctx: &Ctx, access: &Access, slug: &str, sha: &str, against: Option<&str>) -> Result<Diff> {
+pub async fn diff(ctx: &Ctx, access: &Access, slug: &Slug, sha: &str, against: Option<&str>) -> Result<Diff> {
     let mut conn = ctx.db.pool.acquire().await?;
     let page = rows::live(&mut conn, access.workspace_id(), slug).await?;
     let to = find_rev(&mut conn, page.id, sha).await?;

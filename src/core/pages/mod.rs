@@ -29,6 +29,17 @@ pub use read::*;
 pub const MAX_CONTENT_BYTES: usize = 1_048_576;
 pub const MAX_TITLE_CHARS: usize = 300;
 
+/// A page's slug as a request names it, for a page that should exist: a name that is not
+/// a slug is no page (404 `page_not_found`), never a 400.
+pub fn named(raw: &str) -> crate::error::Result<crate::ids::Slug> {
+    crate::ids::Slug::lookup(raw, crate::error::Error::page_not_found)
+}
+
+/// [`named`] for a page in the trash (404 `trash_entry_not_found`).
+pub fn named_in_trash(raw: &str) -> crate::error::Result<crate::ids::Slug> {
+    crate::ids::Slug::lookup(raw, crate::error::Error::trash_entry_not_found)
+}
+
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
 pub struct Actor {
     pub id: i64,

@@ -113,7 +113,7 @@ pub struct PageUpdate {
 /// Updates a page. A stale `base_revision` is 409 with the current revision; with
 /// `merge` the edit is merged three-way against its base, and only overlapping changes
 /// are 409, carrying the merged text with conflict markers.
-pub async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &str, req: PageUpdate) -> Result<Page> {
+pub async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, req: PageUpdate) -> Result<Page> {
     if let Some(c) = &req.content {
         check_content(c)?;
     }
@@ -127,7 +127,7 @@ pub async fn append(
     ctx: &Ctx,
     access: &Access,
     user: &User,
-    slug: &str,
+    slug: &Slug,
     text: &str,
     message: Option<String>,
 ) -> Result<Page> {
@@ -243,7 +243,7 @@ async fn revision_of(w: &mut Writer, page_id: i64, sha: &str) -> Result<Option<(
 }
 
 /// Moves a page (and its subtree) under `parent`, or to the top level with None.
-pub async fn move_page(ctx: &Ctx, access: &Access, user: &User, slug: &str, parent: Option<&str>) -> Result<Page> {
+pub async fn move_page(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, parent: Option<&Slug>) -> Result<Page> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
@@ -275,7 +275,7 @@ pub async fn move_page(ctx: &Ctx, access: &Access, user: &User, slug: &str, pare
 /// Puts a page right after its sibling `after` (None: first among its siblings), and
 /// keeps that order: every sibling whose place changes gets it as its `position`, one
 /// commit each (a page's first hand ordering numbers all its siblings).
-pub async fn reorder(ctx: &Ctx, access: &Access, user: &User, slug: &str, after: Option<&str>) -> Result<Page> {
+pub async fn reorder(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, after: Option<&Slug>) -> Result<Page> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
@@ -284,7 +284,9 @@ pub async fn reorder(ctx: &Ctx, access: &Access, user: &User, slug: &str, after:
         let moved = siblings.remove(at);
         let to = match after {
             None => 0,
-            Some(a) => 1 + siblings.iter().position(|(r, _)| r.slug == a).ok_or_else(|| Error::not_a_sibling(a))?,
+            Some(a) => {
+                1 + siblings.iter().position(|(r, _)| r.slug == a.as_str()).ok_or_else(|| Error::not_a_sibling(a))?
+            }
         };
         siblings.insert(to, moved);
         let changes: Vec<Change> = siblings
@@ -301,7 +303,7 @@ pub async fn reorder(ctx: &Ctx, access: &Access, user: &User, slug: &str, after:
             .collect();
         let pages = if changes.is_empty() { vec![] } else { w.commit(user, changes).await? };
         // The page itself may keep its number while its siblings' change around it.
-        Ok(match pages.into_iter().find(|p| p.slug == slug) {
+        Ok(match pages.into_iter().find(|p| p.slug == slug.as_str()) {
             Some(page) => page,
             None => row.into_page(lists.tags, lists.links, access.slug()),
         })
@@ -314,11 +316,10 @@ pub async fn rename(
     ctx: &Ctx,
     access: &Access,
     user: &User,
-    slug: &str,
-    new_slug: &str,
+    slug: &Slug,
+    new_slug: &Slug,
     title: Option<&str>,
 ) -> Result<Page> {
-    Slug::parse(new_slug)?;
     let requested = title.map(clean_title).transpose()?.flatten();
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
@@ -332,7 +333,7 @@ pub async fn rename(
         let title = requested.clone().unwrap_or_else(|| row.title.clone());
         // A first heading that read the old title reads the new one, in the same commit.
         let retitled = (title != row.title).then(|| markdown::replace_h1(&row.content, &row.title, &title)).flatten();
-        let mut state = PageState { slug: new_slug.to_owned(), title, ..listed_state_of(&row, lists) };
+        let mut state = PageState { slug: new_slug.to_string(), title, ..listed_state_of(&row, lists) };
         if let Some(content) = retitled {
             check_content(&content)?;
             state.parsed = Some(Arc::new(markdown::parse(&content)));
@@ -343,7 +344,7 @@ pub async fn rename(
             summary: format!("Rename {slug} → {new_slug}"),
             before_path: Some(git::live_path(slug)),
             state,
-            previous_slug: Some(slug.to_owned()),
+            previous_slug: Some(slug.to_string()),
         }];
         if new_slug != slug {
             for other in rows::backlinks(w.conn(), ws, row.id, slug).await? {
@@ -368,7 +369,7 @@ pub async fn rename(
 
 /// Moves a page to the trash; with live children only when `recursive` (then the whole
 /// subtree goes, one commit per page).
-pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &str, recursive: bool) -> Result<()> {
+pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, recursive: bool) -> Result<()> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
@@ -398,7 +399,7 @@ pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &str, recursi
 /// Restores a trashed page: under its parent if that is live, else at the top level; and
 /// with it, under it, the subpages the same delete trashed (one commit each, parents
 /// first). A subpage trashed on its own earlier stays in the trash.
-pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &str) -> Result<Page> {
+pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &Slug) -> Result<Page> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let (row, lists) = rows::find_listed(w.conn(), ws, slug, State::Trashed)
@@ -435,7 +436,7 @@ pub async fn restore_revision(
     ctx: &Ctx,
     access: &Access,
     user: &User,
-    slug: &str,
+    slug: &Slug,
     sha: &str,
     keep_title: bool,
 ) -> Result<Page> {

@@ -17,12 +17,7 @@ use crate::markdown;
 
 /// A live page of the workspace the caller has access to, with its row id; 404 for a
 /// missing page.
-pub async fn visible(ctx: &Ctx, access: &Access, slug: &str) -> Result<(PageIds, Page)> {
-    // Names that cannot exist never reach the query (PostgreSQL refuses a NUL in text:
-    // that would be a 400 where the answer is "no such page", as Schemathesis found).
-    if !Slug::is_valid(slug) {
-        return Err(Error::page_not_found(slug));
-    }
+pub async fn visible(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<(PageIds, Page)> {
     let mut conn = ctx.db.pool.acquire().await?;
     let (row, lists) = rows::live_listed(&mut conn, access.workspace_id(), slug).await?;
     let ids = PageIds { page: row.id, workspace: access.workspace_id() };
@@ -30,12 +25,12 @@ pub async fn visible(ctx: &Ctx, access: &Access, slug: &str) -> Result<(PageIds,
 }
 
 /// One live page (`GET /api/pages/{slug}`, its raw form, MCP's `get_page`).
-pub async fn get(ctx: &Ctx, access: &Access, slug: &str) -> Result<Page> {
+pub async fn get(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Page> {
     Ok(visible(ctx, access, slug).await?.1)
 }
 
 /// The page with its breadcrumbs, children, backlinks and outline.
-pub async fn view(ctx: &Ctx, access: &Access, slug: &str) -> Result<PageView> {
+pub async fn view(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<PageView> {
     let (PageIds { page: id, workspace: ws_id }, page) = visible(ctx, access, slug).await?;
     let mut conn = ctx.db.pool.acquire().await?;
     let breadcrumbs = rows::ancestors(&mut conn, id).await?.into_iter().map(|(_, r)| r).collect();
@@ -54,7 +49,7 @@ pub async fn view(ctx: &Ctx, access: &Access, slug: &str) -> Result<PageView> {
 }
 
 /// Live pages that link to a live page (MCP's `get_backlinks`; the view's backlinks).
-pub async fn backlinks(ctx: &Ctx, access: &Access, slug: &str) -> Result<Vec<PageRef>> {
+pub async fn backlinks(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Vec<PageRef>> {
     let (PageIds { page: id, workspace: ws_id }, page) = visible(ctx, access, slug).await?;
     let mut conn = ctx.db.pool.acquire().await?;
     rows::backlinks(&mut conn, ws_id, id, &page.slug).await
@@ -130,7 +125,7 @@ pub async fn notes(ctx: &Ctx, access: &Access, tag: Option<&str>, paging: Paging
 }
 
 /// Direct live children of a live page.
-pub async fn children(ctx: &Ctx, access: &Access, slug: &str) -> Result<Vec<PageSummary>> {
+pub async fn children(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Vec<PageSummary>> {
     let mut conn = ctx.db.pool.acquire().await?;
     let row = rows::live(&mut conn, access.workspace_id(), slug).await?;
     rows::live_children(&mut conn, access.workspace_id(), row.id).await
@@ -145,7 +140,7 @@ pub async fn trash(ctx: &Ctx, access: &Access, paging: Paging) -> Result<(Vec<Tr
 }
 
 /// A trashed page with its markdown (404 when no such page is in the trash).
-pub async fn trashed_page(ctx: &Ctx, access: &Access, slug: &str) -> Result<TrashedPage> {
+pub async fn trashed_page(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<TrashedPage> {
     let mut tx = ctx.db.snapshot().await?;
     let ws = access.workspace_id();
     let row = rows::find(&mut tx, ws, slug, State::Trashed).await?;

@@ -153,7 +153,7 @@ pub async fn search(ctx: &Ctx, access: &Access, req: SearchRequest<'_>) -> Resul
                 sem.ranked.iter().take(window.limit as usize).map(|h| h.0).collect(),
             ]);
             let mut engine = format!("fulltext+{}", sem.engine);
-            if ctx.config.rerank && rerank::rerank(ctx, ws_id, &parsed, &sem, &mut fused).await? {
+            if ctx.config.rerank.on() && rerank::rerank(ctx, ws_id, &parsed, &sem, &mut fused).await? {
                 engine.push_str("+rerank");
             }
             let total = fused.len() as i64;

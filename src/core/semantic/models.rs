@@ -99,12 +99,12 @@ pub struct Models {
 
 impl Models {
     pub fn new(config: &Config) -> Models {
-        let embedding = Lazy::new("embedding", config.semantic_search, &config.embedding_model_dir);
+        let embedding = Lazy::new("embedding", config.semantic_search.on(), &config.embedding_model_dir);
         let embedding_id =
             if embedding.usable() { ml::fingerprint(&config.embedding_model_dir) } else { String::new() };
         Models {
             embedding,
-            rerank: Lazy::new("rerank", config.rerank, &config.rerank_model_dir),
+            rerank: Lazy::new("rerank", config.rerank.on(), &config.rerank_model_dir),
             embedding_id,
             wanted: tokio::sync::Notify::new(),
             embedding_pass: tokio::sync::Mutex::new(()),

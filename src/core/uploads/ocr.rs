@@ -32,7 +32,7 @@ pub struct Ocr {
 impl Ocr {
     /// Looks for the engine once, at start-up (a fraction of a second, only when asked for).
     pub fn detect(config: &Config) -> Ocr {
-        if !config.ocr_uploads {
+        if !config.ocr_uploads.on() {
             return Ocr::default();
         }
         let version = std::process::Command::new("tesseract").arg("--version").stdin(Stdio::null()).output();

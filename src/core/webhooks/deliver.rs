@@ -56,7 +56,7 @@ pub fn client(ctx: &Ctx) -> anyhow::Result<reqwest::Client> {
         .no_proxy()
         .timeout(timeout)
         .connect_timeout(timeout)
-        .dns_resolver(target::GuardedResolver { allow_private: ctx.config.webhook_allow_private })
+        .dns_resolver(target::GuardedResolver { allow_private: ctx.config.webhook_allow_private.on() })
         .user_agent(format!("Cairn-Webhooks/{}", crate::core::VERSION))
         .build()?)
 }
@@ -113,7 +113,7 @@ pub async fn send(ctx: &Ctx, client: &reqwest::Client, job: &Job) -> Outcome {
         Ok(u) => u,
         Err(e) => return failed(e.detail),
     };
-    if !target::literal_allowed(&url, ctx.config.webhook_allow_private) {
+    if !target::literal_allowed(&url, ctx.config.webhook_allow_private.on()) {
         return failed(format!("{} is not a public address", url.host_str().unwrap_or_default()));
     }
     let key = match sign::key_of(&job.secret) {

@@ -152,7 +152,7 @@ pub async fn create(
     secret: Option<&str>,
 ) -> Result<NewWebhook> {
     let target = target::parse(url)?;
-    target::check(&target, ctx.config.webhook_allow_private).await?;
+    target::check(&target, ctx.config.webhook_allow_private.on()).await?;
     let kinds = check_kinds(events)?;
     let secret = match secret {
         Some(s) => {
