@@ -6,8 +6,10 @@
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AssertSqlSafe, Row as _};
 
+use crate::config::Backend;
 use crate::core::pages::stored;
 use crate::error::Result;
+use crate::store;
 
 /// A page row as what is derived from it reads it.
 #[derive(Debug)]
@@ -50,9 +52,17 @@ fn text_from(r: &AnyRow) -> Result<Text> {
     })
 }
 
-/// Ids listed in a statement: integers of our own, so listing them is safe.
-fn id_list(ids: &[i64]) -> String {
-    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+/// `column IN` the ids bound as parameter `param` (a JSON array, [`ids_json`]). One
+/// statement whatever the ids: listed in its text, every search's ids made a statement
+/// of their own, prepared (on PostgreSQL, by a round trip of its own) and cached on each
+/// connection in place of the statements that are used again.
+fn in_ids(conn: &AnyConnection, column: &str, param: &str) -> String {
+    let list = store::json_strings(Backend::of(conn), param);
+    format!("{column} IN (SELECT CAST(j.value AS BIGINT) FROM {list})")
+}
+
+fn ids_json(ids: &[i64]) -> String {
+    serde_json::Value::from(ids).to_string()
 }
 
 /// The rows of pages `ids` (live or trashed; of workspace `ws_id` when given), in no
@@ -61,13 +71,15 @@ pub async fn texts(conn: &mut AnyConnection, ws_id: Option<i64>, ids: &[i64]) ->
     if ids.is_empty() {
         return Ok(vec![]);
     }
-    let list = id_list(ids);
     let rows = match ws_id {
         Some(ws) => {
-            let sql = format!("{TEXT_SELECT} WHERE workspace_id = $1 AND id IN ({list})");
-            sqlx::query(AssertSqlSafe(sql)).bind(ws).fetch_all(&mut *conn).await?
+            let sql = format!("{TEXT_SELECT} WHERE workspace_id = $1 AND {}", in_ids(conn, "id", "$2"));
+            sqlx::query(AssertSqlSafe(sql)).bind(ws).bind(ids_json(ids)).fetch_all(&mut *conn).await?
         }
-        None => sqlx::query(AssertSqlSafe(format!("{TEXT_SELECT} WHERE id IN ({list})"))).fetch_all(&mut *conn).await?,
+        None => {
+            let sql = format!("{TEXT_SELECT} WHERE {}", in_ids(conn, "id", "$1"));
+            sqlx::query(AssertSqlSafe(sql)).bind(ids_json(ids)).fetch_all(&mut *conn).await?
+        }
     };
     rows.iter().map(text_from).collect()
 }
@@ -154,10 +166,10 @@ pub async fn tags_of_live(conn: &mut AnyConnection, ids: &[i64]) -> Result<Vec<(
     }
     let sql = format!(
         "SELECT t.page_id, t.tag FROM page_tags t JOIN pages p ON p.id = t.page_id \
-         WHERE p.deleted_at IS NULL AND t.page_id IN ({})",
-        id_list(ids)
+         WHERE p.deleted_at IS NULL AND {}",
+        in_ids(conn, "t.page_id", "$1")
     );
-    Ok(sqlx::query_as(AssertSqlSafe(sql)).fetch_all(&mut *conn).await?)
+    Ok(sqlx::query_as(AssertSqlSafe(sql)).bind(ids_json(ids)).fetch_all(&mut *conn).await?)
 }
 
 /// The ids of the workspace's pages (live or trashed) tagged `tag`.
