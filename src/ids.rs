@@ -32,7 +32,7 @@ impl Slug {
 
     /// The slug, or 400 `invalid_slug`.
     pub fn parse(slug: &str) -> Result<Slug> {
-        if Slug::is_valid(slug) { Ok(Slug(slug.to_owned())) } else { Err(Error::invalid_slug(slug)) }
+        Slug::lookup(slug, Error::invalid_slug)
     }
 
     /// A slug read from a request that names something to find. A name that is not a slug
@@ -76,18 +76,6 @@ impl std::ops::Deref for Slug {
 
     fn deref(&self) -> &str {
         &self.0
-    }
-}
-
-impl PartialEq<str> for Slug {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
-impl PartialEq<String> for Slug {
-    fn eq(&self, other: &String) -> bool {
-        &self.0 == other
     }
 }
 

@@ -352,11 +352,8 @@ async fn apply(
         if old == new {
             continue;
         }
-        let renamed = match (Slug::parse(&old), Slug::parse(&new)) {
-            (Ok(from), Ok(to)) => pages::rename(ctx, access, user, &from, &to, None).await,
-            (Err(e), _) | (_, Err(e)) => Err(e),
-        };
-        match renamed {
+        let renamed = async { pages::rename(ctx, access, user, &Slug::parse(&old)?, &Slug::parse(&new)?, None).await };
+        match renamed.await {
             Ok(_) => {
                 renamed_from.insert(old.clone());
                 let mut entry = entries.remove(&old).unwrap_or_else(|| unchanged(from, &old));
@@ -381,11 +378,8 @@ async fn apply(
     // A file this import removed earlier is back: its page comes back from the trash.
     let back: HashSet<&String> = c.gone.values().collect();
     for p in c.next.pages.iter().filter(|p| back.contains(&p.slug)) {
-        let restored = match Slug::parse(&p.slug) {
-            Ok(slug) => pages::restore_from_trash(ctx, access, user, &slug).await,
-            Err(e) => Err(e),
-        };
-        match restored {
+        let restored = async { pages::restore_from_trash(ctx, access, user, &Slug::parse(&p.slug)?).await };
+        match restored.await {
             Ok(_) => entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug)).revisions += 1,
             Err(e) if e.code == Code::TrashEntryNotFound => {}
             Err(e) => tracing::warn!(slug = %p.slug, error = %e, "import: a page was not restored from the trash"),
@@ -415,11 +409,8 @@ async fn apply(
         c.prev.pages.iter().filter(|p| !kept.contains(p.slug.as_str()) && !renamed_from.contains(&p.slug)).collect();
     gone.sort_by_key(|p| std::cmp::Reverse(p.depth));
     for p in gone {
-        let trashed = match Slug::parse(&p.slug) {
-            Ok(slug) => pages::delete(ctx, access, user, &slug, true).await,
-            Err(e) => Err(e),
-        };
-        match trashed {
+        let trashed = async { pages::delete(ctx, access, user, &Slug::parse(&p.slug)?, true).await };
+        match trashed.await {
             Ok(()) => {
                 let entry = entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug));
                 entry.revisions += 1;
