@@ -179,11 +179,13 @@ pub async fn restore(ctx: &Ctx, dir: &Path) -> anyhow::Result<Summary> {
     .await??;
 
     let mut conn = ctx.db.pool.acquire().await?;
-    let mut tx = conn.begin().await?;
+    // Read before the transaction: on SQLite a transaction that reads and then writes
+    // cannot wait for the write lock, and the server's own workers may write meanwhile.
     let mut known: std::collections::HashMap<String, Vec<(String, NullKind)>> = Default::default();
     for table in schema::table_names() {
-        known.insert(table.to_owned(), column_kinds(&mut tx, ctx.db.backend, table).await?);
+        known.insert(table.to_owned(), column_kinds(&mut conn, ctx.db.backend, table).await?);
     }
+    let mut tx = conn.begin().await?;
     let reader = std::io::BufReader::new(std::fs::File::open(&dump)?);
     for line in reader.lines() {
         let line = line?;
