@@ -322,7 +322,7 @@ pub async fn create(ctx: &Ctx, user: &User, name: &str, slug: Option<&str>) -> R
         Some(s) => Slug::parse(s)?,
         None => Slug::parse(&Slug::derive(&name))?,
     };
-    let mut tx = ctx.db.pool.begin().await?;
+    let mut tx = ctx.db.write().await?;
     insert_in_tx(&mut tx, slug.as_str(), &name, user.id, &ctx.clock.rfc3339()).await?;
     tx.commit().await?;
     tracing::info!(user_id = user.id, workspace = %slug, "workspace created");
@@ -349,7 +349,7 @@ pub async fn update(ctx: &Ctx, owner: &Owner, name: Option<&str>) -> Result<Work
 /// `DATA_DIR/deleted/`, never destroyed. Users whose default it was get another of
 /// their workspaces (or none).
 pub async fn delete(ctx: &Ctx, owner: Owner) -> Result<()> {
-    let mut tx = ctx.db.pool.begin().await?;
+    let mut tx = ctx.db.write().await?;
     sqlx::query("DELETE FROM workspaces WHERE id = $1").bind(owner.workspace_id).execute(&mut *tx).await?;
     sqlx::query(
         "UPDATE users SET default_workspace_id = \
@@ -439,7 +439,7 @@ pub async fn add_member(ctx: &Ctx, owner: &Owner, email: &str, role: Option<Role
 /// removed (400), so a workspace is never left without one.
 pub async fn remove_member(ctx: &Ctx, removal: Removal) -> Result<()> {
     let Removal { access, member_id } = removal;
-    let mut tx = ctx.db.pool.begin().await?;
+    let mut tx = ctx.db.write().await?;
     let role: Option<String> =
         sqlx::query_scalar("SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2")
             .bind(access.workspace_id)
@@ -450,8 +450,8 @@ pub async fn remove_member(ctx: &Ctx, removal: Removal) -> Result<()> {
     if role == "owner" {
         // Two owners leaving at once must not both count two owners and both go. On
         // PostgreSQL the owners' rows are locked until this transaction ends, so the
-        // second counts again after the first committed; on SQLite the second one's write
-        // fails outright, its snapshot being older than the first one's commit.
+        // second counts again after the first committed; on SQLite the transaction holds
+        // the write lock from its start (`Db::write`), so the second begins after the first.
         let lock = if ctx.db.backend == Backend::Postgres { " FOR UPDATE" } else { "" };
         let sql = format!("SELECT user_id FROM memberships WHERE workspace_id = $1 AND role = 'owner'{lock}");
         let owners: Vec<i64> =

@@ -139,6 +139,19 @@ impl Db {
         Ok(tx)
     }
 
+    /// A transaction that writes, holding SQLite's write lock from its `BEGIN`
+    /// (`BEGIN IMMEDIATE`, waiting for the lock as long as the busy timeout allows). A
+    /// deferred transaction that reads and then writes cannot wait: its first write fails
+    /// at once ("database is locked") when another connection committed after its read,
+    /// which in a server is any time. PostgreSQL: a plain `BEGIN` (its rows lock as they
+    /// are written; a read that must not change until the commit says `FOR UPDATE`).
+    pub async fn write(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.pool.begin().await,
+        }
+    }
+
     /// PostgreSQL with autovacuum off: refreshes the planner's statistics of Cairn's
     /// tables (`ANALYZE`) and merges the full-text index's pending list, which autovacuum
     /// would otherwise do as they grow, and answers true. Without it a connection keeps

@@ -358,6 +358,13 @@ fn membership_is_read_only_by_the_workspaces_module() {
 }
 
 #[test]
+fn transactions_begin_in_the_store() {
+    // A deferred SQLite transaction that reads and then writes fails when another
+    // connection commits in between; `Db::write` takes the write lock at its start.
+    only_in(&["store"], &["pool.begin()"], "begin with Db::write (or Db::snapshot to read)");
+}
+
+#[test]
 fn page_sql_lives_in_the_pages_module() {
     // The index of pages (rows, revisions, tags, links, heads, counters) is read and
     // written by `core::pages` alone (`rows` and the full-text index's `fulltext`), so

@@ -45,7 +45,7 @@ pub async fn register(ctx: &Ctx, email: &str, password: &str, name: Option<&str>
     let hash = ctx.passwords.hash(password).await?;
     let now = ctx.clock.rfc3339();
 
-    let mut tx = ctx.db.pool.begin().await?;
+    let mut tx = ctx.db.write().await?;
     let user_id = sqlx::query_scalar::<_, i64>(
         "INSERT INTO users (email, name, password_hash, language, created_at, credentials_since) \
          VALUES ($1, $2, $3, $4, $5, 0) RETURNING id",
@@ -168,7 +168,7 @@ pub async fn change_password(
     check_password(new)?;
     confirm_password(ctx, user, current, client).await?;
     let new_hash = ctx.passwords.hash(new).await?;
-    let mut tx = ctx.db.pool.begin().await?;
+    let mut tx = ctx.db.write().await?;
     sqlx::query(
         "UPDATE users SET password_hash = $1, credentials_since = $2, \
          credential_generation = credential_generation + 1 WHERE id = $3",

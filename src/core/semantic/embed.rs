@@ -157,7 +157,7 @@ pub async fn embed_pending(ctx: &Ctx, max_pages: i64) -> Result<usize> {
     for (i, j) in jobs.iter().enumerate() {
         by_ws.entry(j.ws_id).or_default().push(i);
     }
-    let mut tx = ctx.db.pool.begin().await?;
+    let mut tx = ctx.db.write().await?;
     for (ws_id, members) in by_ws {
         let vseq = pages::rows::next_vector_seq_in_tx(&mut tx, ws_id).await?;
         for i in members {

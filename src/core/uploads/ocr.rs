@@ -129,7 +129,7 @@ pub async fn ocr_pending(ctx: &Ctx, limit: i64) -> Result<usize> {
             .await?;
         if !text.is_empty() {
             let embedding = rows::pages_embedding(&mut *ctx.db.pool.acquire().await?, *ws_id, name).await?;
-            let mut tx = ctx.db.pool.begin().await?;
+            let mut tx = ctx.db.write().await?;
             let pages = rows::refresh_search_body_in_tx(&mut tx, *ws_id, embedding).await?;
             tx.commit().await?;
             if let (Some(search), true) = (&ctx.db.search, pages > 0) {
