@@ -92,7 +92,8 @@ impl FromRequestParts<Ctx> for ClientAddr {
     }
 }
 
-/// `limit` (default 50, at most 500) and `offset` of a list, checked by the core.
+/// How every list route documents its paging: `params(PagingQuery)`. Handlers take the
+/// checked [`Paging`] itself, read from the same two fields.
 #[derive(serde::Deserialize, utoipa::IntoParams, Default)]
 #[into_params(parameter_in = Query)]
 pub struct PagingQuery {
@@ -104,8 +105,13 @@ pub struct PagingQuery {
     pub offset: Option<i64>,
 }
 
-impl PagingQuery {
-    pub fn paging(&self) -> Result<Paging, Error> {
-        Paging::new(self.limit, self.offset)
+/// `limit` and `offset` from the query string, checked by the core's rule: a value that is
+/// not a number is a bad query (400), one out of range is bad paging (400).
+impl<S: Send + Sync> FromRequestParts<S> for Paging {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Error> {
+        let Query(q) = Query::<PagingQuery>::from_request_parts(parts, state).await?;
+        Paging::new(q.limit, q.offset)
     }
 }

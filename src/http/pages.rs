@@ -53,20 +53,11 @@ pub struct Ws {
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct ListQuery {
+pub struct NotesQuery {
+    /// Workspace slug (default: the caller's default workspace).
     pub ws: Option<String>,
-    #[param(minimum = 1)]
-    pub limit: Option<i64>,
-    #[param(minimum = 0)]
-    pub offset: Option<i64>,
-    /// Only pages with this tag (`/api/notes`).
+    /// Only pages with this tag.
     pub tag: Option<String>,
-}
-
-impl ListQuery {
-    fn paging(&self) -> Result<Paging> {
-        Paging::new(self.limit, self.offset)
-    }
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -242,14 +233,14 @@ async fn delete_page(
 }
 
 /// Live pages, most recently updated first; `tag=` filters.
-#[utoipa::path(get, path = "/api/notes", tag = "pages", params(ListQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/notes", tag = "pages", params(NotesQuery, PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<PageSummary>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn list_notes(
     State(ctx): State<Ctx>,
     auth: AuthUser,
-    Query(q): Query<ListQuery>,
+    Query(q): Query<NotesQuery>,
+    paging: Paging,
 ) -> Result<axum::Json<List<PageSummary>>> {
-    let paging = q.paging()?;
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
     let (items, total) = pages::notes(&ctx, &a, q.tag.as_deref(), paging).await?;
     Ok(axum::Json(List::new(items, total)))
@@ -355,9 +346,8 @@ async fn page_history(
     auth: AuthUser,
     Path(slug): Path<String>,
     Query(q): Query<Ws>,
-    Query(p): Query<PagingQuery>,
+    paging: Paging,
 ) -> Result<axum::Json<List<HistoryEntry>>> {
-    let paging = p.paging()?;
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
     let (items, total) = history::list(&ctx, &a, &pages::named(&slug)?, paging).await?;
     Ok(axum::Json(List::new(items, total)))
@@ -431,9 +421,8 @@ async fn list_trash(
     State(ctx): State<Ctx>,
     auth: AuthUser,
     Query(q): Query<Ws>,
-    Query(p): Query<PagingQuery>,
+    paging: Paging,
 ) -> Result<axum::Json<List<TrashEntry>>> {
-    let paging = p.paging()?;
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
     let (items, total) = pages::trash(&ctx, &a, paging).await?;
     Ok(axum::Json(List::new(items, total)))

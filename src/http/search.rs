@@ -12,7 +12,7 @@ use crate::core::workspaces;
 use crate::error::Result;
 use crate::http::Problem;
 use crate::http::auth::AuthUser;
-use crate::http::extract::Query;
+use crate::http::extract::{PagingQuery, Query};
 
 pub fn router() -> OpenApiRouter<Ctx> {
     OpenApiRouter::new().routes(routes!(search_pages))
@@ -30,16 +30,10 @@ pub struct SearchQuery {
     pub tag: Option<String>,
     /// Workspace slug (default: the caller's default workspace).
     pub ws: Option<String>,
-    /// Results per page (default 50, at most 500).
-    #[param(minimum = 1)]
-    pub limit: Option<i64>,
-    /// Results to skip.
-    #[param(minimum = 0)]
-    pub offset: Option<i64>,
 }
 
 /// Searches the live pages of a workspace, best first, with highlighted snippets.
-#[utoipa::path(get, path = "/api/search", tag = "search", params(SearchQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/search", tag = "search", params(SearchQuery, PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = SearchResults),
         (status = 400, body = Problem, description = "Empty q, unknown mode, a mode not available, bad paging"),
         (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
@@ -47,8 +41,8 @@ async fn search_pages(
     State(ctx): State<Ctx>,
     auth: AuthUser,
     Query(q): Query<SearchQuery>,
+    paging: Paging,
 ) -> Result<axum::Json<SearchResults>> {
-    let paging = Paging::new(q.limit, q.offset)?;
     let access = workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?;
     let req =
         SearchRequest { q: q.q.as_deref().unwrap_or_default(), mode: q.mode.as_deref(), tag: q.tag.as_deref(), paging };

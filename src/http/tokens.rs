@@ -7,10 +7,11 @@ use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::core::Ctx;
+use crate::core::paging::Paging;
 use crate::core::tokens::{self, AccessToken, NewToken, TokenInfo};
 use crate::error::Result;
 use crate::http::auth::AuthUser;
-use crate::http::extract::{Json, PagingQuery, Path, Query};
+use crate::http::extract::{Json, PagingQuery, Path};
 use crate::http::{List, Problem};
 
 pub fn router() -> OpenApiRouter<Ctx> {
@@ -36,12 +37,7 @@ async fn issue_jwt(State(ctx): State<Ctx>, auth: AuthUser) -> Result<axum::Json<
 /// The caller's personal access tokens (never their secrets).
 #[utoipa::path(get, path = "/api/tokens", tag = "tokens", params(PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<TokenInfo>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 503, body = Problem)))]
-async fn list_tokens(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Query(p): Query<PagingQuery>,
-) -> Result<axum::Json<List<TokenInfo>>> {
-    let paging = p.paging()?;
+async fn list_tokens(State(ctx): State<Ctx>, auth: AuthUser, paging: Paging) -> Result<axum::Json<List<TokenInfo>>> {
     let (items, total) = tokens::list(&ctx, &auth.user, paging).await?;
     Ok(axum::Json(List::new(items, total)))
 }

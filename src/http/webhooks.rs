@@ -4,7 +4,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::core::Ctx;
@@ -13,7 +13,7 @@ use crate::core::webhooks::{self, Delivery, NewWebhook, Webhook};
 use crate::core::workspaces::{self, Owner};
 use crate::error::Result;
 use crate::http::auth::AuthUser;
-use crate::http::extract::{Json, Path, Query};
+use crate::http::extract::{Json, PagingQuery, Path, Query};
 use crate::http::pages::Ws;
 use crate::http::{List, Problem};
 
@@ -37,32 +37,21 @@ pub struct CreateWebhook {
     pub secret: Option<String>,
 }
 
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct WsPaging {
-    /// Workspace slug (default: the caller's default workspace).
-    pub ws: Option<String>,
-    /// Items per page (default 50, at most 500).
-    pub limit: Option<i64>,
-    /// Items to skip.
-    pub offset: Option<i64>,
-}
-
 async fn owner(ctx: &Ctx, auth: &AuthUser, ws: Option<&str>) -> Result<Owner> {
     workspaces::access_or_default(ctx, &auth.user, ws).await?.owner()
 }
 
 /// The workspace's webhooks (secrets are never listed).
-#[utoipa::path(get, path = "/api/webhooks", tag = "webhooks", params(WsPaging), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/webhooks", tag = "webhooks", params(Ws, PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<Webhook>), (status = 400, body = Problem), (status = 401, body = Problem),
         (status = 403, body = Problem, description = "A member, not an owner"), (status = 404, body = Problem),
         (status = 503, body = Problem)))]
 async fn list_webhooks(
     State(ctx): State<Ctx>,
     auth: AuthUser,
-    Query(q): Query<WsPaging>,
+    Query(q): Query<Ws>,
+    paging: Paging,
 ) -> Result<axum::Json<List<Webhook>>> {
-    let paging = Paging::new(q.limit, q.offset)?;
     let owner = owner(&ctx, &auth, q.ws.as_deref()).await?;
     let (items, total) = webhooks::list(&ctx, &owner, paging).await?;
     Ok(axum::Json(List::new(items, total)))
@@ -104,16 +93,16 @@ async fn delete_webhook(
 
 /// A webhook's delivery records, newest first. Read-only: reading never triggers a retry.
 #[utoipa::path(get, path = "/api/webhooks/{webhook_id}/deliveries", tag = "webhooks",
-    params(("webhook_id" = i64, Path), WsPaging), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+    params(("webhook_id" = i64, Path), Ws, PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = List<Delivery>), (status = 400, body = Problem), (status = 401, body = Problem),
         (status = 403, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn list_deliveries(
     State(ctx): State<Ctx>,
     auth: AuthUser,
     Path(id): Path<i64>,
-    Query(q): Query<WsPaging>,
+    Query(q): Query<Ws>,
+    paging: Paging,
 ) -> Result<axum::Json<List<Delivery>>> {
-    let paging = Paging::new(q.limit, q.offset)?;
     let owner = webhooks::owner_of(&ctx, &auth.user, q.ws.as_deref(), id).await?;
     let (items, total) = webhooks::deliveries(&ctx, &owner, id, paging).await?;
     Ok(axum::Json(List::new(items, total)))

@@ -8,10 +8,11 @@ use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::core::Ctx;
+use crate::core::paging::Paging;
 use crate::core::workspaces::{self, Member, Role, WorkspaceInfo};
 use crate::error::Result;
 use crate::http::auth::AuthUser;
-use crate::http::extract::{Json, PagingQuery, Path, Query};
+use crate::http::extract::{Json, PagingQuery, Path};
 use crate::http::{List, Problem};
 
 pub fn router() -> OpenApiRouter<Ctx> {
@@ -56,9 +57,8 @@ pub struct Switched {
 async fn list_workspaces(
     State(ctx): State<Ctx>,
     auth: AuthUser,
-    Query(p): Query<PagingQuery>,
+    paging: Paging,
 ) -> Result<axum::Json<List<WorkspaceInfo>>> {
-    let paging = p.paging()?;
     let (items, total) = workspaces::list(&ctx, &auth.user, paging).await?;
     Ok(axum::Json(List::new(items, total)))
 }
@@ -113,9 +113,8 @@ async fn list_members(
     State(ctx): State<Ctx>,
     auth: AuthUser,
     Path(slug): Path<String>,
-    Query(p): Query<PagingQuery>,
+    paging: Paging,
 ) -> Result<axum::Json<List<Member>>> {
-    let paging = p.paging()?;
     let access = workspaces::access(&ctx, &auth.user, &slug).await?;
     let (items, total) = workspaces::members(&ctx, &access, paging).await?;
     Ok(axum::Json(List::new(items, total)))

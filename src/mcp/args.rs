@@ -2,8 +2,13 @@
 //! `tools/call` reads its `arguments` into them. Names follow the HTTP fields (docs/mcp.md);
 //! a field the tool does not know is an error, not silently dropped.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
-use utoipa::ToSchema;
+use serde::de::{DeserializeOwned, Deserializer, Error as _};
+use serde_json::{Map, Value};
+use utoipa::openapi::{RefOr, schema::Schema};
+use utoipa::{PartialSchema, ToSchema};
 
 use crate::core::paging::Paging;
 use crate::error::Result;
@@ -25,20 +30,60 @@ pub struct NoArgs {
     pub workspace: Option<String>,
 }
 
+/// `limit` and `offset`, as every list tool takes them.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListArgs {
-    /// Workspace slug; default: the user's default workspace.
-    pub workspace: Option<String>,
+struct PagingArgs {
     /// Most items to return (default 50, at most 500).
-    pub limit: Option<i64>,
+    limit: Option<i64>,
     /// Items to skip (default 0).
-    pub offset: Option<i64>,
+    offset: Option<i64>,
 }
 
-impl ListArgs {
+/// A list tool's arguments: its own, `A`, and the paging ones. Its schema is `A`'s with
+/// `limit` and `offset` added; a field neither knows is still an error.
+pub struct Paged<A> {
+    pub args: A,
+    paging: PagingArgs,
+}
+
+impl<A> Paged<A> {
+    /// The window asked for, checked (a tool failure, not a protocol error, as over HTTP).
     pub fn paging(&self) -> Result<Paging> {
-        Paging::new(self.limit, self.offset)
+        Paging::new(self.paging.limit, self.paging.offset)
+    }
+}
+
+impl<'de, A: DeserializeOwned> Deserialize<'de> for Paged<A> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let mut own = Map::deserialize(d)?;
+        let paging: Map<_, _> = ["limit", "offset"].into_iter().filter_map(|k| own.remove_entry(k)).collect();
+        Ok(Paged {
+            args: A::deserialize(Value::Object(own)).map_err(D::Error::custom)?,
+            paging: PagingArgs::deserialize(Value::Object(paging)).map_err(D::Error::custom)?,
+        })
+    }
+}
+
+impl<A: ToSchema> PartialSchema for Paged<A> {
+    fn schema() -> RefOr<Schema> {
+        let mut schema = A::schema();
+        if let (RefOr::T(Schema::Object(own)), RefOr::T(Schema::Object(paging))) = (&mut schema, PagingArgs::schema()) {
+            own.properties.extend(paging.properties);
+            // `A`'s own description says what `A` is alone (the tool describes itself).
+            own.description = None;
+        }
+        schema
+    }
+}
+
+impl<A: ToSchema> ToSchema for Paged<A> {
+    fn name() -> Cow<'static, str> {
+        A::name()
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        A::schemas(schemas);
     }
 }
 
@@ -49,10 +94,6 @@ pub struct RecentArgs {
     pub workspace: Option<String>,
     /// Only pages with this tag (with or without `#`).
     pub tag: Option<String>,
-    /// Most pages to return (default 50, at most 500).
-    pub limit: Option<i64>,
-    /// Pages to skip (default 0).
-    pub offset: Option<i64>,
 }
 
 /// One page by slug.
@@ -152,16 +193,6 @@ pub struct HistoryArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
     pub slug: String,
-    /// Most revisions to return (default 50, at most 500).
-    pub limit: Option<i64>,
-    /// Revisions to skip (default 0).
-    pub offset: Option<i64>,
-}
-
-impl HistoryArgs {
-    pub fn paging(&self) -> Result<Paging> {
-        Paging::new(self.limit, self.offset)
-    }
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -197,10 +228,6 @@ pub struct SearchArgs {
     pub mode: Option<String>,
     /// Only pages with this tag.
     pub tag: Option<String>,
-    /// Most results (default 50, at most 500).
-    pub limit: Option<i64>,
-    /// Results to skip (default 0).
-    pub offset: Option<i64>,
 }
 
 #[derive(Deserialize, ToSchema)]

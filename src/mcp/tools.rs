@@ -18,7 +18,6 @@ use crate::core::pages::{
     self, Diff, HistoryEntry, NewPage, Page, PageRef, PageSummary, PageUpdate, Revision, TagCount, TrashEntry,
     TreeNode, history,
 };
-use crate::core::paging::Paging;
 use crate::core::search::{self, SearchRequest, SearchResults};
 use crate::core::users::User;
 use crate::core::workspaces::{self, Access, WorkspaceInfo};
@@ -147,7 +146,7 @@ tools! { ctx, user;
         READ,
         "The account the token belongs to: id, email, name, language and default workspace. Use it to learn which workspace tools use when `workspace` is left out.",
     ) => |_a| Ok(user.clone());
-    list_tool::<ListArgs, WorkspaceInfo>(
+    list_tool::<Paged<WsArgs>, WorkspaceInfo>(
         "list_workspaces",
         "List workspaces",
         "The workspaces you belong to, with your role in each. Pass a workspace's slug as `workspace` to any other tool.",
@@ -163,14 +162,14 @@ tools! { ctx, user;
         let access = access(ctx, user, a.workspace.as_deref()).await?;
         Ok(Items::all(pages::tree(ctx, &access).await?))
     };
-    list_tool::<RecentArgs, PageSummary>(
+    list_tool::<Paged<RecentArgs>, PageSummary>(
         "list_recent_pages",
         "List recently updated pages",
         "Live pages, most recently updated first, optionally only those with a tag; paged with limit/offset. Returns summaries without content: call get_page for the text.",
     ) => |a| {
-        let paging = Paging::new(a.limit, a.offset)?;
-        let access = access(ctx, user, a.workspace.as_deref()).await?;
-        let (items, total) = pages::notes(ctx, &access, a.tag.as_deref(), paging).await?;
+        let paging = a.paging()?;
+        let access = access(ctx, user, a.args.workspace.as_deref()).await?;
+        let (items, total) = pages::notes(ctx, &access, a.args.tag.as_deref(), paging).await?;
         Ok(Items { items, total })
     };
     tool::<PageArgs, Page>(
@@ -258,14 +257,14 @@ tools! { ctx, user;
         "List backlinks",
         "The live pages that link to this page with `[[slug]]`. Use it to see what depends on a page before changing or deleting it.",
     ) => |a| Ok(Items::all(pages::backlinks(ctx, &access(ctx, user, a.workspace.as_deref()).await?, &pages::named(&a.slug)?).await?));
-    list_tool::<HistoryArgs, HistoryEntry>(
+    list_tool::<Paged<HistoryArgs>, HistoryEntry>(
         "get_page_history",
         "List a page's revisions",
         "A page's revisions, newest first: sha, message, author and time; paged with limit/offset. Pass a sha to get_page_revision, diff_page_revisions or restore_page_revision.",
     ) => |a| {
         let paging = a.paging()?;
-        let access = access(ctx, user, a.workspace.as_deref()).await?;
-        let (items, total) = history::list(ctx, &access, &pages::named(&a.slug)?, paging).await?;
+        let access = access(ctx, user, a.args.workspace.as_deref()).await?;
+        let (items, total) = history::list(ctx, &access, &pages::named(&a.args.slug)?, paging).await?;
         Ok(Items { items, total })
     };
     tool::<RevisionArgs, Revision>(
@@ -295,13 +294,13 @@ tools! { ctx, user;
         let access = access(ctx, user, a.workspace.as_deref()).await?;
         pages::restore_revision(ctx, &access, user, &pages::named(&a.slug)?, &a.sha, false).await
     };
-    list_tool::<ListArgs, TrashEntry>(
+    list_tool::<Paged<WsArgs>, TrashEntry>(
         "list_trash",
         "List the trash",
         "Trashed pages, most recently trashed first, with who trashed them and when; paged with limit/offset.",
     ) => |a| {
         let paging = a.paging()?;
-        let access = access(ctx, user, a.workspace.as_deref()).await?;
+        let access = access(ctx, user, a.args.workspace.as_deref()).await?;
         let (items, total) = pages::trash(ctx, &access, paging).await?;
         Ok(Items { items, total })
     };
@@ -324,15 +323,15 @@ tools! { ctx, user;
         pages::purge(ctx, &access, user, &pages::named_in_trash(&a.slug)?).await?;
         Ok(Purged { slug: a.slug, purged: true })
     };
-    tool::<SearchArgs, SearchResults>(
+    tool::<Paged<SearchArgs>, SearchResults>(
         "search",
         "Search pages",
         READ,
         "Finds pages. `keyword` (default) ranks full-text matches, titles first, with a highlighted snippet; `semantic` finds pages by meaning even without shared words; `hybrid` fuses both and is the best choice for questions. `engine` in the answer says what ran.",
     ) => |a| {
-        let paging = Paging::new(a.limit, a.offset)?;
-        let access = access(ctx, user, a.workspace.as_deref()).await?;
-        let req = SearchRequest { q: &a.query, mode: a.mode.as_deref(), tag: a.tag.as_deref(), paging };
+        let paging = a.paging()?;
+        let access = access(ctx, user, a.args.workspace.as_deref()).await?;
+        let req = SearchRequest { q: &a.args.query, mode: a.args.mode.as_deref(), tag: a.args.tag.as_deref(), paging };
         search::search(ctx, &access, req).await
     };
     tool::<PageArgs, LinkSuggestions>(

@@ -391,6 +391,29 @@ async fn paging_is_bounded() {
     assert_eq!(list["items"][0]["name"], "t1");
     let (_, list) = api.get("/api/tokens?limit=100000").await;
     assert_eq!(list["items"].as_array().unwrap().len(), 3);
+
+    // Every list the API documents as paged checks its window alike, before it looks
+    // anything up.
+    let (_, doc) = api.get("/openapi.json").await;
+    let paged: Vec<&str> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, item)| {
+            item["get"]["parameters"].as_array().is_some_and(|ps| ps.iter().any(|p| p["name"] == "limit"))
+        })
+        .map(|(path, _)| path.as_str())
+        .collect();
+    assert_eq!(paged.len(), 9, "{paged:?}");
+    for path in paged {
+        let path = path.replace("{slug}", "nothing-here").replace("{webhook_id}", "1");
+        for (query, code) in
+            [("limit=0", "invalid_paging"), ("offset=-1", "invalid_paging"), ("limit=ten", "invalid_query")]
+        {
+            let r = api.send(Method::GET, &format!("{path}?{query}"), None).await;
+            assert_problem(&r, 400, code);
+        }
+    }
     srv.stop().await;
 }
 

@@ -286,6 +286,19 @@ async fn tools_act_as_the_token_user() {
     assert_eq!(mcp.fails("search", json!({"query": " "})).await["code"], "empty_query");
     let history = mcp.ok("get_page_history", json!({"slug": "runbook"})).await;
     assert_eq!(history["total"], 3);
+    // Every list tool pages alike: a window of the list with the whole list's total; a
+    // window out of range is the tool's failure, a field of the wrong type or one no tool
+    // knows is the caller's protocol error.
+    let window = mcp.ok("get_page_history", json!({"slug": "runbook", "limit": 1, "offset": 1})).await;
+    assert_eq!((window["items"].as_array().unwrap().len(), &window["total"]), (1, &json!(3)), "{window}");
+    assert_eq!(window["items"][0]["sha"], history["items"][1]["sha"]);
+    assert_eq!(mcp.ok("search", json!({"query": "roll", "offset": 1})).await["items"], json!([]));
+    assert_eq!(mcp.fails("list_trash", json!({"limit": 0})).await["code"], "invalid_paging");
+    assert_eq!(mcp.fails("list_workspaces", json!({"offset": -1})).await["code"], "invalid_paging");
+    for args in [json!({"limit": "ten"}), json!({"tag": "ci", "colour": "red"}), json!({"offset": 1.5})] {
+        let e = mcp.rpc("tools/call", json!({"name": "list_recent_pages", "arguments": args})).await;
+        assert_eq!(e["error"]["code"], -32602, "{args}: {e}");
+    }
     let first = history["items"][2]["sha"].as_str().unwrap();
     assert!(
         mcp.ok("get_page_revision", json!({"slug": "runbook", "sha": first})).await["content"]

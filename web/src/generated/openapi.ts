@@ -2145,11 +2145,14 @@ export interface operations {
     list_notes: {
         parameters: {
             query?: {
+                /** @description Workspace slug (default: the caller's default workspace). */
                 ws?: string;
-                limit?: number;
-                offset?: number;
-                /** @description Only pages with this tag (`/api/notes`). */
+                /** @description Only pages with this tag. */
                 tag?: string;
+                /** @description Items per page (default 50, at most 500). */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -3334,9 +3337,9 @@ export interface operations {
                 tag?: string;
                 /** @description Workspace slug (default: the caller's default workspace). */
                 ws?: string;
-                /** @description Results per page (default 50, at most 500). */
+                /** @description Items per page (default 50, at most 500). */
                 limit?: number;
-                /** @description Results to skip. */
+                /** @description Items to skip. */
                 offset?: number;
             };
             header?: never;
