@@ -35,11 +35,11 @@
 //! grew by 14 % after warm-up: glibc raises its threshold for `mmap`ed blocks to the
 //! size of any such block freed, up to 32 MiB, so the larger blocks a request holds for a
 //! moment came from the arenas after the first such free, and the free space they left
-//! between longer-lived blocks was kept. With the threshold
-//! fixed at [`MMAP_THRESHOLD`] (glibc's starting value) such blocks are mapped and
-//! unmapped whole: the soak's anonymous memory grew 3.8 % instead of 14.3 % (1bb7f06,
-//! one run each), with the same latencies and throughput. (At the end of the 10,000-page
-//! save bench a threshold fixed at 1 MiB had made no difference the runs could tell.)
+//! between longer-lived blocks was kept. With the threshold fixed at [`MMAP_THRESHOLD`]
+//! (glibc's starting value) such blocks are mapped and unmapped whole: the soak's
+//! anonymous memory grew 3.8 % instead of 14.3 % (1bb7f06, one run each), with the same
+//! latencies and throughput. (At the end of the 10,000-page save bench a threshold fixed
+//! at 1 MiB had made no difference the runs could tell.)
 
 /// libgit2's object cache, for all repositories of the process together. Small objects
 /// (commits, the trees on a page's path: tens of entries each) re-read from disk cost

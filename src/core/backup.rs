@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use base64::Engine;
 use serde_json::{Map, Value, json};
-use sqlx::{AnyConnection, Column, Connection, Row};
+use sqlx::{AnyConnection, Column, Row};
 
 use crate::core::Ctx;
 use crate::store::{Backend, schema, search_file};
@@ -178,14 +178,13 @@ pub async fn restore(ctx: &Ctx, dir: &Path) -> anyhow::Result<Summary> {
     })
     .await??;
 
-    let mut conn = ctx.db.pool.acquire().await?;
-    // Read before the transaction: on SQLite a transaction that reads and then writes
-    // cannot wait for the write lock, and the server's own workers may write meanwhile.
+    // The server's own workers may write meanwhile: `Db::write` holds the write lock
+    // from the start, so reading the columns first cannot make the inserts fail.
+    let mut tx = ctx.db.write().await?;
     let mut known: std::collections::HashMap<String, Vec<(String, NullKind)>> = Default::default();
     for table in schema::table_names() {
-        known.insert(table.to_owned(), column_kinds(&mut conn, ctx.db.backend, table).await?);
+        known.insert(table.to_owned(), column_kinds(&mut tx, ctx.db.backend, table).await?);
     }
-    let mut tx = conn.begin().await?;
     let reader = std::io::BufReader::new(std::fs::File::open(&dump)?);
     for line in reader.lines() {
         let line = line?;

@@ -94,7 +94,7 @@ impl FromRequestParts<Ctx> for ClientAddr {
 
 /// How every list route documents its paging: `params(PagingQuery)`. Handlers take the
 /// checked [`Paging`] itself, read from the same two fields.
-#[derive(serde::Deserialize, utoipa::IntoParams, Default)]
+#[derive(serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct PagingQuery {
     /// Items per page (default 50, at most 500).
