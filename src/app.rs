@@ -31,19 +31,21 @@ pub fn router(ctx: Ctx) -> Router {
     let (api, _openapi) = crate::http::api();
     let timeout = Duration::from_secs(ctx.config.request_timeout_secs);
     let https = ctx.config.cookie_secure.on();
+    let csp = crate::http::browser::app_csp(ctx.config.block_external_images.on());
     api.merge(crate::mcp::router(&ctx))
         .merge(crate::http::browser::router())
         .merge(crate::http::api_docs::router())
-        .fallback(|req: Request| async move {
+        .fallback(move |req: Request| async move {
             let app = crate::http::browser::is_app_path(req.uri().path());
             match *req.method() {
-                Method::GET | Method::HEAD if app => crate::http::browser::serve_app(req).await,
+                Method::GET | Method::HEAD if app => crate::http::browser::serve_app(req, csp).await,
                 _ if app => Error::method_not_allowed(req.method().as_str()).into_response(),
                 _ => Error::route_not_found().into_response(),
             }
         })
         .method_not_allowed_fallback(|method: Method| async move { Error::method_not_allowed(method.as_str()) })
         .layer(DefaultBodyLimit::max(JSON_BODY_LIMIT))
+        .layer(middleware::from_fn(crate::http::pages::redirect_old_slugs))
         .with_state(ctx)
         .layer(middleware::from_fn(crate::http::csrf::refuse_cross_site))
         .layer(middleware::from_fn(problem_for_bare_errors))
@@ -146,8 +148,9 @@ pub async fn serve(
         grace: Duration::from_secs(ctx.config.shutdown_grace_secs),
     };
     let workers = crate::workers::start(&ctx);
+    let grace = limits.grace;
     crate::http::connections::serve(listener, router(ctx), limits, shutdown).await;
-    workers.stop().await;
+    workers.stop(grace).await;
     Ok(())
 }
 

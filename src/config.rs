@@ -123,6 +123,11 @@ pub struct Config {
     /// Set to 1 to let webhooks target loopback and private addresses.
     #[arg(long, env = "WEBHOOK_ALLOW_PRIVATE")]
     pub webhook_allow_private: Switch,
+    /// Set to 1 to keep the web app from loading images from other sites
+    /// (`![](https://…)`): they then show as a placeholder with their link. By default
+    /// they load, and the image's host sees the reader's address (docs/web.md).
+    #[arg(long, env = "BLOCK_EXTERNAL_IMAGES")]
+    pub block_external_images: Switch,
     /// Pause before a webhook's second attempt, in milliseconds; each later pause
     /// doubles (with jitter), up to WEBHOOK_RETRY_MAX_MS. Eight attempts, then `failed`.
     #[arg(long, env = "WEBHOOK_RETRY_BASE_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]

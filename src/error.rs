@@ -68,6 +68,7 @@ codes! {
     UserNotFound = "user_not_found",
     MemberNotFound = "member_not_found",
     PageNotFound = "page_not_found",
+    PageMoved = "page_moved",
     RevisionIsCurrent = "revision_is_current",
     RevisionNotFound = "revision_not_found",
     WebhookNotFound = "webhook_not_found",
@@ -327,6 +328,18 @@ impl Error {
     pub fn page_not_found(slug: &str) -> Self {
         Self::not_found(Code::PageNotFound, format!("no page '{slug}'"))
     }
+    /// A slug a renamed page had: the page is at `to` now (HTTP answers 308 with `Location`
+    /// under the new slug; MCP acts on the page at `to`).
+    pub fn page_moved(from: &str, to: &str) -> Self {
+        Self::new(StatusCode::PERMANENT_REDIRECT, Code::PageMoved, format!("page '{from}' was renamed to '{to}'"))
+            .with_extra("from", json!(from))
+            .with_extra("slug", json!(to))
+    }
+    /// Where a [`Code::PageMoved`] error says the page is now: (old slug, current slug).
+    pub fn moved(&self) -> Option<(&str, &str)> {
+        let extra = self.extra.as_ref().filter(|_| self.code == Code::PageMoved)?;
+        Some((extra.get("from")?.as_str()?, extra.get("slug")?.as_str()?))
+    }
     /// An erasure of the content the page holds now.
     pub fn revision_is_current(sha: &str) -> Self {
         Self::conflict(
@@ -565,8 +578,20 @@ impl IntoResponse for Error {
         if let Some(secs) = self.retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
+        if let Some((from, to)) = self.moved() {
+            let moved = Moved { from: from.to_owned(), to: to.to_owned() };
+            res.extensions_mut().insert(moved);
+        }
         res
     }
+}
+
+/// A `page_moved` answer's slugs, for the layer that knows the request's path and writes
+/// its `Location` (`http::pages::redirect_old_slugs`).
+#[derive(Debug, Clone)]
+pub struct Moved {
+    pub from: String,
+    pub to: String,
 }
 
 #[cfg(test)]

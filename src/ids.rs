@@ -62,6 +62,23 @@ impl Slug {
         cut.trim_start_matches(['.', '-', '_']).trim_end_matches(['-']).to_owned()
     }
 
+    /// The first of `slug`, `slug-2`, `slug-3`… that `taken` does not hold, cut so that it
+    /// stays within 128 characters (two pages may share a title; CONTRACT §5).
+    pub fn first_free(&self, taken: impl Fn(&str) -> bool) -> Slug {
+        if !taken(&self.0) {
+            return self.clone();
+        }
+        (2_u64..)
+            .map(|n| {
+                let suffix = format!("-{n}");
+                let room = SLUG_MAX_LEN - suffix.len();
+                let stem: String = self.0.chars().take(room).collect();
+                Slug(format!("{}{suffix}", stem.trim_end_matches('-')))
+            })
+            .find(|s| !taken(&s.0))
+            .expect("some number is free")
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -172,6 +189,18 @@ mod tests {
             assert!(!Slug::is_valid(bad), "{bad}");
             assert_eq!(Slug::parse(bad).unwrap_err().code, crate::error::Code::InvalidSlug);
         }
+    }
+
+    #[test]
+    fn the_first_free_slug_counts_up_and_stays_a_slug() {
+        let taken = ["onboarding", "onboarding-2", "onboarding-4"];
+        let s = Slug::parse("onboarding").unwrap();
+        assert_eq!(s.first_free(|c| taken.contains(&c)).as_str(), "onboarding-3");
+        assert_eq!(s.first_free(|_| false).as_str(), "onboarding");
+        let long = Slug::parse(&"x".repeat(128)).unwrap();
+        let next = long.first_free(|c| c.len() == 128 && c.starts_with("xxx") && !c.ends_with("-2"));
+        assert_eq!(next.as_str(), format!("{}-2", "x".repeat(126)));
+        assert!(Slug::is_valid(next.as_str()));
     }
 
     #[test]

@@ -121,13 +121,23 @@ pub fn start(ctx: &Ctx) -> Workers {
 }
 
 impl Workers {
-    /// Asks every worker to stop after its current pass and waits for all of them.
-    pub async fn stop(self) {
+    /// Asks every worker to stop after its current pass and waits for all of them, at most
+    /// `within` (`SHUTDOWN_GRACE_SECS`): what is still running then ends with the process,
+    /// which is as safe as kill -9 (a packing pass's work is packed again next time).
+    pub async fn stop(self, within: Duration) {
         let _ = self.stop.send(true);
-        for task in self.tasks {
-            if let Err(e) = task.await {
-                tracing::error!(error = %e, "a worker ended abnormally");
+        let all = async {
+            for task in self.tasks {
+                if let Err(e) = task.await {
+                    tracing::error!(error = %e, "a worker ended abnormally");
+                }
             }
+        };
+        if tokio::time::timeout(within, all).await.is_err() {
+            tracing::warn!(
+                secs = within.as_secs(),
+                "background work still running after the shutdown grace; stopping without it"
+            );
         }
     }
 }

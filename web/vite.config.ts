@@ -14,7 +14,7 @@ const proxy = Object.fromEntries(
 // The CSP the Cairn server sends with the app; the preview server sends it too, so that
 // running the browser tests against `vite preview` proves the build works under it.
 const CSP =
-  "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+  "default-src 'self'; img-src 'self' data: blob: https:; style-src 'self' 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 // Development only: a Cairn binary embeds i18n/*.json when it is compiled, so one built
 // before a catalogue changed serves old messages. This overlays the working tree's

@@ -1,6 +1,7 @@
 //! Workspace export: a zip with one `.md` per live page, laid out like the page tree
-//! (`parent/child.md`), each byte-identical to the stored markdown, and every upload a
-//! page embeds as `uploads/<name>` (so `/uploads/<name>` links resolve inside the zip).
+//! (`parent/child.md`), each the stored markdown byte for byte except that its links to
+//! uploads are relative to the file (`../uploads/<name>`), and every upload a page embeds
+//! as `uploads/<name>` — so the zip opens in other markdown tools as it does in Cairn.
 //! Beside them, `cairn.json` ([`Manifest`]) names each file's page: its title, which the
 //! markdown alone may not carry (a title set by hand), so that `cairn import` of the zip
 //! gives every page back as it was.
@@ -22,6 +23,7 @@ use crate::core::uploads;
 use crate::core::workspaces::Access;
 use crate::error::Result;
 use crate::git;
+use crate::markdown::{self, LinkKind};
 
 const CHUNK: usize = 64 * 1024;
 
@@ -103,6 +105,26 @@ async fn entries(ctx: &Ctx, access: &Access) -> Result<Vec<Entry>> {
     Ok(out)
 }
 
+/// `markdown` with its links to uploads (`/uploads/<name>`) made relative to a page file
+/// `depth` folders deep (`../uploads/<name>`), so the zip opens as it is in other markdown
+/// tools; `cairn import` of the zip makes them `/uploads/<name>` again. None when the
+/// page links no upload (a non-UTF-8 file is never rewritten: it holds none).
+fn relative_uploads(markdown: &str, depth: usize) -> Option<String> {
+    if !markdown.contains("/uploads/") {
+        return None;
+    }
+    let up = "../".repeat(depth);
+    let edits: Vec<_> = markdown::link_spans(markdown)
+        .into_iter()
+        .filter(|l| matches!(l.kind, LinkKind::Inline | LinkKind::InlineImage))
+        .filter_map(|l| {
+            let name = markdown[l.target.clone()].strip_prefix("/uploads/")?;
+            crate::ids::is_upload_name(name).then(|| (l.target.clone(), format!("{up}uploads/{name}")))
+        })
+        .collect();
+    (!edits.is_empty()).then(|| markdown::apply_edits(markdown, edits))
+}
+
 pub async fn zip_stream(ctx: &Ctx, access: &Access) -> Result<impl Stream<Item = std::io::Result<Bytes>> + use<>> {
     let files = entries(ctx, access).await?;
     let dir = ctx.workspace_dir(access.slug());
@@ -129,9 +151,14 @@ pub async fn zip_stream(ctx: &Ctx, access: &Access) -> Result<impl Stream<Item =
                     let Ok(entry) = tree.get_path(std::path::Path::new(&path)) else { continue };
                     manifest.pages.push(page);
                     let blob = repo.find_blob(entry.id())?;
+                    let depth = name.matches('/').count();
                     zip.start_file(name, options)?;
-                    zip.write_all(blob.content())?;
-                    for upload in crate::ids::upload_names_in(&String::from_utf8_lossy(blob.content())) {
+                    let text = String::from_utf8_lossy(blob.content());
+                    match relative_uploads(&text, depth) {
+                        Some(relinked) => zip.write_all(relinked.as_bytes())?,
+                        None => zip.write_all(blob.content())?,
+                    }
+                    for upload in crate::ids::upload_names_in(&text) {
                         if !embedded.contains(&upload) {
                             embedded.push(upload);
                         }

@@ -50,6 +50,15 @@ impl Paging {
     }
 }
 
+impl Paging {
+    /// This window of a list held in memory, and the list's length.
+    pub fn slice<T>(self, items: Vec<T>) -> (Vec<T>, i64) {
+        let total = items.len() as i64;
+        let window = items.into_iter().skip(self.offset as usize).take(self.limit as usize).collect();
+        (window, total)
+    }
+}
+
 impl Default for Paging {
     fn default() -> Self {
         Paging { limit: DEFAULT_LIMIT, offset: 0 }
@@ -66,5 +75,12 @@ mod tests {
         assert_eq!(Paging::new(Some(10_000), Some(3)).unwrap(), Paging { limit: 500, offset: 3 });
         assert_eq!(Paging::new(Some(0), None).unwrap_err().code, crate::error::Code::InvalidPaging);
         assert_eq!(Paging::new(None, Some(-1)).unwrap_err().code, crate::error::Code::InvalidPaging);
+    }
+
+    #[test]
+    fn slices_a_list_in_memory() {
+        let p = Paging::new(Some(2), Some(3)).unwrap();
+        assert_eq!(p.slice((0..6).collect()), (vec![3, 4], 6));
+        assert_eq!(p.slice((0..2).collect::<Vec<i32>>()), (vec![], 2));
     }
 }

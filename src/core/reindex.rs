@@ -51,14 +51,18 @@ struct Snapshot {
     /// Purged pages whose other commits are still in the history: a purge a crash
     /// interrupted, or one made before purges rewrote the history (`pages::forget`).
     unforgotten: HashSet<String>,
+    /// Old slugs still naming a page: (slug, page id).
+    aliases: Vec<(String, String)>,
 }
 
 fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
     let Some(head) = git::head(repo)? else {
-        return Ok(Snapshot { head: None, pages: vec![], unforgotten: HashSet::new() });
+        return Ok(Snapshot { head: None, pages: vec![], unforgotten: HashSet::new(), aliases: vec![] });
     };
     let mut by_uid: HashMap<String, Vec<Entry>> = HashMap::new();
     let mut order: Vec<String> = Vec::new();
+    // (page id, action, slug) of every commit, newest first.
+    let mut slugs: Vec<(String, Action, String)> = Vec::new();
     for oid in git::log(repo)? {
         let commit = repo.find_commit(oid)?;
         let message = commit.message().unwrap_or_default();
@@ -84,6 +88,7 @@ fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
             time: t.get("time").cloned().unwrap_or_else(|| crate::time::rfc3339_from_unix(commit.time().seconds())),
             summary: message.lines().next().unwrap_or_default().to_owned(),
         };
+        slugs.push((uid.clone(), action, entry.slug.clone()));
         if !by_uid.contains_key(uid) {
             order.push(uid.clone());
         }
@@ -111,7 +116,32 @@ fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
         let content = String::from_utf8_lossy(repo.find_blob(entry.id())?.content()).into_owned();
         pages.push((entries, content));
     }
-    Ok(Snapshot { head: Some(head.to_string()), pages, unforgotten })
+    slugs.reverse();
+    Ok(Snapshot { head: Some(head.to_string()), pages, unforgotten, aliases: aliases(&slugs) })
+}
+
+/// The old slugs the history leaves naming a page, replaying its commits oldest first as
+/// saves keep them (`rows::aliases`): a rename makes the slug it leaves an alias; a page
+/// taking a slug ends that alias; a purge ends the page's.
+fn aliases(commits: &[(String, Action, String)]) -> Vec<(String, String)> {
+    let mut slug_of: HashMap<&str, &str> = HashMap::new();
+    let mut alias: HashMap<&str, &str> = HashMap::new();
+    for (uid, action, slug) in commits {
+        if *action == Action::Purge {
+            alias.retain(|_, page| page != uid);
+            continue;
+        }
+        if let Some(before) = slug_of.insert(uid, slug)
+            && *action == Action::Rename
+            && before != slug
+        {
+            alias.insert(before, uid);
+        }
+        alias.remove(slug.as_str());
+    }
+    let mut out: Vec<(String, String)> = alias.into_iter().map(|(s, u)| (s.to_owned(), u.to_owned())).collect();
+    out.sort();
+    out
 }
 
 /// Rebuilds one workspace's page rows from its repository, under its write lock.
@@ -226,6 +256,9 @@ async fn rebuild_locked(w: &mut Writer, repo: &git::WorkspaceRepo, ws_id: i64) -
     for (page_id, parent_uid) in parents {
         rows::set_parent_in_tx(&mut tx, ws_id, page_id, &parent_uid).await?;
     }
+    for (slug, uid) in &snap.aliases {
+        rows::aliases::insert_in_tx(&mut tx, ws_id, slug, uid).await?;
+    }
     tx.commit().await?;
     Ok((report, snap.unforgotten))
 }
@@ -275,4 +308,34 @@ pub async fn repair(ctx: &Ctx) -> Result<Vec<String>> {
         }
     }
     Ok(repaired)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Action, aliases};
+
+    fn c(uid: &str, action: Action, slug: &str) -> (String, Action, String) {
+        (uid.to_owned(), action, slug.to_owned())
+    }
+
+    #[test]
+    fn old_slugs_follow_renames_until_another_page_takes_them() {
+        let history = [
+            c("p", Action::Create, "a"),
+            c("p", Action::Rename, "b"),
+            c("p", Action::Update, "b"),
+            c("p", Action::Rename, "c"),
+            c("q", Action::Create, "x"),
+            c("q", Action::Rename, "y"),
+            c("r", Action::Create, "x"),
+        ];
+        let got = aliases(&history);
+        let want = [("a", "p"), ("b", "p")].map(|(s, u)| (s.to_owned(), u.to_owned()));
+        assert_eq!(got, want, "x was taken by r");
+        // Renamed back: its own slug is no alias; a purge ends the page's aliases.
+        let back = [c("p", Action::Create, "a"), c("p", Action::Rename, "b"), c("p", Action::Rename, "a")];
+        assert_eq!(aliases(&back), vec![("b".to_owned(), "p".to_owned())]);
+        let purged = [c("p", Action::Create, "a"), c("p", Action::Rename, "b"), c("p", Action::Purge, "b")];
+        assert!(aliases(&purged).is_empty());
+    }
 }

@@ -29,6 +29,9 @@ pub struct SystemReport {
     pub ocr_uploads: bool,
     pub registration_open: bool,
     pub webhook_allow_private: bool,
+    /// Whether the web app shows images from other sites (`https:`); false with
+    /// `BLOCK_EXTERNAL_IMAGES=1`, and they show as a placeholder with their link.
+    pub external_images: bool,
     pub upload_max_bytes: u64,
     pub languages: Vec<&'static str>,
     /// Why a requested feature did not resolve (empty when all did).
@@ -119,6 +122,7 @@ pub async fn report(ctx: &Ctx) -> SystemReport {
         ocr_uploads,
         registration_open: !c.disable_registration.on(),
         webhook_allow_private: c.webhook_allow_private.on(),
+        external_images: !c.block_external_images.on(),
         upload_max_bytes: c.upload_max_bytes,
         languages: super::i18n::LANGUAGES.to_vec(),
         notes,

@@ -105,8 +105,9 @@ pub struct Stopped;
 /// `stopped` is asked while objects are added and, through libgit2's progress callback,
 /// while deltas are searched — the long part of a large run — so a server shutting down
 /// does not wait for minutes of packing; once it answers true it must keep answering
-/// true. Once the pack is written the run completes (the rest is renames and unlinks). A
-/// stopped run answers [`Stopped`].
+/// true. Once the pack is written the run completes, except that it stops moving the
+/// packed loose files aside (they stay loose, to be packed again). A run stopped before
+/// its pack is written answers [`Stopped`].
 pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Result<PackReport> {
     // One packer at a time per repository, across processes. Two would each pack the
     // same loose objects into a pack of their own, and the next pass fold both: a
@@ -161,6 +162,11 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
         }
         let mut walk = repo.revwalk()?;
         for oid in &ids {
+            // A lookup per loose object: ~100,000 after a busy minute, long enough for a
+            // shutdown to ask meanwhile.
+            if stopped() {
+                return Err(Stopped.into());
+            }
             let Ok(commit) = repo.find_commit(*oid) else { continue };
             walk.push(*oid)?;
             for parent in commit.parent_ids().filter(|p| !ids.contains(p)) {
@@ -183,7 +189,7 @@ pub fn pack(dir: &Path, fold: bool, stopped: &dyn Fn() -> bool) -> anyhow::Resul
             remove_if_present(path)?;
         }
     } else {
-        hold(dir, &name, &loose)?;
+        hold(dir, &name, &loose, stopped)?;
     }
     let mut packs_folded = 0;
     // (The new pack has the name of an old one when it holds exactly its objects.)
@@ -261,11 +267,16 @@ pub fn expunge(dir: &Path) -> anyhow::Result<PackReport> {
     Ok(PackReport { loose_packed: loose.len(), packs_folded, objects })
 }
 
-/// Moves a run's packed loose files into a directory of [`HELD`] named for its pack.
-fn hold(dir: &Path, pack_name: &str, loose: &[(Oid, PathBuf)]) -> anyhow::Result<()> {
+/// Moves a run's packed loose files into a directory of [`HELD`] named for its pack —
+/// until `stopped`: the pack is durable by then, and what stays loose is packed again by
+/// the next run, so a shutdown need not wait for ~100,000 renames.
+fn hold(dir: &Path, pack_name: &str, loose: &[(Oid, PathBuf)], stopped: &dyn Fn() -> bool) -> anyhow::Result<()> {
     let aside = dir.join(HELD).join(pack_name);
     std::fs::create_dir_all(&aside)?;
     for (oid, path) in loose {
+        if stopped() {
+            return Ok(());
+        }
         unless_gone(std::fs::rename(path, aside.join(oid.to_string())))
             .with_context(|| format!("cannot move {} aside", path.display()))?;
     }

@@ -23,9 +23,18 @@ include!(concat!(env!("OUT_DIR"), "/web_assets.rs"));
 const CSP: HeaderName = HeaderName::from_static("content-security-policy");
 
 /// The app runs only its own scripts; styles may be inline (the editor sets them), images
-/// may be pasted (`blob:`/`data:`) before they are uploaded.
-const APP_CSP: &str = "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; \
+/// may be pasted (`blob:`/`data:`) before they are uploaded, and pages may show images
+/// from other sites over HTTPS (`![](https://…)`) unless `BLOCK_EXTERNAL_IMAGES=1`.
+const APP_CSP: &str = "default-src 'self'; img-src 'self' data: blob: https:; style-src 'self' 'unsafe-inline'; \
                        connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+/// [`APP_CSP`] with images from this server only.
+const APP_CSP_OWN_IMAGES: &str = "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; \
+                                  connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// The app's CSP under these settings.
+pub fn app_csp(block_external_images: bool) -> &'static str {
+    if block_external_images { APP_CSP_OWN_IMAGES } else { APP_CSP }
+}
 
 pub fn router() -> Router<Ctx> {
     Router::new()
@@ -43,7 +52,7 @@ pub fn is_app_path(path: &str) -> bool {
 /// An embedded file of the app, or `index.html` for any other path under `/app/` —
 /// except under `/app/assets/`, where a missing file is a 404 (a stale hashed name must
 /// not get HTML back as a script). Text files go out gzipped to clients that accept it.
-pub async fn serve_app(req: Request) -> Response {
+pub async fn serve_app(req: Request, csp: &'static str) -> Response {
     let path = req.uri().path().trim_start_matches("/app/");
     let found = WEB_ASSETS.iter().find(|(name, ..)| *name == path);
     let Some(&(name, content_type, bytes, gzipped)) =
@@ -54,7 +63,7 @@ pub async fn serve_app(req: Request) -> Response {
     // Hashed names never change content; everything else (index.html above all) is
     // revalidated so a new release is picked up at once.
     let cache = if name.starts_with("assets/") { "public, max-age=31536000, immutable" } else { "no-cache" };
-    let headers = [(CONTENT_TYPE, content_type), (CACHE_CONTROL, cache), (CSP, APP_CSP), (VARY, "accept-encoding")];
+    let headers = [(CONTENT_TYPE, content_type), (CACHE_CONTROL, cache), (CSP, csp), (VARY, "accept-encoding")];
     match gzipped.filter(|_| accepts_gzip(&req)) {
         Some(gz) => (StatusCode::OK, headers, [(CONTENT_ENCODING, "gzip")], gz).into_response(),
         None => (StatusCode::OK, headers, bytes).into_response(),

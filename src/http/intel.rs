@@ -7,14 +7,17 @@ use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::core::Ctx;
+use crate::core::intel::graph::{Edge, Linked, PageLink, Stale};
 use crate::core::intel::{self, Graph, Insights, LinkSuggestions, Summary, TagSuggestions};
 use crate::core::pages;
+use crate::core::paging::Paging;
 use crate::core::workspaces;
 use crate::error::Result;
-use crate::http::Problem;
 use crate::http::auth::AuthUser;
+use crate::http::extract::PagingQuery;
 use crate::http::extract::{Path, Query};
 use crate::http::pages::Ws;
+use crate::http::{List, Problem};
 
 pub fn router() -> OpenApiRouter<Ctx> {
     OpenApiRouter::new()
@@ -22,6 +25,10 @@ pub fn router() -> OpenApiRouter<Ctx> {
         .routes(routes!(suggest_tags))
         .routes(routes!(summary))
         .routes(routes!(insights))
+        .routes(routes!(insight_orphans))
+        .routes(routes!(insight_broken_links))
+        .routes(routes!(insight_most_linked))
+        .routes(routes!(insight_stale))
         .routes(routes!(graph))
 }
 
@@ -108,3 +115,48 @@ async fn graph(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<Ws>) -> R
     let access = workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?;
     Ok(axum::Json(intel::graph(&ctx, &access).await?))
 }
+
+/// One insight list whole, a window at a time (an extension): `/api/insights` answers the
+/// first 20 of each and their totals.
+macro_rules! insight_list {
+    ($name:ident, $path:literal, $field:ident, $item:ty, $doc:literal) => {
+        #[doc = $doc]
+        #[utoipa::path(get, path = $path, tags = ["intelligence", "extension"], params(Ws, PagingQuery),
+            security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+            responses((status = 200, body = List<$item>), (status = 400, body = Problem), (status = 401, body = Problem),
+                (status = 404, body = Problem), (status = 503, body = Problem)))]
+        async fn $name(
+            State(ctx): State<Ctx>,
+            auth: AuthUser,
+            Query(q): Query<Ws>,
+            paging: Paging,
+        ) -> Result<axum::Json<List<$item>>> {
+            let access = workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?;
+            let (items, total) = paging.slice(intel::graph::insight_lists(&ctx, &access).await?.$field);
+            Ok(axum::Json(List::new(items, total)))
+        }
+    };
+}
+
+insight_list!(
+    insight_orphans,
+    "/api/insights/orphans",
+    orphans,
+    PageLink,
+    "Every orphan (a live page no other live page links to), by title."
+);
+insight_list!(
+    insight_broken_links,
+    "/api/insights/broken-links",
+    broken_links,
+    Edge,
+    "Every link to a page that does not exist, by source."
+);
+insight_list!(
+    insight_most_linked,
+    "/api/insights/most-linked",
+    most_linked,
+    Linked,
+    "Every page other pages link to, most linked first."
+);
+insight_list!(insight_stale, "/api/insights/stale", stale, Stale, "Every page not updated for 180 days, oldest first.");

@@ -129,6 +129,7 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
         .split_for_parts();
     doc.info.version = crate::core::VERSION.to_owned();
     problem_media_types(&mut doc);
+    old_slugs_redirect(&mut doc);
     optional_bodies(&mut doc);
     declare_links(&mut doc);
     if let Ok(bytes) = serde_json::to_vec(&doc) {
@@ -153,6 +154,34 @@ fn problem_media_types(doc: &mut utoipa::openapi::OpenApi) {
                     response.content.insert("application/problem+json".to_owned(), body);
                 }
             }
+        }
+    }
+}
+
+/// Every route under `/api/pages/{slug}` answers `308` for an old slug of a renamed page
+/// (`pages::redirect_old_slugs`): documented once here for all of them.
+fn old_slugs_redirect(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder, header::Header};
+    let moved = ResponseBuilder::new()
+        .description(
+            "The slug is an old slug of a renamed page: the same route under its current slug is in `Location`",
+        )
+        .header(
+            "Location",
+            Header::new(utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::schema::Type::String)),
+        )
+        .content(
+            "application/problem+json",
+            ContentBuilder::new().schema(Some(Ref::from_schema_name("Problem"))).build(),
+        )
+        .build();
+    for (path, item) in doc.paths.paths.iter_mut() {
+        if !path.starts_with("/api/pages/{slug}") {
+            continue;
+        }
+        let ops = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
+        for op in ops.into_iter().flatten() {
+            op.responses.responses.insert("308".to_owned(), moved.clone().into());
         }
     }
 }

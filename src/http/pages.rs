@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::http::header::{CONTENT_TYPE, ETAG, IF_MATCH};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -42,6 +42,40 @@ pub fn router() -> OpenApiRouter<Ctx> {
         .routes(routes!(trashed_page))
         .routes(routes!(restore_from_trash))
         .routes(routes!(purge_from_trash))
+        .routes(routes!(new_slug))
+}
+
+/// A page's old slug answers `308` with the same route under the slug it has now (CONTRACT
+/// §5): the core answers `page_moved` for the page a route names, and this layer, which
+/// knows the request's path, writes `Location` (the query string kept).
+pub async fn redirect_old_slugs(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let uri = req.uri().clone();
+    let mut res = next.run(req).await;
+    let Some(moved) = res.extensions_mut().remove::<crate::error::Moved>() else { return res };
+    match relocated(&uri, &moved.from, &moved.to).and_then(|l| HeaderValue::from_str(&l).ok()) {
+        Some(location) => {
+            res.headers_mut().insert(axum::http::header::LOCATION, location);
+            res
+        }
+        // Only a route under /api/pages/{slug} names a page by its path.
+        None => Error::page_not_found(&moved.from).into_response(),
+    }
+}
+
+/// `uri` with the page segment of `/api/pages/{from}/…` replaced by `to`.
+fn relocated(uri: &axum::http::Uri, from: &str, to: &str) -> Option<String> {
+    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+    // A path segment keeps RFC 3986's unreserved characters as they are.
+    const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+    let rest = uri.path().strip_prefix("/api/pages/")?;
+    let (segment, tail) = rest.split_once('/').map_or((rest, ""), |(s, t)| (s, t));
+    if percent_decode_str(segment).decode_utf8().ok()? != from {
+        return None;
+    }
+    let to = utf8_percent_encode(to, SEGMENT).to_string();
+    let tail = if tail.is_empty() { String::new() } else { format!("/{tail}") };
+    let query = uri.query().map(|q| format!("?{q}")).unwrap_or_default();
+    Some(format!("/api/pages/{to}{tail}{query}"))
 }
 
 #[derive(Deserialize, IntoParams, Default)]
@@ -124,6 +158,26 @@ pub struct RestoreRevision {
     /// Keep the page's current title instead of the one the revision had.
     #[serde(default)]
     pub keep_title: bool,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SlugQuery {
+    /// Workspace slug (default: the caller's default workspace).
+    pub ws: Option<String>,
+    /// A title: answers the address a page created with only this title would get.
+    pub title: Option<String>,
+    /// A slug: answers whether a new page may have it.
+    pub slug: Option<String>,
+}
+
+/// A new page's address (an extension): the slug a title-only create would get now, or
+/// whether a slug is free.
+#[derive(Serialize, ToSchema)]
+pub struct NewSlug {
+    pub slug: String,
+    /// False when a page (live or in the trash) has the slug.
+    pub available: bool,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -470,4 +524,25 @@ async fn purge_from_trash(
     let a = access(&ctx, &auth, q.ws.as_deref()).await?;
     pages::purge(&ctx, &a, &auth.user, &pages::named_in_trash(&slug)?).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The address a new page would get (an extension, for the editor to show before the first
+/// save): with `title`, the slug derived from it, or the first free `-2`, `-3`… when it
+/// is taken; with `slug`, whether that slug is free.
+#[utoipa::path(get, path = "/api/slug", tags = ["pages", "extension"], params(SlugQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+    responses((status = 200, body = NewSlug), (status = 400, body = Problem, description = "No title or slug, or an invalid slug"),
+        (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn new_slug(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<SlugQuery>) -> Result<axum::Json<NewSlug>> {
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    let answer = match (q.slug, q.title) {
+        (Some(slug), _) => {
+            let slug = Slug::parse(&slug)?;
+            NewSlug { available: pages::slug_available(&ctx, &a, &slug).await?, slug: slug.into_string() }
+        }
+        (None, Some(title)) => {
+            NewSlug { slug: pages::slug_for_title(&ctx, &a, &title).await?.into_string(), available: true }
+        }
+        (None, None) => return Err(Error::title_or_slug_required()),
+    };
+    Ok(axum::Json(answer))
 }

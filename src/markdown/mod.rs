@@ -260,18 +260,68 @@ pub fn rewrite_links(markdown: &str, old: &str, new: &str) -> Option<String> {
 /// The edits that point wikilink `link` of `markdown` at the page `slug`, keeping the text
 /// readers saw: the target replaced (its whitespace, `#section`, `|` and label kept as
 /// written), and a link written as a title rather than a slug, which loses its words to
-/// the slug, labelled with them: `[[Old Title#sec]]` → `[[slug#sec|Old Title]]`. An embed shows the page
-/// itself, titled: it gets no label.
+/// the slug, labelled with what the app showed for it: `[[Old Title#Setup]]` →
+/// `[[slug#Setup|Old Title › Setup]]` (CONTRACT §5). A label that is exactly what such a
+/// rewrite added for a title of `slug` goes back to that title: renaming a page away and
+/// back leaves `[[Glossary]]` as it was, not `[[glossary|Glossary]]`. An embed shows the
+/// page itself, titled: it gets no label.
 pub fn relink(markdown: &str, link: &LinkSpan, slug: &str) -> Vec<(Range<usize>, String)> {
     let target = &markdown[link.target.clone()];
+    if link.kind == LinkKind::Wiki
+        && let Some(title_form) = title_form_of_label(markdown, link, slug)
+    {
+        return vec![title_form];
+    }
     let mut edits = vec![(link.target.clone(), slug.to_owned())];
     if let (LinkKind::Wiki, Some(close)) = (link.kind, link.unlabelled_close)
         && resolve(target) != target
     {
         let pipe = if link.in_table { "\\|" } else { "|" };
-        edits.push((close..close, format!("{pipe}{}", target.split_whitespace().collect::<Vec<_>>().join(" "))));
+        let section = section_words(&markdown[link.target.end..close]);
+        let label = match section {
+            Some(section) => format!("{} › {section}", words(target)),
+            None => words(target),
+        };
+        edits.push((close..close, format!("{pipe}{label}")));
     }
     edits
+}
+
+/// `text` with its runs of whitespace made one space, trimmed.
+fn words(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The words of a wikilink's `#section` part (the text between its target and its `|` or
+/// `]]`), if it has one.
+fn section_words(between: &str) -> Option<String> {
+    between.trim().strip_prefix('#').map(words).filter(|s| !s.is_empty())
+}
+
+/// For a labelled wikilink `[[target#section|label]]` whose label is a title of `slug`
+/// (with ` › section` when the link has that section), the edit that writes it back as
+/// that title: `[[Title#section]]`.
+fn title_form_of_label(markdown: &str, link: &LinkSpan, slug: &str) -> Option<(Range<usize>, String)> {
+    if link.unlabelled_close.is_some() || markdown.get(link.whole.end.checked_sub(2)?..link.whole.end)? != "]]" {
+        return None;
+    }
+    let inner = link.whole.start + 2..link.whole.end - 2;
+    let pipe = link.target.end + markdown.get(link.target.end..inner.end)?.find('|')?;
+    let section_text = markdown[link.target.end..pipe].trim_end_matches('\\');
+    let section = section_words(section_text);
+    let label = words(&markdown[pipe + 1..inner.end]);
+    let title = match &section {
+        Some(s) => label.strip_suffix(&format!(" › {s}"))?.to_owned(),
+        None => label,
+    };
+    if title.is_empty() || title == slug || resolve(&title) != slug || title.contains(['#', '|', '[', ']']) {
+        return None;
+    }
+    let written = match section {
+        Some(s) => format!("{title}#{s}"),
+        None => title,
+    };
+    Some((inner, written))
 }
 
 /// `text` with each edit (a byte range and its replacement) applied, in order of where
@@ -558,8 +608,9 @@ fn push_front_tag(raw: &str, tags: &mut Vec<String>) {
 enum Block {
     /// A paragraph or a list item: its text is prose, split into sentences.
     Prose,
-    /// A heading; `id` is its explicit `{#id}`, if any.
-    Heading { level: u8, id: Option<String> },
+    /// A heading; `id` is its explicit `{#id}`, if any; `marker` when its lines are a
+    /// merge's conflict markers (never a title).
+    Heading { level: u8, id: Option<String>, marker: bool },
     /// A code block: its text is searchable and nothing else.
     Code,
     /// Anything else (block quotes, lists, tables, cells, HTML blocks).
@@ -583,6 +634,28 @@ struct PendingLink {
 }
 
 /// The state of the one pass over a body's events.
+/// Whether the level-1 heading at `range` of `src` is made of a merge's conflict markers
+/// (`<<<<<<<`, `|||||||`, `>>>>>>>` lines, or a `=======` underline inside a conflict),
+/// which a save with markers left in would otherwise turn into the page's title:
+/// `<<<<<<< Your edit\ntext\n=======` is a setext heading.
+fn conflict_marker_heading(src: &str, range: Range<usize>) -> bool {
+    let marker = |line: &str, c: char| {
+        let rest = line.trim_end().strip_prefix(&c.to_string().repeat(7));
+        rest.is_some_and(|r| r.is_empty() || r.starts_with(' '))
+    };
+    let heading = src.get(range.clone()).unwrap_or_default();
+    if heading.lines().any(|l| marker(l, '<') || marker(l, '|') || marker(l, '>')) {
+        return true;
+    }
+    // A `=======` underline is a marker when a conflict is open above it.
+    let underline = heading.trim_end().lines().last().is_some_and(|l| l.trim_end() == "=======");
+    underline && {
+        let before = src.get(..range.start).unwrap_or_default();
+        let open = before.lines().rev().find(|l| marker(l, '<') || marker(l, '>'));
+        open.is_some_and(|l| marker(l, '<'))
+    }
+}
+
 struct Walker<'a> {
     /// The body, to look at the source behind an event (escaped `\#`).
     src: &'a str,
@@ -626,7 +699,7 @@ impl<'a> Walker<'a> {
 
     fn event(&mut self, event: Event<'_>, range: Range<usize>) {
         match event {
-            Event::Start(tag) => self.start(tag),
+            Event::Start(tag) => self.start(tag, range),
             Event::End(tag) => self.end(tag),
             Event::Text(text) => self.text(&text, range.start),
             Event::Code(code) => self.code(&code),
@@ -639,7 +712,7 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn start(&mut self, tag: Tag<'_>) {
+    fn start(&mut self, tag: Tag<'_>, range: Range<usize>) {
         let block = match tag {
             Tag::Emphasis | Tag::Strong | Tag::Strikethrough | Tag::Superscript | Tag::Subscript => return,
             Tag::Link { link_type, dest_url, .. } => {
@@ -680,9 +753,11 @@ impl<'a> Walker<'a> {
                 return;
             }
             Tag::Paragraph | Tag::Item => Block::Prose,
-            Tag::Heading { level, id, .. } => {
-                Block::Heading { level: level as u8, id: id.map(|id| id.trim().to_owned()).filter(|id| !id.is_empty()) }
-            }
+            Tag::Heading { level, id, .. } => Block::Heading {
+                level: level as u8,
+                id: id.map(|id| id.trim().to_owned()).filter(|id| !id.is_empty()),
+                marker: level == HeadingLevel::H1 && conflict_marker_heading(self.src, range),
+            },
             Tag::CodeBlock(_) | Tag::MetadataBlock(_) => Block::Code,
             _ => Block::Other,
         };
@@ -708,9 +783,9 @@ impl<'a> Walker<'a> {
                 self.blocks.pop();
             }
             _ => {
-                if let Some(Block::Heading { level, id }) = self.blocks.last_mut() {
-                    let (level, id) = (*level, id.take());
-                    self.record_heading(level, id);
+                if let Some(Block::Heading { level, id, marker }) = self.blocks.last_mut() {
+                    let (level, id, marker) = (*level, id.take(), *marker);
+                    self.record_heading(level, id, marker);
                 }
                 self.flush_block();
                 self.blocks.pop();
@@ -795,14 +870,14 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn record_heading(&mut self, level: u8, id: Option<String>) {
+    fn record_heading(&mut self, level: u8, id: Option<String>, marker: bool) {
         let text = self.inline.trim().to_owned();
         let mut base = id.unwrap_or_else(|| Slug::derive(&text));
         if base.is_empty() {
             base = EMPTY_ANCHOR.to_owned();
         }
         let anchor = self.unique_anchor(base);
-        if level == 1 && self.out.h1.is_none() && !text.is_empty() {
+        if level == 1 && self.out.h1.is_none() && !text.is_empty() && !marker {
             self.out.h1 = Some(text.clone());
         }
         self.out.headings.push(Heading { level, text, anchor });
@@ -990,6 +1065,17 @@ mod tests {
         assert_eq!(parse("Sub\n---\n").h1, None);
         assert_eq!(parse("# [[Some Page|Label]] and [[other]]").h1.as_deref(), Some("Label and other"));
         assert_eq!(parse("# Closed ATX ##").h1.as_deref(), Some("Closed ATX"));
+    }
+
+    #[test]
+    fn conflict_markers_are_never_the_title() {
+        let merged = "Intro line\n<<<<<<< Your edit\nmine\n||||||| Before both edits\nbase\n=======\ntheirs\n>>>>>>> Alice, 2026-12-07 10:02 UTC\n";
+        assert_eq!(parse(merged).h1, None);
+        let diffy = "<<<<<<< ours\nmine\n=======\ntheirs\n>>>>>>> theirs\n\n# Real";
+        assert_eq!(parse(diffy).h1.as_deref(), Some("Real"));
+        // A setext underline of seven `=` outside a conflict is a heading as ever.
+        assert_eq!(parse("Title\n=======\n\ntext").h1.as_deref(), Some("Title"));
+        assert_eq!(parse("<<<<<<< a\nx\n>>>>>>> b\n\nTitle\n=======\n").h1.as_deref(), Some("Title"));
     }
 
     #[test]
@@ -1254,7 +1340,10 @@ mod tests {
             Some("See [[fresh|Old Title]] and [[fresh|it]].")
         );
         assert_eq!(rewrite_links("| [[old\\|L]] |\n|---|", "old", "new").as_deref(), Some("| [[new\\|L]] |\n|---|"));
-        assert_eq!(rewrite_links("[[Old Title#Sec]]", "old-title", "new").as_deref(), Some("[[new#Sec|Old Title]]"));
+        assert_eq!(
+            rewrite_links("[[Old Title#Sec]]", "old-title", "new").as_deref(),
+            Some("[[new#Sec|Old Title › Sec]]")
+        );
         assert_eq!(
             rewrite_links("| h |\n|---|\n| [[Old Title]] |", "old-title", "new").as_deref(),
             Some("| h |\n|---|\n| [[new\\|Old Title]] |")
@@ -1267,12 +1356,28 @@ mod tests {
     #[test]
     fn a_rewritten_title_link_reads_as_before() {
         for (md, want) in
-            [("[[Getting Started]]", "Getting Started"), ("[[Getting Started#Install]]", "Getting Started")]
+            [("[[Getting Started]]", "Getting Started"), ("[[Getting Started#Install]]", "Getting Started › Install")]
         {
             let out = rewrite_links(md, "getting-started", "onboarding").unwrap();
             let link = &parse(&out).links[0];
             assert_eq!((link.slug.as_str(), link.label.as_deref()), ("onboarding", Some(want)), "{out}");
         }
+    }
+
+    #[test]
+    fn renaming_away_and_back_leaves_links_as_written() {
+        for md in [
+            "See [[Glossary]].",
+            "See [[Glossary#Terms]].",
+            "| [[Glossary]] |\n|---|",
+            "[[glossary]] [[glossary|words]]",
+        ] {
+            let away = rewrite_links(md, "glossary", "terms").unwrap();
+            let back = rewrite_links(&away, "terms", "glossary").unwrap();
+            assert_eq!(back, md, "via {away}");
+        }
+        // A label a person wrote that merely names another page stays a label.
+        assert_eq!(rewrite_links("[[old|Other]]", "old", "new").as_deref(), Some("[[new|Other]]"));
     }
 
     #[test]

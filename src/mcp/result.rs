@@ -23,3 +23,12 @@ pub fn fail(err: Error) -> CallToolResult {
     err.log();
     CallToolResult::error(vec![ContentBlock::text(err.body().to_string())])
 }
+
+/// A result for a page named by an old slug: it says where the page is now, in a text
+/// block after the answer (whose structured content already carries the current slug
+/// where the answer is a page).
+pub fn moved(mut result: CallToolResult, from: &str, to: &str) -> CallToolResult {
+    let note = format!("The page '{from}' was renamed: its slug is now '{to}'. Use '{to}' from now on.");
+    result.content.push(ContentBlock::text(note));
+    result
+}

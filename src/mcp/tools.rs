@@ -113,6 +113,20 @@ async fn access(ctx: &Ctx, user: &User, ws: Option<&str>) -> Result<Access> {
     workspaces::access_or_default(ctx, user, ws).await
 }
 
+/// Runs tool `name` as `user` and turns its answer or its error into the tool's result. A
+/// page named by an old slug (a renamed page's) is acted on where it is now, and the
+/// result says its current slug (CONTRACT §5).
+pub async fn call(ctx: &Ctx, user: &User, name: &str, args: Option<JsonObject>) -> Result<CallToolResult, McpError> {
+    let again = args.as_ref().filter(|a| a.contains_key("slug")).cloned();
+    let mut outcome = run(ctx, user, name, args).await?;
+    let moved = outcome.as_ref().err().and_then(Error::moved).map(|(from, to)| (from.to_owned(), to.to_owned()));
+    if let (Some((from, to)), Some(mut args)) = (moved, again) {
+        args.insert("slug".to_owned(), serde_json::Value::String(to.clone()));
+        outcome = run(ctx, user, name, Some(args)).await?.map(|r| result::moved(r, &from, &to));
+    }
+    Ok(outcome.unwrap_or_else(result::fail))
+}
+
 /// Every tool, once: what `tools/list` shows (name, title, annotations, description, the
 /// argument and answer types' schemas) and what `tools/call` runs, so the two cannot
 /// drift apart. `$ctx` and `$user` name the caller's context and account in the bodies.
@@ -122,16 +136,13 @@ macro_rules! tools {
         pub static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| vec![$( $make::<$args, $out>($name, $($meta),+) ),*]);
 
         /// Runs tool `name` as `user`: reads its arguments (a protocol error if they do not
-        /// fit), runs it, and turns its answer or its error into the tool's result.
-        pub async fn call($ctx: &Ctx, $user: &User, name: &str, args: Option<JsonObject>) -> Result<CallToolResult, McpError> {
+        /// fit), runs it, and answers its result or the core's error.
+        async fn run($ctx: &Ctx, $user: &User, name: &str, args: Option<JsonObject>) -> Result<Result<CallToolResult>, McpError> {
             match name {
                 $( $name => {
                     let $a: $args = parse(name, args)?;
                     let out: Result<_> = async { $body }.await;
-                    Ok(match out {
-                        Ok(value) => result::ok(&value),
-                        Err(e) => result::fail(e),
-                    })
+                    Ok(out.map(|value| result::ok(&value)))
                 } )*
                 _ => Err(McpError::invalid_params(format!("unknown tool: {name}"), None)),
             }
@@ -182,7 +193,7 @@ tools! { ctx, user;
         "create_page",
         "Create a page",
         w(false, false),
-        "Creates a page from markdown. Give a title or a slug (the slug is derived from the title otherwise); `[[slug]]` in the content links to another page and `#tag` tags it. Fails if the slug is taken (also by a page in the trash). Returns the new page.",
+        "Creates a page from markdown. Give a title or a slug (the slug is derived from the title otherwise); `[[slug]]` in the content links to another page and `#tag` tags it. A slug derived from the title that is taken becomes the first free `-2`, `-3`…; a slug given and taken (also by a page in the trash) fails. Returns the new page, with its slug.",
     ) => |a| {
         let access = access(ctx, user, a.workspace.as_deref()).await?;
         let req = NewPage { title: a.title, slug: a.slug, content: a.content, parent: a.parent };

@@ -211,6 +211,18 @@ const TABLES: &[Table] = &[
         constraints: &["PRIMARY KEY (workspace_id, old_sha)"],
     },
     Table {
+        name: "page_aliases",
+        columns: &[
+            ("workspace_id", "BIGINT NOT NULL"),
+            // A slug the page had before a rename: it keeps answering (a 308 to the
+            // page's slug) until another page takes it or the page is purged. Derived from
+            // the history's rename commits (`reindex`).
+            ("slug", "TEXT NOT NULL"),
+            ("page_id", "BIGINT NOT NULL REFERENCES pages(id) ON DELETE CASCADE"),
+        ],
+        constraints: &["PRIMARY KEY (workspace_id, slug)"],
+    },
+    Table {
         name: "page_tags",
         columns: &[
             ("page_id", "BIGINT NOT NULL REFERENCES pages(id) ON DELETE CASCADE"),

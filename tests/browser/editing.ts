@@ -1,7 +1,7 @@
 // Shared steps of the editor's specs: the source editor, replacing its text as a person
 // types it, and bringing up the merge-conflict dialog.
 import type { Locator, Page } from "@playwright/test";
-import { createPage, expect, type Messages } from "./fixtures";
+import { createPage, expect, fmt, type Messages } from "./fixtures";
 
 export const source = (page: Page): Locator => page.getByTestId("source-editor");
 
@@ -11,6 +11,18 @@ export async function replaceText(page: Page, text: string): Promise<void> {
   await page.keyboard.press("Control+a");
   await page.keyboard.press("Delete");
   await page.keyboard.type(text);
+}
+
+/** Types `text` at the very end of the source editor, as a person adding a line. */
+export async function typeAtEnd(page: Page, text: string): Promise<void> {
+  await source(page).click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type(text);
+}
+
+/** The conflict dialog's button that keeps the other person's version, named after them. */
+export function keepTheirs(dialog: Locator, en: Messages, name: string): Locator {
+  return dialog.getByRole("button", { name: fmt(en["page.conflict.keep_named"]!, { name }), exact: true });
 }
 
 /** Opens `slug` in the editor, lets someone else change its middle line, types our own

@@ -6,6 +6,7 @@
 //   and so is a request of our origin that failed without an answer;
 // - so does a message key missing from the catalogue (the app's t() warns of each);
 // - helpers to register a fresh user (unique email) and to call the API as that user.
+import AxeBuilder from "@axe-core/playwright";
 import { test as base, expect, type APIRequestContext, type Locator, type Page } from "@playwright/test";
 
 export interface TestUser {
@@ -126,4 +127,14 @@ export async function signIn(page: Page, en: Messages, email: string, password: 
   const answered = page.waitForResponse((r) => r.url().endsWith("/api/auth/login"));
   await page.getByRole("button", { name: en["auth.login.submit"]! }).click();
   await answered;
+}
+
+/** axe-core over what is on screen: no "serious" or "critical" violation (as a11y.spec.ts). */
+export async function axe(page: Page, where: string): Promise<void> {
+  const tags = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"];
+  const result = await new AxeBuilder({ page }).withTags(tags).analyze();
+  const bad = result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${where}: ${v.id} (${v.impact}) ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" "))}`);
+  expect.soft(bad, bad.join("\n")).toEqual([]);
 }

@@ -321,7 +321,7 @@ async fn an_export_zip_imports_into_a_new_workspace_byte_for_byte() {
             None,
             format!("---\ntags: [docs]\n---\n# The Guide\n\nSee [[Child Page]] and [[other|that]].\n\n![d]({url})\n"),
         ),
-        ("child-page", Some("guide"), "Under the guide. #nested\n\n[[guide#the-guide]]\n".to_owned()),
+        ("child-page", Some("guide"), format!("Under the guide. #nested\n\n[[guide#the-guide]] ![deeper]({url})\n")),
         ("grandchild", Some("child-page"), "Deep. [[Missing page]]\n".to_owned()),
         ("other", None, "Other #tag with `[[code]]` and [[Guide]].\r\nCRLF kept.\n".to_owned()),
         ("bases-syntax", Some("guide"), "No heading: the title was set by hand.\n".to_owned()),
@@ -582,8 +582,9 @@ async fn a_git_repository_is_imported_with_its_history_authors_dates_renames_and
     assert_eq!(h[0]["author"]["id"], carol_me["id"], "{h:#?}");
     let (_, ann_me) = api.get("/api/me").await;
     assert_eq!(h[2]["author"]["id"], ann_me["id"], "{h:#?}");
-    let (s, _) = api.get(&format!("/api/pages/guide?ws={ws}")).await;
-    assert_eq!(s, StatusCode::NOT_FOUND, "the old name is gone");
+    // The old name answers for the page at its new one (a rename keeps its addresses).
+    let (s, old) = api.get(&format!("/api/pages/guide?ws={ws}")).await;
+    assert_eq!((s, old["slug"].as_str()), (StatusCode::OK, Some("handbook")), "the old name leads to the new");
     // The deleted page is in the trash with its history; the new folder became a page.
     let (_, trash) = api.get(&format!("/api/trash?ws={ws}")).await;
     assert!(trash.to_string().contains("\"old\""), "{trash}");

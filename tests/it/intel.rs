@@ -213,3 +213,88 @@ async fn insights_and_graph_see_live_pages_only() {
     assert_eq!(ok(&later, &format!("/api/graph?ws={ws}")).await["nodes"].as_array().unwrap().len(), 5);
     srv.stop().await;
 }
+
+/// Every insight list says how long it is and pages through all of it; an orphan says
+/// its parent (a subpage is reached from its parent even when no page links to it).
+#[tokio::test]
+async fn insight_lists_answer_totals_and_page_through_every_item() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("many@x.io").await;
+    api.page("home", "# Home\n\n[[linked]] [[missing-1]]\n").await;
+    api.page("linked", "# Linked\n").await;
+    for n in 1..=36 {
+        let (s, _) = api.post("/api/pages", json!({"slug": format!("note-{n:02}"), "parent": "home"})).await;
+        assert_eq!(s, StatusCode::CREATED);
+    }
+    let i = ok(&api, "/api/insights").await;
+    // home and the 36 notes: nothing links to them.
+    assert_eq!(i["totals"], json!({"orphans": 37, "broken_links": 1, "most_linked": 1, "stale": 0}), "{i}");
+    assert_eq!(i["orphans"].as_array().unwrap().len(), 20);
+    assert_eq!(i["orphans"][0], json!({"slug": "home", "title": "Home", "parent": null}));
+    assert_eq!(i["orphans"][1]["parent"], "home");
+
+    let mut seen = Vec::new();
+    let mut offset = 0;
+    loop {
+        let (s, page) = api.get(&format!("/api/insights/orphans?limit=15&offset={offset}")).await;
+        assert_eq!(s, StatusCode::OK, "{page}");
+        assert_eq!(page["total"], 37);
+        let items = field(&page, "items", "slug");
+        if items.is_empty() {
+            break;
+        }
+        seen.extend(items);
+        offset += 15;
+    }
+    assert_eq!(seen.len(), 37);
+    assert_eq!(seen[..20], field(&i, "orphans", "slug")[..], "the same order as the first 20");
+    let (_, broken) = api.get("/api/insights/broken-links").await;
+    assert_eq!(broken, json!({"items": [{"source": "home", "target": "missing-1"}], "total": 1}));
+    let (_, linked) = api.get("/api/insights/most-linked").await;
+    assert_eq!((linked["total"].as_i64(), linked["items"][0]["slug"].as_str()), (Some(1), Some("linked")));
+    assert_eq!(api.get("/api/insights/stale").await.1, json!({"items": [], "total": 0}));
+    let (s, bad) = api.get("/api/insights/orphans?limit=0").await;
+    assert_eq!((s, bad["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_paging")));
+    let other = srv.user("other-many@x.io").await;
+    let ws = api.get("/api/me").await.1["default_workspace"].as_str().unwrap().to_owned();
+    assert_eq!(other.get(&format!("/api/insights/orphans?ws={ws}")).await.0, StatusCode::NOT_FOUND);
+    srv.stop().await;
+}
+
+/// Without the embedding model, a suggestion needs evidence: a deploy page is not offered
+/// links to sprint retrospectives that merely mention a deploy in passing, nor their
+/// `#retro` tag — while the page it really resembles still is.
+#[tokio::test]
+async fn suggestions_without_evidence_are_not_shown() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("floor@x.io").await;
+    for n in 1..=8 {
+        let content = format!(
+            "# Sprint {n} Retro\n\nWhat went well: the team shipped the search filters and the new onboarding \
+             flow. What went badly: estimates slipped, and the deploy script failed once, so we rolled back the \
+             release. Action items: smaller stories, pair on reviews, demo on Thursday. #retro\n"
+        );
+        api.page(&format!("sprint-{n}-retro"), &content).await;
+    }
+    api.page(
+        "release-checklist",
+        "# Release checklist\n\nBuild the release artifact, run the database migrations on staging, roll out \
+         to production with the deploy script, watch error rates and latency dashboards, roll back on alerts. #ops\n",
+    )
+    .await;
+    api.page(
+        "deploy",
+        "# Deploy\n\nTo deploy, build the release artifact, run the migrations, then roll out with the deploy \
+         script and watch the dashboards for errors; roll back when alerts fire.\n",
+    )
+    .await;
+    let links = ok(&api, "/api/pages/deploy/suggest-links").await;
+    let slugs = field(&links, "items", "slug");
+    assert_eq!(slugs, ["release-checklist"], "{links}");
+    let tags = field(&ok(&api, "/api/pages/deploy/suggest-tags").await, "items", "tag");
+    assert!(!tags.contains(&"retro".to_owned()), "{tags:?}");
+    assert_eq!(tags.first().map(String::as_str), Some("ops"), "{tags:?}");
+    srv.stop().await;
+}

@@ -7,6 +7,7 @@
 mod common;
 
 mod accounts;
+mod addresses;
 mod api_docs;
 mod architecture;
 mod batches;

@@ -330,6 +330,50 @@ async fn tools_act_as_the_token_user() {
     srv.stop().await;
 }
 
+/// A renamed page's old slug still names it (CONTRACT §5): every tool given it acts on
+/// the page where it is now, and its result says the slug the page has now.
+#[tokio::test]
+async fn tools_given_an_old_slug_act_on_the_renamed_page() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let ada = srv.user("ada@x.io").await;
+    let mcp = Mcp::new(&srv, Some(&ada.pat().await));
+    mcp.ok(
+        "create_page",
+        json!({"title": "Incident Response", "content": "# Incident Response\n\nPage the on-call.\n"}),
+    )
+    .await;
+    mcp.ok("rename_page", json!({"slug": "incident-response", "new_slug": "incident-management"})).await;
+    mcp.ok("rename_page", json!({"slug": "incident-management", "new_slug": "incidents"})).await;
+
+    let says_where = |r: &Value| {
+        let notes: Vec<&str> = r["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect();
+        assert!(notes.iter().any(|t| t.contains("'incidents'")), "{r}");
+    };
+    for old in ["incident-response", "incident-management"] {
+        let r = mcp.call("get_page", json!({"slug": old})).await;
+        assert_eq!(
+            (r["isError"].as_bool(), r["structuredContent"]["slug"].as_str()),
+            (Some(false), Some("incidents")),
+            "{r}"
+        );
+        says_where(&r);
+    }
+    let r = mcp.call("append_to_page", json!({"slug": "incident-response", "text": "Then write it up."})).await;
+    assert_eq!(r["structuredContent"]["slug"], "incidents", "{r}");
+    assert!(r["structuredContent"]["content"].as_str().unwrap().ends_with("Then write it up.\n"));
+    says_where(&r);
+    let r = mcp.call("get_page_history", json!({"slug": "incident-response"})).await;
+    assert_eq!(r["structuredContent"]["total"], 4, "{r}");
+    says_where(&r);
+    let r = mcp.call("delete_page", json!({"slug": "incident-management"})).await;
+    assert_eq!(r["structuredContent"], json!({"slug": "incidents", "trashed": true}), "{r}");
+    // In the trash, the old slug is the page's no more than the new one.
+    let gone = mcp.fails("get_page", json!({"slug": "incident-response"})).await;
+    assert_eq!((gone["code"].as_str(), gone["trashed"]["slug"].as_str()), (Some("page_not_found"), Some("incidents")));
+    srv.stop().await;
+}
+
 #[tokio::test]
 async fn pages_are_resources_with_completion() {
     let env = Env::new().await;

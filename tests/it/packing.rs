@@ -271,8 +271,9 @@ async fn a_packing_run_asked_to_stop_gives_up_and_loses_nothing() {
     assert!(before > 100, "{before} loose objects");
     let pack_files = pack::packs(&repo).unwrap();
     // `stop` answers true from its `at`-th question on: before the first object, half-way
-    // through adding them, and once every object is in (the delta search's progress).
-    for at in [0, before / 2, before + 1] {
+    // through the walk's set-up (a question per loose object), half-way through adding
+    // them (another per object), and once every object is in (the delta search's progress).
+    for at in [0, before / 2, before + before / 2, 2 * before + 1] {
         let asked = std::sync::atomic::AtomicUsize::new(0);
         let stop = || asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= at;
         let err = pack::pack(&repo, false, &stop).expect_err("a stopped run answers an error");
@@ -291,6 +292,29 @@ async fn a_packing_run_asked_to_stop_gives_up_and_loses_nothing() {
     assert_fsck(&repo);
     assert_all_readable(&api, &pages).await;
     srv.stop().await;
+}
+
+/// A shutdown after a run's pack is written does not wait for the run to move ~100,000
+/// packed loose files aside: the run stops part-way, with its pack durable and named, the
+/// files it did not move still loose (and readable), and the next run packs them again.
+#[tokio::test]
+async fn a_run_stopped_after_its_pack_is_written_keeps_it_and_leaves_the_rest_loose() {
+    let dir = loose_repo(3_000);
+    let repo = dir.path().to_owned();
+    let before = loose(&repo);
+    // Asked to stop from the moment a pack is named: that is, while its loose files are
+    // being moved aside.
+    let stop = || packs(&repo) > 0;
+    let done = pack::pack(&repo, false, &stop).expect("the pack is written before the stop");
+    assert_eq!(done.loose_packed, before);
+    assert_eq!(packs(&repo), 1);
+    assert_eq!(loose(&repo), before, "the move aside stopped at once");
+    assert_eq!(in_packs(&repo), before);
+    assert_fsck(&repo);
+    // The next run packs what stayed loose, and nothing is lost.
+    pack::pack(&repo, false, &|| false).unwrap();
+    assert_eq!(loose(&repo), 0);
+    assert_fsck(&repo);
 }
 
 /// Bytes of a SQLite file with its write-ahead log.

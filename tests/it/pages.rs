@@ -145,8 +145,10 @@ async fn stale_updates_are_refused_and_merges_keep_both_edits() {
         text.contains("<<<<<<<") && text.contains(">>>>>>>") && text.contains("Line One!") && text.contains("LINE ONE"),
         "{text}"
     );
-    // Marked from the saver's side: "ours" is the edit sent, "theirs" the save it missed.
-    assert!(text.contains("<<<<<<< ours\nLine One!\n") && text.contains("LINE ONE\n>>>>>>> theirs"), "{text}");
+    // Marked from the saver's side, by name: "Your edit" is the edit sent, the save it
+    // missed is its author's, with the time.
+    assert!(text.contains("<<<<<<< Your edit\nLine One!\n") && text.contains("LINE ONE\n>>>>>>> "), "{text}");
+    assert_eq!(body["theirs"]["revision"], merged["revision"]);
     srv.stop().await;
 }
 
@@ -342,7 +344,8 @@ async fn move_rename_and_links_follow() {
     assert_eq!(renamed["slug"], "bee");
     assert_eq!(renamed["title"], "Bee");
     assert_eq!(renamed["parent"], "c");
-    assert_eq!(api.get("/api/pages/b").await.0, StatusCode::NOT_FOUND);
+    // The old slug leads to the page (CONTRACT §5; tests/it/addresses.rs has the rest).
+    assert_eq!(api.get("/api/pages/b").await.1["slug"], "bee");
     let (_, h) = api.get("/api/pages/bee/history").await;
     assert_eq!(h["total"], 4, "{h}");
     assert!(h["items"][0]["message"].as_str().unwrap().contains("Rename b → bee"));
@@ -1229,7 +1232,7 @@ async fn a_rename_keeps_the_text_of_the_links_it_rewrites() {
     let (_, linker) = api.get("/api/pages/linker").await;
     assert_eq!(
         linker["content"],
-        "See [[onboarding|Getting Started]], [[onboarding]], [[onboarding#Install|Getting Started]] and \
+        "See [[onboarding|Getting Started]], [[onboarding]], [[onboarding#Install|Getting Started › Install]] and \
          [[onboarding|the guide]].\n\n| a | b |\n|---|---|\n| [[onboarding\\|Getting Started]] | x |\n"
     );
     assert_eq!(linker["links"], json!(["onboarding"]));
@@ -1531,5 +1534,43 @@ async fn an_owner_erases_one_revisions_content() {
     let (s, r) = owner.get(&format!("/api/pages/later/history/{}?ws=ops", sha(&other))).await;
     assert_eq!((s, r["content"].as_str()), (StatusCode::OK, Some("# Later\n")));
     assert_eq!(owner.get("/api/pages/db?ws=ops").await.1["content"], "# DB\n\nhost: db2\n");
+    srv.stop().await;
+}
+
+/// Siblings without a hand-made order sort naturally — Sprint 2 before Sprint 10 — in the
+/// tree, a page's children, its view and MCP's `list_children` alike.
+#[tokio::test]
+async fn siblings_sort_naturally() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("sprints@x.io").await;
+    api.page("sprints", "# Sprints").await;
+    for n in [10, 2, 1, 11, 3, 12] {
+        let (s, _) = api.post("/api/pages", json!({"title": format!("Sprint {n}"), "parent": "sprints"})).await;
+        assert_eq!(s, StatusCode::CREATED);
+    }
+    let want = ["Sprint 1", "Sprint 2", "Sprint 3", "Sprint 10", "Sprint 11", "Sprint 12"];
+    let titles = |v: &Value| -> Vec<String> {
+        v.as_array().unwrap().iter().map(|c| c["title"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(titles(&api.get("/api/pages").await.1[0]["children"]), want);
+    assert_eq!(titles(&api.get("/api/pages/sprints/children").await.1["items"]), want);
+    assert_eq!(titles(&api.get("/api/pages/sprints/view").await.1["children"]), want);
+    let token = api.pat().await;
+    let client = reqwest::Client::new();
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "list_children", "arguments": {"slug": "sprints"}}});
+    let res: Value = client
+        .post(format!("{}/api/mcp", srv.url))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&call)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(titles(&res["result"]["structuredContent"]["items"]), want, "{res}");
     srv.stop().await;
 }

@@ -427,6 +427,41 @@ async fn hybrid_search_fuses_both_lists() {
     srv.stop().await;
 }
 
+/// Without the embedding model, hybrid search never ranks below keyword search: keyword's
+/// order leads (its clear best, the page titled with the query's words, stays first) and
+/// term statistics add the pages keyword did not find. Fused by rank instead, short pages
+/// heavy in the word came first. (bench `search quality` measures both on CISI.)
+#[tokio::test]
+async fn hybrid_search_without_a_model_keeps_keywords_order_and_adds_to_it() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let api = srv.user("lead@x.io").await;
+    api.page(
+        "deploy",
+        "# Deploy\n\nThe release train leaves on Tuesdays. Build the artifact, run the migrations on staging, \
+         check the dashboards and the error budget, then roll out region by region; roll back on alerts. The \
+         on-call engineer owns the rollout and writes the changelog for support and sales.\n",
+    )
+    .await;
+    for n in 1..=3 {
+        api.page(&format!("ci-notes-{n}"), &format!("# CI notes {n}\n\nThe pipeline runs lint and tests, and a deploy to staging after review; then a deploy to production.\n"))
+            .await;
+    }
+    api.page("rollouts", "# Rollouts\n\nA region at a time, watching dashboards.\n").await;
+    let keyword = found(&api, "keyword", "deploy").await;
+    assert_eq!(keyword[0], "deploy", "{keyword:?}");
+    let semantic = found(&api, "semantic", "deploy").await;
+    assert_ne!(semantic[0], "deploy", "term statistics alone prefer the short pages: {semantic:?}");
+    let r = search(&api, "q=deploy&mode=hybrid").await;
+    assert_eq!(r["engine"], "fulltext+tfidf");
+    assert_eq!(slugs(&r), keyword, "{r}");
+    // A page only term statistics find comes after keyword's.
+    let hybrid = found(&api, "hybrid", "rollout dashboards").await;
+    let keyword = found(&api, "keyword", "rollout dashboards").await;
+    assert_eq!(hybrid[..keyword.len()], keyword[..], "{hybrid:?}");
+    srv.stop().await;
+}
+
 #[tokio::test]
 async fn an_index_follows_saves_made_by_another_process_and_a_reindex() {
     let env = Env::new().await;

@@ -90,6 +90,25 @@ async fn the_register_screen_says_when_registration_is_closed() {
     srv.stop().await;
 }
 
+/// `BLOCK_EXTERNAL_IMAGES=1`: the app's CSP allows images from this server only, and
+/// `/api/system` says so, for the app to show a placeholder with the link instead.
+#[tokio::test]
+async fn external_images_can_be_blocked() {
+    let env = Env::new().await;
+    let srv = env.start(&["--block-external-images=1"]).await;
+    let api = srv.anon();
+    let index = api.send(reqwest::Method::GET, "/app/", None).await;
+    let csp = index.headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("img-src 'self' data: blob:;") && !csp.contains("https:"), "{csp}");
+    let user = srv.user("reader@x.io").await;
+    assert_eq!(user.get("/api/system").await.1["external_images"], false);
+    srv.stop().await;
+    let srv = env.start(&[]).await;
+    let user = srv.user("reader2@x.io").await;
+    assert_eq!(user.get("/api/system").await.1["external_images"], true);
+    srv.stop().await;
+}
+
 /// The built files: `index.html` is revalidated on every load, hashed assets are cached
 /// for a year, a missing hashed asset is a 404 (not HTML), and every page carries a CSP
 /// that allows only our own scripts.
@@ -103,6 +122,8 @@ async fn the_app_files_are_cached_by_their_hashes() {
     assert_eq!(index.headers["cache-control"], "no-cache");
     let csp = index.headers["content-security-policy"].to_str().unwrap();
     assert!(csp.starts_with("default-src 'self'") && !csp.contains("script-src"), "{csp}");
+    // Images from other sites over HTTPS show by default (their hosts see the reader).
+    assert!(csp.contains("img-src 'self' data: blob: https:;"), "{csp}");
     assert!(!index.text.contains("<script>"), "no inline script: {}", index.text);
     // Every asset the page names is served, typed, and cached by its hashed name.
     let assets: Vec<&str> = index.text.split('"').filter(|s| s.starts_with("/app/assets/")).collect();

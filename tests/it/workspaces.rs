@@ -303,3 +303,45 @@ async fn outsiders_get_404_on_every_workspace_route() {
     assert_eq!(owner.get("/api/workspaces/secret/members").await.1["total"], 1);
     srv.stop().await;
 }
+
+/// Every read the API documents with `ws=` — pages, search, insights, the new-page address
+/// and the rest, as /openapi.json lists them — answers a non-member 404 exactly as for a
+/// workspace that does not exist, and 401 without a credential.
+#[tokio::test]
+async fn outsiders_get_404_on_every_read_that_takes_a_workspace() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let owner = srv.user("reads-in@x.io").await;
+    let outsider = srv.user("reads-out@x.io").await;
+    owner.post("/api/workspaces", json!({"name": "Secret"})).await;
+    owner.post("/api/pages?ws=secret", json!({"slug": "plan", "content": "# Plan"})).await;
+    let (_, doc) = owner.get("/openapi.json").await;
+    let mut checked = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        let Some(params) = item["get"]["parameters"].as_array() else { continue };
+        if !params.iter().any(|p| p["name"] == "ws") {
+            continue;
+        }
+        let concrete = path.replace("{slug}", "plan").replace("{sha}", &"0".repeat(40)).replace("{webhook_id}", "1");
+        let required: String = params
+            .iter()
+            .filter(|p| p["in"] == "query" && p["name"] != "ws")
+            .filter_map(|p| match p["name"].as_str() {
+                Some("q") => Some("&q=plan"),
+                Some("title") => Some("&title=Plan"),
+                _ => None,
+            })
+            .collect();
+        let hidden = outsider.send(Method::GET, &format!("{concrete}?ws=secret{required}"), None).await;
+        let missing = outsider.send(Method::GET, &format!("{concrete}?ws=no-such-ws{required}"), None).await;
+        // (A webhook is named by its id, which no workspace here holds: its own 404.)
+        let code = if path.contains("{webhook_id}") { "webhook_not_found" } else { "workspace_not_found" };
+        assert_problem(&hidden, 404, code);
+        assert_eq!(hidden.text.replace("secret", "WS"), missing.text.replace("no-such-ws", "WS"), "{path}");
+        let anon = srv.anon().send(Method::GET, &format!("{concrete}?ws=secret{required}"), None).await;
+        assert_eq!(anon.status, StatusCode::UNAUTHORIZED, "{path}");
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked} routes");
+    srv.stop().await;
+}

@@ -57,6 +57,51 @@ export type Summary = Schemas["Summary"];
 export type Insights = Schemas["Insights"];
 export type GraphData = Schemas["Graph"];
 
+// TODO(server types): the two problem members below are the server's (docs/api.md,
+// "Pages"); the OpenAPI document types a problem's extension members as any JSON, so
+// they are typed here, and read only after their shape is checked.
+
+/** Who deleted a page that is in the trash, and when: the `trashed` member of a
+ *  `page_not_found` 404 for it (named by its slug or by an old slug of it). */
+export interface TrashedInfo {
+  slug: string;
+  title: string;
+  deleted_at: string;
+  deleted_by: { id: number; name: string };
+}
+
+/** The latest save an editor did not see: the `theirs` member of a 409 `stale_revision`
+ *  or `merge_conflict`. */
+export interface TheirSave {
+  revision: string;
+  author: { id: number; name: string };
+  at: string;
+}
+
+/** `GET /api/slug`: the address a page would get (`title=`), or whether one is free (`slug=`). */
+export type SlugAnswer = Schemas["NewSlug"];
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
+const isPerson = (v: unknown): v is { id: number; name: string } => isObject(v) && typeof v.name === "string";
+
+/** The trashed page a 404 names, if it names one. */
+export function trashedOf(e: unknown): TrashedInfo | null {
+  if (!(e instanceof ApiError) || e.status !== 404) return null;
+  const t = e.problem.trashed;
+  return isObject(t) && typeof t.slug === "string" && typeof t.deleted_at === "string" && isPerson(t.deleted_by)
+    ? (t as unknown as TrashedInfo)
+    : null;
+}
+
+/** The save a 409 was answered over, if the answer names it. */
+export function theirsOf(e: unknown): TheirSave | null {
+  if (!(e instanceof ApiError) || e.status !== 409) return null;
+  const t = e.problem.theirs;
+  return isObject(t) && typeof t.revision === "string" && typeof t.at === "string" && isPerson(t.author)
+    ? (t as unknown as TheirSave)
+    : null;
+}
+
 /** The search modes the app offers (the server's schema types `mode` as a plain string). */
 export type SearchMode = "keyword" | "semantic" | "hybrid";
 
@@ -106,7 +151,9 @@ interface Options {
   quiet401?: boolean;
 }
 
-async function request<T>(method: string, path: string, opts: Options = {}): Promise<T> {
+/** One API request (exported for routes a screen types locally until the generated
+ *  types have them). */
+export async function request<T>(method: string, path: string, opts: Options = {}): Promise<T> {
   const init: RequestInit = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
   if (opts.signal) init.signal = opts.signal;
   if (opts.body instanceof FormData) {
@@ -193,6 +240,10 @@ export const api = {
       body: (title ? { new_slug, title } : { new_slug }) satisfies Schemas["RenamePage"],
       ws: true,
     }),
+  /** The address a page titled `title` would get now, or whether `slug` is free (400
+   *  `invalid_slug` for one no page may have). */
+  slugFor: (query: { title: string } | { slug: string }, signal?: AbortSignal) =>
+    request<SlugAnswer>("GET", "/api/slug", { query, ws: true, signal }),
   notes,
   /** Every live page (flat), or every page with `tag`. */
   allNotes: (query: Query = {}) => allItems((limit, offset) => notes({ ...query, limit, offset })),

@@ -43,8 +43,33 @@ export async function switchLanguage(code: string, signedIn: boolean): Promise<v
   await loadMessages(code);
 }
 
+/** The plural rules of the catalogue's language, made once per language. */
+let rules: { language: string; rules: Intl.PluralRules } | null = null;
+function pluralCategory(count: number): string {
+  const language = catalogue.get().language;
+  if (rules?.language !== language) rules = { language, rules: new Intl.PluralRules(language) };
+  return rules.rules.select(count);
+}
+
+/** The message of `key`, in the form the number `count` takes: a message whose words
+ *  change with the number has a key per plural category of the language
+ *  (`key_one`, `key_other`, and `key_few`, `key_many`… where a language has them, as
+ *  `Intl.PluralRules` names them), and `key_other` stands in for a category the
+ *  catalogue lacks. A message that reads the same for every number keeps the plain key.
+ *  Every catalogue has the same keys, so Japanese (one form) repeats its text under
+ *  `_one`, which its rules never pick. */
+function lookup(messages: Record<string, string>, key: string, count: unknown): string | undefined {
+  if (typeof count === "number") {
+    const found = messages[`${key}_${pluralCategory(count)}`] ?? messages[`${key}_other`];
+    if (found !== undefined) return found;
+  }
+  return messages[key];
+}
+
+/** The message of `key` with its `{vars}` filled in. A numeric `count` picks the plural
+ *  form (see `lookup`). */
 export function t(key: string, vars?: Record<string, string | number>): string {
-  const found = catalogue.get().messages[key];
+  const found = lookup(catalogue.get().messages, key, vars?.count);
   if (found === undefined && loaded && !missing.has(key)) {
     missing.add(key);
     console.warn(`i18n: no message "${key}" in the ${catalogue.get().language} catalogue`);
@@ -52,6 +77,22 @@ export function t(key: string, vars?: Record<string, string | number>): string {
   const text = found ?? key;
   if (!vars) return text;
   return text.replace(/\{(\w+)\}/g, (m, name: string) => (name in vars ? String(vars[name]) : m));
+}
+
+/** A message whose `{vars}` are not text but parts (a command in `<code>`, a link): the
+ *  message split into its text and those parts, in the order the language puts them. */
+export function tParts<P>(key: string, parts: Record<string, P>): (string | P)[] {
+  const text = t(key);
+  const out: (string | P)[] = [];
+  let at = 0;
+  for (const m of text.matchAll(/\{(\w+)\}/g)) {
+    const name = m[1]!;
+    if (!(name in parts)) continue;
+    out.push(text.slice(at, m.index), parts[name]!);
+    at = m.index + m[0].length;
+  }
+  out.push(text.slice(at));
+  return out.filter((p) => p !== "");
 }
 
 /** Re-renders the calling component when the language changes. */

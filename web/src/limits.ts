@@ -3,19 +3,35 @@
 // reaches the app without a new build. Only the password's length has a stand-in, for
 // the register screen, which asks before anyone is signed in.
 import { api, type System } from "./api";
+import { store } from "./store";
 
 /** The instance's report, once signed in (GET /api/system needs a credential); null
  *  before it answered, or when it failed. */
 let system: System | null = null;
 
+/** The report as a store, for what shows differently by it (the search screen's note
+ *  on the embedding model, external images in rendered pages). */
+export const systemReport = store<System | null>(null);
+
 /** Asks for the report in the background (nothing waits for it: it is needed only when
- *  something goes wrong, such as an upload the server refused as too large). */
+ *  something goes wrong, such as an upload the server refused as too large, and by the
+ *  screens that follow `systemReport`). */
 export function loadSystem(): void {
   api.system().then(
-    (s) => void (system = s),
-    () => undefined,
+    (s) => {
+      system = s;
+      systemReport.set(s);
+      externalImages.set(s.external_images !== false);
+    },
+    // Unknown: the server's default. A server that blocks them still does, by its CSP.
+    () => externalImages.set(true),
   );
 }
+
+/** Whether rendered pages show images from other sites: the server's `external_images`
+ *  (true by default; false with BLOCK_EXTERNAL_IMAGES=1), null until the report answered
+ *  (src/markdown/render.ts holds them back meanwhile). */
+export const externalImages = store<boolean | null>(null);
 
 /** The largest upload the server takes, in bytes, or null while unknown. */
 export function uploadMaxBytes(): number | null {

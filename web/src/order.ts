@@ -7,6 +7,19 @@ import { t } from "./i18n";
 import { pagesChanged, reloadTree, tree } from "./session";
 import { store } from "./store";
 
+/** How titles compare where no order was set by hand, as the server sorts siblings:
+ *  numbers by their value ("Sprint 2" before "Sprint 10"), case and accents ignored,
+ *  in the reader's language. */
+const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
+export function naturalCompare(a: string, b: string): number {
+  return collator.compare(a, b);
+}
+
+/** Pages by title in natural order; the same title by slug, so the order is stable. */
+export function compareTitles(a: { title: string; slug: string }, b: { title: string; slug: string }): number {
+  return collator.compare(a.title, b.title) || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
+}
+
 /** The last reorder's announcement ("Moved to position 2 of 5"), for screen readers. */
 export const orderNote = store("");
 

@@ -8,6 +8,7 @@
 // for the slugs login and register) still open the page in the current workspace. App
 // screens live under /app/-/..., a prefix no slug can take (slugs never start with "-");
 // /app/login and /app/register are fixed by the server's redirects.
+import { deriveSlug } from "./markdown/slug";
 import { store } from "./store";
 
 export const BASE = "/app/";
@@ -77,6 +78,17 @@ location.subscribe(() => {
   shown = currentUrl();
 });
 
+/** Puts `to` in the address bar (replacing the entry) without changing screens: for an
+ *  editor whose page was renamed while it was open. Screens are keyed by the slug of
+ *  their URL, so routing to the new address would start a new editor and drop the
+ *  person's unsaved text; the address still has to be the page's, for a reload, a copy
+ *  or the back button. The next navigation routes from the real URL again. */
+export function replaceUrl(to: string): void {
+  const target = new URL(to, window.location.href);
+  history.replaceState(null, "", target.pathname + target.search + target.hash);
+  shown = currentUrl();
+}
+
 window.addEventListener("popstate", () => {
   const next = currentUrl();
   if (next === shown) {
@@ -105,8 +117,23 @@ document.addEventListener("click", (e) => {
   const to = new URL(href, window.location.href);
   if (to.origin !== window.location.origin || !to.pathname.startsWith(BASE)) return;
   e.preventDefault();
+  const slug = a.classList.contains("wikilink") ? a.getAttribute("data-slug") : null;
+  followedWikilink = slug ? { slug, text: a.textContent ?? "" } : null;
   void navigate(to.pathname + to.search + to.hash);
 });
+
+/** The wikilink last followed by a click: its slug and the text it showed. */
+let followedWikilink: { slug: string; text: string } | null = null;
+
+/** The text a wikilink to `slug` was written with, when the last link followed was one and
+ *  showed its target as written (`[[Capacity Plan]]`, not a `|label`): a link rendered
+ *  before the app knew its page was missing carries no `?title=`, and the "create this
+ *  page" screen should still offer the link's exact words as the title, not the slug. */
+export function wikilinkText(slug: string): string | null {
+  if (followedWikilink?.slug !== slug) return null;
+  const text = followedWikilink.text.split(" › ")[0]!.trim();
+  return text && deriveSlug(text) === slug ? text : null;
+}
 
 // Links --------------------------------------------------------------------------------
 

@@ -52,6 +52,10 @@ pub struct Graph {
 pub struct PageLink {
     pub slug: String,
     pub title: String,
+    /// The parent's slug, or null at the top level (an extension). An orphan with a parent
+    /// is still reached from its parent's list of subpages; one without is reached from
+    /// nowhere but the tree's top level.
+    pub parent: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -76,18 +80,39 @@ pub struct Insights {
     pub pages: usize,
     /// Words in live pages.
     pub words: usize,
-    /// Live pages no other live page links to (at most 20, by title).
+    /// Live pages no other live page links to (the first 20, by title; all of them at
+    /// `/api/insights/orphans`).
     pub orphans: Vec<PageLink>,
     /// Links to pages that do not exist ("wanted pages").
     pub broken_links: Vec<Edge>,
-    /// Most linked-to pages (at most 20).
+    /// Most linked-to pages (the first 20).
     pub most_linked: Vec<Linked>,
-    /// Pages not updated for 180 days, oldest first (at most 20).
+    /// Pages not updated for 180 days, oldest first (the first 20).
     pub stale: Vec<Stale>,
     /// Tags of live pages by use.
     pub tags: Vec<TagCount>,
     /// Topical clusters, largest first.
     pub clusters: Vec<Cluster>,
+    /// How many items each list has in all (an extension).
+    pub totals: Totals,
+}
+
+/// The length of each insight list (an extension): the answer's lists stop at 20, and
+/// `/api/insights/{list}` pages through all of them.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Totals {
+    pub orphans: usize,
+    pub broken_links: usize,
+    pub most_linked: usize,
+    pub stale: usize,
+}
+
+/// Every item of every insight list, in the order they are answered.
+pub struct Lists {
+    pub orphans: Vec<PageLink>,
+    pub broken_links: Vec<Edge>,
+    pub most_linked: Vec<Linked>,
+    pub stale: Vec<Stale>,
 }
 
 /// The live pages, their links and tags.
@@ -143,19 +168,22 @@ pub async fn graph(ctx: &Ctx, access: &Access) -> Result<Graph> {
     Ok(Graph { mode: Mode::Tfidf, nodes, edges, broken })
 }
 
-pub async fn insights(ctx: &Ctx, access: &Access) -> Result<Insights> {
-    let ws_id = access.workspace_id();
-    let wiki = load(ctx, ws_id).await?;
+/// The insight lists whole (`/api/insights/{list}` pages through them).
+pub async fn insight_lists(ctx: &Ctx, access: &Access) -> Result<Lists> {
+    Ok(lists(ctx, &load(ctx, access.workspace_id()).await?))
+}
+
+fn lists(ctx: &Ctx, wiki: &Wiki) -> Lists {
     let (edges, broken_links) = wiki.split_links();
     let mut inbound: HashMap<&str, usize> = HashMap::new();
     for e in &edges {
         *inbound.entry(e.target.as_str()).or_default() += 1;
     }
-    let page_link = |p: &rows::Brief| PageLink { slug: p.slug.clone(), title: p.title.clone() };
+    let page_link =
+        |p: &rows::Brief| PageLink { slug: p.slug.clone(), title: p.title.clone(), parent: p.parent.clone() };
     let mut orphans: Vec<PageLink> =
         wiki.pages.iter().filter(|p| !inbound.contains_key(p.slug.as_str())).map(page_link).collect();
     orphans.sort_by(|a, b| a.title.to_lowercase().cmp(&b.title.to_lowercase()).then_with(|| a.slug.cmp(&b.slug)));
-    orphans.truncate(LIST_LIMIT);
 
     let by_slug: HashMap<&str, &rows::Brief> = wiki.pages.iter().map(|p| (p.slug.as_str(), p)).collect();
     let mut most_linked: Vec<Linked> = inbound
@@ -163,7 +191,6 @@ pub async fn insights(ctx: &Ctx, access: &Access) -> Result<Insights> {
         .map(|(slug, count)| Linked { slug: slug.to_string(), title: by_slug[slug].title.clone(), count: *count })
         .collect();
     most_linked.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.slug.cmp(&b.slug)));
-    most_linked.truncate(LIST_LIMIT);
 
     let cutoff = crate::time::stored(ctx.clock.now() - chrono::Duration::days(STALE_AFTER_DAYS));
     let mut stale: Vec<Stale> = wiki
@@ -173,6 +200,21 @@ pub async fn insights(ctx: &Ctx, access: &Access) -> Result<Insights> {
         .map(|p| Stale { slug: p.slug.clone(), title: p.title.clone(), updated_at: p.updated_at.clone() })
         .collect();
     stale.sort_by(|a, b| a.updated_at.cmp(&b.updated_at).then_with(|| a.slug.cmp(&b.slug)));
+    Lists { orphans, broken_links, most_linked, stale }
+}
+
+pub async fn insights(ctx: &Ctx, access: &Access) -> Result<Insights> {
+    let ws_id = access.workspace_id();
+    let wiki = load(ctx, ws_id).await?;
+    let Lists { mut orphans, broken_links, mut most_linked, mut stale } = lists(ctx, &wiki);
+    let totals = Totals {
+        orphans: orphans.len(),
+        broken_links: broken_links.len(),
+        most_linked: most_linked.len(),
+        stale: stale.len(),
+    };
+    orphans.truncate(LIST_LIMIT);
+    most_linked.truncate(LIST_LIMIT);
     stale.truncate(LIST_LIMIT);
 
     let mut tag_counts: BTreeMap<&str, usize> = BTreeMap::new();
@@ -197,5 +239,6 @@ pub async fn insights(ctx: &Ctx, access: &Access) -> Result<Insights> {
         stale,
         tags,
         clusters,
+        totals,
     })
 }

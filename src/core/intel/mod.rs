@@ -28,6 +28,11 @@ pub use summary::{Sentences, Summary, summary};
 use crate::core::{Ctx, semantic};
 use crate::error::Result;
 
+/// The least TF-IDF cosine that makes two pages similar. Pages that share a word or two in
+/// passing — a deploy page and sprint retrospectives that mention a deploy — score about
+/// 0.1; pages about the same thing score well above 0.3.
+const TFIDF_FLOOR: f32 = 0.15;
+
 /// Pages like `page`, best first, each with its similarity, and how that was computed:
 /// by sentence embeddings when the page has vectors, else by TF-IDF. Below `floor` (per
 /// mode: cosines of embeddings run higher than those of sparse term vectors) a page is
@@ -39,7 +44,7 @@ async fn similar_pages(ctx: &Ctx, ws_id: i64, page: i64) -> Result<(Vec<(i64, f3
     let (mut similar, mode, floor) = if ix.vectors.contains(page) {
         (ix.vectors.similar(page, |id| ix.tfidf.contains(id)), Mode::Embedding, 0.3)
     } else {
-        (ix.tfidf.similar(page), Mode::Tfidf, 0.05)
+        (ix.tfidf.similar(page), Mode::Tfidf, TFIDF_FLOOR)
     };
     similar.retain(|(_, s)| *s >= floor);
     Ok((similar, mode))

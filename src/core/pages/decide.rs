@@ -207,7 +207,8 @@ fn decide_edit(e: &Edit, known: &HashMap<String, Known>, workspace: &str) -> Dec
             if let Some(base) = e.base()
                 && base != row.revision
             {
-                return Decided::now(Err(Error::stale_revision(&row.revision)));
+                let theirs = super::theirs(&row.revision, &row.updated_by, &row.updated_at);
+                return Decided::now(Err(Error::stale_revision(&row.revision).with_extra("theirs", theirs)));
             }
             match e.change(ops::listed_state_of(row, lists.clone()), content(&row.content)) {
                 Some(change) => Decided::Commit(Box::new(change)),

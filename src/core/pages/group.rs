@@ -234,7 +234,11 @@ async fn together(w: &mut Writer, group: &[Taken]) -> Result<Vec<Result<Page>>> 
         .map(|d| match d {
             Answer::Now(answer) => *answer,
             Answer::Page(k) => Ok(pages[k].clone()),
-            Answer::Stale(k) => Err(Error::stale_revision(&pages[k].revision)),
+            Answer::Stale(k) => {
+                let p = &pages[k];
+                let theirs = super::theirs(&p.revision, &p.updated_by, &p.updated_at);
+                Err(Error::stale_revision(&p.revision).with_extra("theirs", theirs))
+            }
         })
         .collect())
 }

@@ -40,6 +40,12 @@ pub fn named_in_trash(raw: &str) -> crate::error::Result<crate::ids::Slug> {
     crate::ids::Slug::lookup(raw, crate::error::Error::trash_entry_not_found)
 }
 
+/// The latest save an edit did not see, as a 409 names it (`theirs`): its revision, who
+/// made it and when, so an editor can say whose change it meets.
+pub(crate) fn theirs(revision: &str, author: &Actor, at: &str) -> serde_json::Value {
+    serde_json::json!({"revision": revision, "author": author, "at": at})
+}
+
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
 pub struct Actor {
     pub id: i64,

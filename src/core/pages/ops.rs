@@ -76,15 +76,45 @@ pub async fn create(ctx: &Ctx, access: &Access, user: &User, req: NewPage) -> Re
     let content = req.content.unwrap_or_default();
     check_content(&content)?;
     let requested = req.title.as_deref().map(clean_title).transpose()?.flatten();
-    let slug = match (&req.slug, &requested) {
-        (Some(s), _) => Slug::parse(s)?,
-        (None, Some(t)) => Slug::parse(&Slug::derive(t))?,
-        (None, None) => return Err(Error::title_or_slug_required()),
-    }
-    .into_string();
     let parsed = Arc::new(markdown::parse(&content));
-    let title = decide_title(requested, &parsed, None, &slug);
-    save(ctx, access, user, Intent::Create(Creation { slug, title, content, parsed, parent: req.parent })).await
+    let (stem, derived) = match (&req.slug, &requested) {
+        (Some(s), _) => (Slug::parse(s)?, false),
+        (None, Some(t)) => (Slug::parse(&Slug::derive(t))?, true),
+        (None, None) => return Err(Error::title_or_slug_required()),
+    };
+    // A derived slug is the first free one when the create is decided; another create
+    // may take it in between, and then the next free one is tried.
+    let mut tries = 0;
+    loop {
+        let slug = if derived { first_free(ctx, access, &stem).await? } else { stem.clone() }.into_string();
+        let title = decide_title(requested.clone(), &parsed, None, &slug);
+        let creation =
+            Creation { slug, title, content: content.clone(), parsed: parsed.clone(), parent: req.parent.clone() };
+        match save(ctx, access, user, Intent::Create(creation)).await {
+            Err(e) if derived && e.code == Code::PageExists && tries < 8 => tries += 1,
+            answer => return answer,
+        }
+    }
+}
+
+/// The address a page titled `title` would get now: its derived slug, or the first free
+/// `-2`, `-3`… when a page (live or in the trash) or an old slug has it.
+pub async fn slug_for_title(ctx: &Ctx, access: &Access, title: &str) -> Result<Slug> {
+    let title = clean_title(title)?.ok_or_else(Error::title_or_slug_required)?;
+    first_free(ctx, access, &Slug::parse(&Slug::derive(&title))?).await
+}
+
+/// Whether `slug` is free for a new page: no page has it, live or in the trash. (An old
+/// slug is free for a page created with it explicitly, which ends the alias.)
+pub async fn slug_available(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<bool> {
+    let mut conn = ctx.db.pool.acquire().await?;
+    Ok(rows::find(&mut conn, access.workspace_id(), slug, State::Any).await?.is_none())
+}
+
+async fn first_free(ctx: &Ctx, access: &Access, stem: &Slug) -> Result<Slug> {
+    let mut conn = ctx.db.pool.acquire().await?;
+    let taken = rows::aliases::numbered_taken(&mut conn, access.workspace_id(), stem).await?;
+    Ok(stem.first_free(|s| taken.contains(s)))
 }
 
 /// Queues a save for its workspace's next group of saves and answers once that group is
@@ -180,6 +210,12 @@ async fn edit(
             e.req.base_revision = Some(now);
             edit_once(ctx, access, user, e, append).await
         }
+        // Decided in the group of saves, which reads pages by slug only: an old slug or a
+        // trashed page is told apart here, off the common path.
+        Err(missing) if missing.code == Code::PageNotFound && missing.extra.is_none() => {
+            let mut conn = ctx.db.pool.acquire().await?;
+            Err(rows::aliases::missing(&mut conn, access.workspace_id(), slug).await)
+        }
         answer => answer,
     }
 }
@@ -230,8 +266,29 @@ async fn merged(w: &mut Writer, row: &Row, e: &Edit) -> Result<Option<String>> {
             check_content(&merged)?;
             Ok(Some(merged))
         }
-        Err(conflicted) => Err(Error::merge_conflict(&row.revision, &conflicted)),
+        Err(conflicted) => {
+            let labelled = labelled_conflict(&conflicted, &row.updated_by.name, &row.updated_at);
+            let theirs = super::theirs(&row.revision, &row.updated_by, &row.updated_at);
+            Err(Error::merge_conflict(&row.revision, &labelled).with_extra("theirs", theirs))
+        }
     }
+}
+
+/// A merge's conflict markers named for the people behind each side: the edit being
+/// saved is "Your edit", the newer save it meets is its author's with the time (UTC), the
+/// common base "Before both edits" — never git's "ours" and "theirs".
+fn labelled_conflict(merged: &str, author: &str, at: &str) -> String {
+    let when = at.get(..16).map(|t| t.replacen('T', " ", 1)).unwrap_or_default();
+    let author = author.replace(['\r', '\n'], " ");
+    merged
+        .split_inclusive('\n')
+        .map(|line| match line.trim_end_matches(['\r', '\n']) {
+            "<<<<<<< ours" => "<<<<<<< Your edit\n".to_owned(),
+            "||||||| original" => "||||||| Before both edits\n".to_owned(),
+            ">>>>>>> theirs" => format!(">>>>>>> {author}, {when} UTC\n"),
+            _ => line.to_owned(),
+        })
+        .collect()
 }
 
 /// Revision `sha` of page `page_id` with its content, if it is one of its revisions
@@ -462,6 +519,16 @@ pub async fn restore_revision(
 #[cfg(test)]
 mod tests {
     use super::appended;
+
+    #[test]
+    fn conflict_markers_name_the_sides() {
+        let conflicted = diffy::merge("a\n", "mine\n", "theirs\n").unwrap_err();
+        let labelled = super::labelled_conflict(&conflicted, "Alice", "2026-12-07T10:02:33Z");
+        assert_eq!(
+            labelled,
+            "<<<<<<< Your edit\nmine\n||||||| Before both edits\na\n=======\ntheirs\n>>>>>>> Alice, 2026-12-07 10:02 UTC\n"
+        );
+    }
 
     #[test]
     fn appends_after_a_blank_line() {

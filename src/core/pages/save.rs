@@ -800,6 +800,13 @@ async fn index_rows(
         // The page's rows and its event in one script: its rows are the page's, then the
         // event's id if a webhook wants it.
         let mut script = rows::page_script(tx, ws_id, &row, last.then_some(head.as_str()), Some(&revision)).await?;
+        match (change.action, &change.previous_slug) {
+            (Action::Create, _) => rows::aliases::taken(&mut script, ws_id, &st.slug),
+            (Action::Rename, Some(old)) if *old != st.slug => {
+                rows::aliases::renamed(&mut script, ws_id, &st.uid, old, &st.slug)
+            }
+            _ => {}
+        }
         webhooks::push_event(&mut script, ws_id, &st.uid, kind, &payload, now);
         if fail && last {
             script.push("SELECT * FROM cairn_test_hook_fails_here", vec![]);

@@ -148,10 +148,15 @@ pub async fn search(ctx: &Ctx, access: &Access, req: SearchRequest<'_>) -> Resul
             let window = Paging { limit: want.min(super::paging::MAX_LIMIT * 2), offset: 0 };
             let keyword = keyword::search(ctx, ws_id, &parsed, tag.as_deref(), window).await?;
             let sem = meaning::rank(ctx, ws_id, &parsed, tag.as_deref()).await?;
-            let mut fused = fuse(&[
+            let lists = [
                 keyword.ranked.iter().map(|(id, _)| *id).collect(),
                 sem.ranked.iter().take(window.limit as usize).map(|h| h.0).collect(),
-            ]);
+            ];
+            // Without the embedding model the second list is term statistics too: fused
+            // by rank, it put pages both lists half-liked above keyword's clear best
+            // (a page titled with the query's words) for short queries. Keyword's order
+            // leads then, and TF-IDF adds the pages keyword did not find.
+            let mut fused = if sem.query_vector.is_some() { fuse(&lists) } else { extend(&lists) };
             let mut engine = format!("fulltext+{}", sem.engine);
             if ctx.config.rerank.on() && rerank::rerank(ctx, ws_id, &parsed, &sem, &mut fused).await? {
                 engine.push_str("+rerank");
@@ -174,6 +179,19 @@ fn fuse(lists: &[Vec<i64>]) -> Vec<(i64, f64)> {
     let mut fused: Vec<(i64, f64)> = scores.into_iter().collect();
     fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     fused
+}
+
+/// The first list's pages in its order, then those only later lists have, each scored as
+/// reciprocal-rank fusion would score its place in one list.
+fn extend(lists: &[Vec<i64>]) -> Vec<(i64, f64)> {
+    let mut seen = std::collections::HashSet::new();
+    lists
+        .iter()
+        .flatten()
+        .filter(|id| seen.insert(**id))
+        .enumerate()
+        .map(|(rank, id)| (*id, 1.0 / (RRF_K + rank as f64 + 1.0)))
+        .collect()
 }
 
 /// The window `paging` of ranked page ids as hits: live pages of the workspace only
@@ -234,6 +252,13 @@ mod tests {
     fn fusion_rewards_agreement() {
         let fused = fuse(&[vec![1, 2, 3], vec![3, 4, 1]]);
         assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), [1, 3, 2, 4]);
+    }
+
+    #[test]
+    fn extension_keeps_the_first_lists_order() {
+        let extended = extend(&[vec![1, 2, 3], vec![3, 4, 1, 5]]);
+        assert_eq!(extended.iter().map(|f| f.0).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+        assert!(extended.windows(2).all(|w| w[0].1 > w[1].1));
     }
 
     #[test]

@@ -1,9 +1,10 @@
 // The merge-conflict dialog: "Save merged result" never stores conflict
-// markers without a second, explicit yes that names them; "Keep my version" and "Discard
-// mine, keep theirs" store exactly that side's text, also when yet another change comes
-// in while the dialog is open. (editor.spec.ts has the dialog's basic three choices.)
+// markers without a second, explicit yes that names them; "Keep my version" and "Keep
+// <name>'s version" store exactly that side's text, also when yet another change comes
+// in while the dialog is open. (editor.spec.ts has the dialog's basic three choices,
+// conflict-names.spec.ts how it names the other person.)
 import type { Page } from "@playwright/test";
-import { conflicting, replaceText, source } from "../editing";
+import { conflicting, keepTheirs, replaceText, source } from "../editing";
 import { expect, fmt, test } from "../fixtures";
 
 const raw = async (page: Page, slug: string) => (await page.request.get(`/api/pages/${slug}/raw`)).text();
@@ -75,7 +76,7 @@ test("a change made while the dialog is open: mine is kept, and stored exactly",
 
   // Their side as shown is out of date: keeping it asks again, with the newest text as
   // theirs and my own text still mine (not the text just tried).
-  await dialog.getByRole("button", { name: en["page.conflict.take_theirs"] }).click();
+  await keepTheirs(dialog, en, "Test User").click();
   await expect(dialog.getByTestId("conflict-theirs")).toContainText("NEWEST BETA");
   await expect(dialog.getByTestId("conflict-yours")).toHaveText("alpha\nMY BETA\ngamma\n");
   expect(await raw(page, "moving-target")).toBe("alpha\nNEWEST BETA\ngamma\n");
@@ -94,7 +95,7 @@ test("discarding mine stores exactly their text and nothing of mine", async ({ p
   void user;
   const { dialog } = await conflicting(page, en, "theirs-exactly");
   const theirs = await dialog.getByTestId("conflict-theirs").textContent();
-  await dialog.getByRole("button", { name: en["page.conflict.take_theirs"] }).click();
+  await keepTheirs(dialog, en, "Test User").click();
   await expect(dialog).toHaveCount(0);
   await expect(page.getByTestId("editor-status")).toHaveText(en["page.saved"]!);
   expect(await raw(page, "theirs-exactly")).toBe(theirs);

@@ -1,9 +1,9 @@
 // Screen 5: the editor — live preview, Save and Ctrl/Cmd+S with base_revision, the
 // unsaved-changes guard, conflicts (merged silently when they do not overlap, resolved
-// in a dialog when they do: save the merge, keep mine, or take theirs), [[ and #
+// in a dialog when they do: save the merge, keep mine, or keep the other person's), [[ and #
 // completion, image paste and drop → upload.
 import type { Page } from "@playwright/test";
-import { conflicting, replaceText, source } from "../editing";
+import { conflicting, keepTheirs, replaceText, source } from "../editing";
 import { createPage, expect, fmt, pageUrl, test } from "../fixtures";
 
 
@@ -176,10 +176,10 @@ test("the conflict dialog: keep my version saves mine over theirs", async ({ pag
   expect(history.length).toBe(3);
 });
 
-test("the conflict dialog: discard mine keeps theirs", async ({ page, en, user }) => {
+test("the conflict dialog: keeping the other person's version keeps theirs", async ({ page, en, user }) => {
   void user;
   const { dialog } = await conflicting(page, en, "take-theirs");
-  await dialog.getByRole("button", { name: en["page.conflict.take_theirs"] }).click();
+  await keepTheirs(dialog, en, "Test User").click();
   await expect(dialog).toHaveCount(0);
   await expect(page.getByTestId("editor-status")).toHaveText(en["page.saved"]!);
   await expect(source(page)).toContainText("THEIR BETA");

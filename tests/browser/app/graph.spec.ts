@@ -17,7 +17,7 @@ test("graph: lazy chunk, nodes, broken edges, zoom, pan, filter, open a page", a
   expect(chunks, "the graph chunk is not loaded before it is needed").toEqual([]);
 
   await page.getByRole("navigation", { name: en["nav.pages"] }).getByRole("link", { name: en["nav.graph"] }).click();
-  await expect(page).toHaveURL(/\/app\/-\/graph$/);
+  await expect(page).toHaveURL(/\/app\/-\/graph\?page=hub$/); // opened for the page on screen
   const graph = page.getByTestId("graph");
   await expect(graph.getByRole("link", { name: "Compost" })).toBeVisible();
   expect(chunks).toHaveLength(1);
@@ -47,7 +47,7 @@ test("graph: lazy chunk, nodes, broken edges, zoom, pan, filter, open a page", a
   await page.mouse.move(box.x + 120, box.y + box.height - 60, { steps: 5 });
   await page.mouse.up();
   await expect(viewport).not.toHaveAttribute("transform", before!);
-  await expect(page).toHaveURL(/\/app\/-\/graph$/); // a pan opens nothing
+  await expect(page).toHaveURL(/\/app\/-\/graph\?page=hub$/); // a pan opens nothing
 
   // Filter by tag: only #kitchen pages (and none of the links between others).
   await page.getByLabel(en["graph.filter_tag"]!).selectOption("kitchen");

@@ -153,7 +153,7 @@ test("the move dialog finds the new parent by searching", async ({ page, en, use
   const list = dialog.getByRole("listbox", { name: en["page.move.parent"] });
   // Not every page at once: the first 50 and how many more there are.
   await expect(list.getByRole("option")).toHaveCount(51);
-  await expect(dialog).toContainText(fmt(en["page.move.more"]!, { count: 14 }));
+  await expect(dialog).toContainText(fmt(en["page.move.more_other"]!, { count: 14 }));
   await expect(list.getByRole("option", { name: "Alpha", exact: true })).toHaveCount(0); // not into itself
   await expect(list.getByRole("option", { name: en["page.move.top_level"] })).toHaveAttribute("aria-selected", "true");
 

@@ -43,7 +43,7 @@ test("a page with subpages: asked once, trashed as one group, previewed, restore
   await expect(group.locator("tr")).toHaveCount(4);
   // The top page first, its subpages under it, each saying what it went with.
   await expect(group.locator("tr strong")).toHaveText(["Handbook", "Chapter One", "Section A", "Chapter Two"]);
-  await expect(group.locator("tr").first()).toContainText(fmt(en["trash.with_subpages"]!, { count: 3 }));
+  await expect(group.locator("tr").first()).toContainText(fmt(en["trash.with_subpages_other"]!, { count: 3 }));
   const sub = group.locator("tr", { hasText: "Section A" });
   await expect(sub).toContainText(fmt(en["trash.subpage_of"]!, { title: "Handbook" }));
   // Restoring and purging are the group's: offered on its top page only.

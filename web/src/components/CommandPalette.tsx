@@ -5,6 +5,7 @@ import { Fragment } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api";
 import { t, useI18n } from "../i18n";
+import { compareTitles } from "../order";
 import { appHref, navigate, pageHref } from "../router";
 import { signOut, titles } from "../session";
 import { store, useStore } from "../store";
@@ -44,7 +45,7 @@ function titleMatches(q: string, all: Map<string, string>): Item[] {
     const at = low.indexOf(needle);
     if (at >= 0 || slug.includes(needle)) hits.push({ slug, title, rank: at === 0 ? 0 : at > 0 ? 1 : 2 });
   }
-  hits.sort((a, b) => a.rank - b.rank || a.title.localeCompare(b.title));
+  hits.sort((a, b) => a.rank - b.rank || compareTitles(a, b)); // "Sprint 2" before "Sprint 10"
   return hits.slice(0, 8).map((h) => pageItem(h.slug, h.title));
 }
 

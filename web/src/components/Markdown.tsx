@@ -2,6 +2,7 @@
 import { useEffect, useMemo, useRef } from "preact/hooks";
 import { embedsVersion, lookupEmbed } from "../embeds";
 import { catalogue, t } from "../i18n";
+import { externalImages } from "../limits";
 import { highlighter, renderMarkdown, type Rendered } from "../markdown/render";
 import { pageHref } from "../router";
 import { pageExists, titles } from "../session";
@@ -26,9 +27,10 @@ export function useRendered(source: string, self?: string, dropTitle?: string, l
   const hl = useStore(highlighter); // ... and once code highlighting has loaded
   const embeds = useStore(embedsVersion); // ... and when an embedded page has arrived
   const messages = useStore(catalogue); // ... and in another language (callout titles, placeholders)
+  const external = useStore(externalImages); // ... and once it is known whether other sites' images show
   return useMemo(
     () => renderMarkdown(source, wikiEnv(self), dropTitle, lines),
-    [source, self, known, hl, embeds, messages, dropTitle, lines],
+    [source, self, known, hl, embeds, messages, external, dropTitle, lines],
   );
 }
 

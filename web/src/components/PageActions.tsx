@@ -8,7 +8,7 @@ import { t, useI18n } from "../i18n";
 import { deriveSlug } from "../markdown/slug";
 import { appHref, navigate, pageHref } from "../router";
 import { stepPage, stepTarget } from "../order";
-import { pagesChanged, reloadTree, tree, treeReady } from "../session";
+import { pagesVersion, reloadTree, tree, treeReady } from "../session";
 import { useStore } from "../store";
 import { confirmDialog, Dialog } from "./Dialog";
 import { DialogActions, Field, FormError, useAction } from "./Form";
@@ -32,9 +32,8 @@ function RenameDialog({ page, onClose }: { page: Page; onClose: () => void }) {
     e.preventDefault();
     await action.run(async () => {
       const renamed = await api.renamePage(page.slug, slug.trim(), title.trim() !== page.title ? title.trim() : undefined);
-      await pagesChanged();
       onClose();
-      await navigate(pageHref(renamed.slug), { replace: true });
+      await leaveFor(pageHref(renamed.slug));
     });
   }
   return (
@@ -144,8 +143,18 @@ export async function deletePage(page: Page): Promise<void> {
     if (!(await confirmDelete(page, subpageTitles(tree.get() ?? [], page.slug) ?? []))) return;
     await api.deletePage(page.slug, true);
   }
-  await pagesChanged();
-  await navigate(page.parent ? pageHref(page.parent) : appHref(""), { replace: true });
+  await leaveFor(page.parent ? pageHref(page.parent) : appHref(""));
+}
+
+/** Leaves a page that was just renamed or deleted for `href`. The tree is read first (the
+ *  home screen picks a page from it, and must not pick the deleted one); then the screens
+ *  are told that pages changed in the same render as the route change, which unmounts the
+ *  old page view before it can reload: before, it asked for the page again at an address
+ *  that no longer held it (a 404 after every delete). */
+async function leaveFor(href: string): Promise<void> {
+  await reloadTree();
+  pagesVersion.set(pagesVersion.get() + 1);
+  await navigate(href, { replace: true, force: true });
 }
 
 export function PageActions({

@@ -593,7 +593,8 @@ export function Sidebar() {
       </div>
       <div class="sidebar-foot">
         <a href={appHref("-/insights")}>{t("nav.insights")}</a>
-        <a href={appHref("-/graph")}>{t("nav.graph")}</a>
+        {/* The graph opens with the page on screen selected: its neighbourhood named. */}
+        <a href={appHref("-/graph", { page: current ?? undefined })}>{t("nav.graph")}</a>
         <a href={appHref("-/trash")}>{t("nav.trash")}</a>
       </div>
     </nav>

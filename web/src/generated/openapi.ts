@@ -111,6 +111,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/insights/broken-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every link to a page that does not exist, by source. */
+        get: operations["insight_broken_links"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/insights/most-linked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every page other pages link to, most linked first. */
+        get: operations["insight_most_linked"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/insights/orphans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every orphan (a live page no other live page links to), by title. */
+        get: operations["insight_orphans"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/insights/stale": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every page not updated for 180 days, oldest first. */
+        get: operations["insight_stale"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/lang/{code}": {
         parameters: {
             query?: never;
@@ -517,6 +585,27 @@ export interface paths {
         put?: never;
         /** Changes name, email or language. */
         post: operations["update_profile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/slug": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The address a new page would get (an extension, for the editor to show before the first
+         *     save): with `title`, the slug derived from it, or the first free `-2`, `-3`… when it
+         *     is taken; with `slug`, whether that slug is free.
+         */
+        get: operations["new_slug"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1101,16 +1190,21 @@ export interface components {
             /** @description Topical clusters, largest first. */
             clusters: components["schemas"]["Cluster"][];
             mode: components["schemas"]["Mode"];
-            /** @description Most linked-to pages (at most 20). */
+            /** @description Most linked-to pages (the first 20). */
             most_linked: components["schemas"]["Linked"][];
-            /** @description Live pages no other live page links to (at most 20, by title). */
+            /**
+             * @description Live pages no other live page links to (the first 20, by title; all of them at
+             *     `/api/insights/orphans`).
+             */
             orphans: components["schemas"]["PageLink"][];
             /** @description Live pages. */
             pages: number;
-            /** @description Pages not updated for 180 days, oldest first (at most 20). */
+            /** @description Pages not updated for 180 days, oldest first (the first 20). */
             stale: components["schemas"]["Stale"][];
             /** @description Tags of live pages by use. */
             tags: components["schemas"]["TagCount"][];
+            /** @description How many items each list has in all (an extension). */
+            totals: components["schemas"]["Totals"];
             /** @description Words in live pages. */
             words: number;
         };
@@ -1213,12 +1307,38 @@ export interface components {
             total: number;
         };
         /** @description A page of a list: `{items, total}`. */
+        List_Edge: {
+            items: {
+                source: string;
+                target: string;
+            }[];
+            /**
+             * Format: int64
+             * @description Number of items across all pages.
+             */
+            total: number;
+        };
+        /** @description A page of a list: `{items, total}`. */
         List_HistoryEntry: {
             items: {
                 author: components["schemas"]["Actor"];
                 created_at: string;
                 message: string;
                 sha: string;
+            }[];
+            /**
+             * Format: int64
+             * @description Number of items across all pages.
+             */
+            total: number;
+        };
+        /** @description A page of a list: `{items, total}`. */
+        List_Linked: {
+            items: {
+                /** @description Live pages linking to it. */
+                count: number;
+                slug: string;
+                title: string;
             }[];
             /**
              * Format: int64
@@ -1245,6 +1365,24 @@ export interface components {
             total: number;
         };
         /** @description A page of a list: `{items, total}`. */
+        List_PageLink: {
+            items: {
+                /**
+                 * @description The parent's slug, or null at the top level (an extension). An orphan with a parent
+                 *     is still reached from its parent's list of subpages; one without is reached from
+                 *     nowhere but the tree's top level.
+                 */
+                parent?: string | null;
+                slug: string;
+                title: string;
+            }[];
+            /**
+             * Format: int64
+             * @description Number of items across all pages.
+             */
+            total: number;
+        };
+        /** @description A page of a list: `{items, total}`. */
         List_PageSummary: {
             items: {
                 created_at: string;
@@ -1255,6 +1393,19 @@ export interface components {
                 title: string;
                 updated_at: string;
                 updated_by: components["schemas"]["Actor"];
+            }[];
+            /**
+             * Format: int64
+             * @description Number of items across all pages.
+             */
+            total: number;
+        };
+        /** @description A page of a list: `{items, total}`. */
+        List_Stale: {
+            items: {
+                slug: string;
+                title: string;
+                updated_at: string;
             }[];
             /**
              * Format: int64
@@ -1360,6 +1511,15 @@ export interface components {
             /** @description Slug of the new parent; null for the top level. */
             parent?: string | null;
         };
+        /**
+         * @description A new page's address (an extension): the slug a title-only create would get now, or
+         *     whether a slug is free.
+         */
+        NewSlug: {
+            /** @description False when a page (live or in the trash) has the slug. */
+            available: boolean;
+            slug: string;
+        };
         /** @description The creation answer: the only time the plaintext is shown. */
         NewToken: {
             /** Format: int64 */
@@ -1416,6 +1576,12 @@ export interface components {
             workspace: string;
         };
         PageLink: {
+            /**
+             * @description The parent's slug, or null at the top level (an extension). An orphan with a parent
+             *     is still reached from its parent's list of subpages; one without is reached from
+             *     nowhere but the tree's top level.
+             */
+            parent?: string | null;
             slug: string;
             title: string;
         };
@@ -1562,6 +1728,11 @@ export interface components {
              * @description Pages waiting to be embedded (the durable queue; drained in the background).
              */
             embedding_queue: number;
+            /**
+             * @description Whether the web app shows images from other sites (`https:`); false with
+             *     `BLOCK_EXTERNAL_IMAGES=1`, and they show as a placeholder with their link.
+             */
+            external_images: boolean;
             languages: string[];
             limits: components["schemas"]["Limits"];
             /** @description Why a requested feature did not resolve (empty when all did). */
@@ -1616,6 +1787,16 @@ export interface components {
         TokenRequest: {
             /** @description What the token is for, e.g. "laptop MCP client". */
             name: string;
+        };
+        /**
+         * @description The length of each insight list (an extension): the answer's lists stop at 20, and
+         *     `/api/insights/{list}` pages through all of them.
+         */
+        Totals: {
+            broken_links: number;
+            most_linked: number;
+            orphans: number;
+            stale: number;
         };
         TrashEntry: {
             deleted_at: string;
@@ -1953,6 +2134,238 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Insights"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    insight_broken_links: {
+        parameters: {
+            query?: {
+                /** @description Workspace slug (default: the caller's default workspace). */
+                ws?: string;
+                /** @description Items per page (default 50, at most 500). */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["List_Edge"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    insight_most_linked: {
+        parameters: {
+            query?: {
+                /** @description Workspace slug (default: the caller's default workspace). */
+                ws?: string;
+                /** @description Items per page (default 50, at most 500). */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["List_Linked"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    insight_orphans: {
+        parameters: {
+            query?: {
+                /** @description Workspace slug (default: the caller's default workspace). */
+                ws?: string;
+                /** @description Items per page (default 50, at most 500). */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["List_PageLink"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    insight_stale: {
+        parameters: {
+            query?: {
+                /** @description Workspace slug (default: the caller's default workspace). */
+                ws?: string;
+                /** @description Items per page (default 50, at most 500). */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["List_Stale"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             401: {
@@ -2348,6 +2761,16 @@ export interface operations {
                     "application/json": components["schemas"]["Page"];
                 };
             };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2401,6 +2824,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Page"];
+                };
+            };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             400: {
@@ -2476,6 +2909,16 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A query string that does not parse */
             400: {
                 headers: {
@@ -2542,6 +2985,16 @@ export interface operations {
                     "application/json": components["schemas"]["List_PageSummary"];
                 };
             };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2592,6 +3045,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["List_HistoryEntry"];
+                };
+            };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             400: {
@@ -2651,6 +3114,16 @@ export interface operations {
                     "application/json": components["schemas"]["Revision"];
                 };
             };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2702,6 +3175,16 @@ export interface operations {
                     "application/json": components["schemas"]["Diff"];
                 };
             };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2749,6 +3232,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Erased"];
+                };
+            };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             401: {
@@ -2821,6 +3314,16 @@ export interface operations {
                     "application/json": components["schemas"]["Page"];
                 };
             };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Into its own subtree, or unknown parent */
             400: {
                 headers: {
@@ -2890,6 +3393,16 @@ export interface operations {
                     "application/json": components["schemas"]["Page"];
                 };
             };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `after` is not a sibling */
             400: {
                 headers: {
@@ -2956,6 +3469,16 @@ export interface operations {
                     "text/markdown": string;
                 };
             };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3006,6 +3529,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Page"];
+                };
+            };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             400: {
@@ -3086,6 +3619,16 @@ export interface operations {
                     "application/json": components["schemas"]["Page"];
                 };
             };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3142,6 +3685,16 @@ export interface operations {
                     "application/json": components["schemas"]["LinkSuggestions"];
                 };
             };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3188,6 +3741,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TagSuggestions"];
+                };
+            };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             401: {
@@ -3238,6 +3801,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Summary"];
+                };
+            };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description sentences out of range */
@@ -3295,6 +3868,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PageView"];
+                };
+            };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             401: {
@@ -3512,6 +4095,65 @@ export interface operations {
             };
             /** @description Too many wrong passwords */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    new_slug: {
+        parameters: {
+            query?: {
+                /** @description Workspace slug (default: the caller's default workspace). */
+                ws?: string;
+                /** @description A title: answers the address a page created with only this title would get. */
+                title?: string;
+                /** @description A slug: answers whether a new page may have it. */
+                slug?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewSlug"];
+                };
+            };
+            /** @description No title or slug, or an invalid slug */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

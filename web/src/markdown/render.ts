@@ -10,6 +10,7 @@ import mark from "markdown-it-mark";
 import taskLists from "markdown-it-task-lists";
 import DOMPurify from "dompurify";
 import { pageHref } from "../router";
+import { externalImages } from "../limits";
 import { store } from "../store";
 import { splitFrontMatter } from "./frontmatter";
 import { blockIds, callouts, imageSizes, liftEmbeds } from "./obsidian";
@@ -189,6 +190,90 @@ function renderEmbed(token: Token, attrs: string): string {
 // "session expired" form over the whole app. Colours, sizes and the like stay.
 const PLACING = ["position", "inset", "top", "right", "bottom", "left", "z-index", "transform", "translate", "rotate", "scale"];
 
+// ---------------------------------------------------------------------------------------
+// Images from other sites (`![](https://…)`, or `<img>` in the page's HTML). The app's CSP
+// allows `https:` images unless the server runs with BLOCK_EXTERNAL_IMAGES=1, when GET
+// /api/system says `external_images: false`. Then, and for `http:` images (which the CSP
+// never allows), the renderer leaves no `src` to fetch and shows a placeholder naming the
+// link instead, which the reader can open. Until the report has arrived (`null`) images
+// are held back the same way, so no other site is asked for one by a render that came
+// before the report. Shown images are fetched lazily and without a Referer (the other site
+// is not told which page shows them).
+
+/** The address of an image on another site (http or https), else null. */
+function externalSource(src: string): URL | null {
+  if (!src.trim()) return null;
+  let url: URL;
+  try {
+    url = new URL(src.trim(), window.location.href);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return null;
+  return url.origin === window.location.origin ? null : url;
+}
+
+/** The candidates' addresses of a `srcset`. */
+function srcsetSources(srcset: string): string[] {
+  return srcset
+    .split(",")
+    .map((c) => c.trim().split(/\s+/)[0] ?? "")
+    .filter(Boolean);
+}
+
+/** The placeholder of a held-back image: an icon, what it is, and its address as a link
+ *  (text only inside another link, which cannot hold a link). Built with DOM calls: the
+ *  address and the alt text are text, never markup. */
+function placeholder(img: Element, url: URL, text: (key: string, vars?: Record<string, string>) => string): HTMLElement {
+  const alt = (img.getAttribute("alt") ?? "").trim();
+  const box = document.createElement("span");
+  box.className = "image-external";
+  box.title = text("image.external_hint");
+  const icon = document.createElement("span");
+  icon.className = "image-external-icon";
+  const label = document.createElement("span");
+  label.textContent = alt ? text("image.external_blocked_named", { name: alt }) : text("image.external_blocked");
+  const link = document.createElement(img.closest("a") ? "span" : "a");
+  link.className = "image-external-link";
+  link.textContent = url.href;
+  if (link instanceof HTMLAnchorElement) {
+    link.href = url.href;
+    link.target = "_blank";
+    link.rel = "noopener noreferrer";
+  }
+  box.append(icon, label, " ", link);
+  return box;
+}
+
+/** Only markup with an image is parsed again (an attribute's text may hold `>`, so the
+ *  images themselves are judged by the parser, not by a pattern). */
+const HAS_IMAGE = /<img\b/i;
+
+/** Shows or holds back the images of other sites in sanitised markup (see above). The
+ *  markup is parsed in an inert template: nothing is fetched while it is looked at. */
+function externalImagePass(html: string, text: (key: string, vars?: Record<string, string>) => string): string {
+  if (!HAS_IMAGE.test(html)) return html;
+  const allowed = externalImages.get() === true;
+  const tpl = document.createElement("template");
+  tpl.innerHTML = html;
+  let changed = false;
+  for (const img of tpl.content.querySelectorAll("img")) {
+    const url = externalSource(img.getAttribute("src") ?? "");
+    const others = srcsetSources(img.getAttribute("srcset") ?? "").map(externalSource).filter((u) => u !== null);
+    if (!url && others.length === 0) continue;
+    changed = true;
+    if (allowed && [url, ...others].every((u) => !u || u.protocol === "https:")) {
+      img.setAttribute("referrerpolicy", "no-referrer");
+      img.setAttribute("loading", "lazy");
+    } else if (url || !img.getAttribute("src")) {
+      img.replaceWith(placeholder(img, (url ?? others[0])!, text));
+    } else {
+      img.removeAttribute("srcset"); // its own src stays; the other sites' candidates go
+    }
+  }
+  return changed ? tpl.innerHTML : html;
+}
+
 // External links open in a new tab, without handing over the opener.
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node instanceof HTMLElement && node.hasAttribute("style")) {
@@ -250,10 +335,13 @@ export function renderMarkdown(source: string, env: WikiEnv, dropTitle?: string,
   if (wantsHighlight && !highlightFn) loadHighlighter();
   const out = headings;
   headings = [];
-  const html = DOMPurify.sanitize(raw, {
-    ADD_ATTR: ["target"],
-    FORBID_TAGS: ["style", "form"],
-  });
+  const html = externalImagePass(
+    DOMPurify.sanitize(raw, {
+      ADD_ATTR: ["target"],
+      FORBID_TAGS: ["style", "form"],
+    }),
+    env.text ?? ((key) => key),
+  );
   // The DOM update of the result costs about as much again.
   renderMs = (performance.now() - started) * 2;
   return { html, headings: out };

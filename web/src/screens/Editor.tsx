@@ -4,21 +4,30 @@
 // conflict resolution, [[ and # completion, image upload (button, paste, drop).
 //
 // Saves send merge: true: an edit made on a stale base is merged three-way by the server
-// and only overlapping changes answer 409 — then the conflict dialog shows theirs, yours
-// and the merged text (with markers) to resolve (docs/api.md, "Pages").
+// and only overlapping changes answer 409 — then the conflict dialog shows the other
+// person's text, yours and the merged text (with markers) to resolve (docs/api.md, "Pages").
+//
+// A page renamed, moved or deleted by someone else while it is edited never strands the
+// editor: it looks where the page is now every 10 s, when the window gets the focus back
+// and before every save, and says what happened; a renamed or moved page is saved where
+// it now is (through the same merge), a deleted one can be restored and saved, or the
+// text saved as a new page. A new page's address is shown and can be chosen before its
+// first save.
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
-import { api, ApiError, type Page } from "../api";
+import { api, ApiError, theirsOf, trashedOf, type Page, type TheirSave, type TrashedInfo } from "../api";
 import { confirmDialog, Dialog } from "../components/Dialog";
 import { LargePreview, LARGE_PAGE } from "../components/LargePreview";
 import { MarkdownBody, useRendered } from "../components/Markdown";
 import { lastRenderMs } from "../markdown/render";
 import { savedTitle, type SavedTitle } from "../markdown/title";
 import type { SourceEditor } from "../editor/codemirror";
+import { AddressField, addressBlocks, useNewAddress } from "../editor/AddressField";
 import { FormError } from "../components/Form";
 import { failure, type ErrorText } from "../errors";
-import { t, useI18n } from "../i18n";
-import { appHref, location, navigate, pageHref, setNavigationGuard } from "../router";
-import { knownTags, loadTags, pagesChanged, titles } from "../session";
+import { catalogue, formatDate, t, useI18n } from "../i18n";
+import { appHref, location, navigate, pageHref, replaceUrl, setNavigationGuard } from "../router";
+import { currentWorkspace, knownTags, loadTags, pageExists, pagesChanged, reloadTree, titles } from "../session";
+import { NotFound } from "./PageView";
 import { useStore } from "../store";
 import { theme } from "../theme";
 
@@ -33,7 +42,39 @@ interface Conflict {
   merged: string;
   /** The revision every choice saves over. */
   current: string;
+  /** Who made that revision, and when (the 409's `theirs`; null from a server without it). */
+  by: TheirSave | null;
 }
+
+/** How often an open editor looks whether its page was renamed, moved or deleted. */
+const WHERE_POLL_MS = 10_000;
+
+/** A page deleted while it was edited: `trashed` says by whom and when (null: it is not
+ *  in the trash either — purged, or the server does not say). */
+interface Gone {
+  trashed: TrashedInfo | null;
+}
+
+/** An href as a person reads it (letters of any script, not %-escapes). */
+function readable(href: string): string {
+  try {
+    return decodeURI(href);
+  } catch {
+    return href;
+  }
+}
+
+/** When another save was made, in the reader's language: the time alone for today. */
+function whenSaved(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const today = d.toDateString() === new Date().toDateString();
+  return new Intl.DateTimeFormat(catalogue.get().language, today ? { timeStyle: "short" } : { dateStyle: "medium", timeStyle: "short" }).format(d);
+}
+
+/** A page read at an old address of it, kept for the editor at its current one (screens
+ *  are keyed by slug, so the address change starts a new editor): no second request. */
+let handedOver: Page | null = null;
 
 const idle: (fn: () => void) => number =
   typeof window.requestIdleCallback === "function"
@@ -156,6 +197,8 @@ function ConflictDialog({
 }) {
   const [merged, setMerged] = useState(conflict.merged);
   const markers = markerLines(merged);
+  // The other side is called by the name of who made it, never "theirs".
+  const by = conflict.by;
   /** Saving the merge while markers are left takes a second, explicit yes that names them. */
   async function saveMerged() {
     if (markers.length > 0) {
@@ -171,10 +214,10 @@ function ConflictDialog({
   }
   return (
     <Dialog title={t("page.merge_conflict.title")} onClose={onCancel} wide>
-      <p>{t("page.merge_conflict.body")}</p>
+      <p data-testid="conflict-intro">{by ? t("page.conflict.by", { name: by.author.name, time: whenSaved(by.at) }) : t("page.merge_conflict.body")}</p>
       <div class="conflict-panes">
         <div>
-          <h3>{t("page.conflict.theirs")}</h3>
+          <h3>{by ? t("page.conflict.their_edit", { name: by.author.name, time: whenSaved(by.at) }) : t("page.conflict.theirs")}</h3>
           <pre data-testid="conflict-theirs">{conflict.theirs}</pre>
         </div>
         <div>
@@ -202,7 +245,7 @@ function ConflictDialog({
           {t("common.cancel")}
         </button>
         <button type="button" onClick={() => onResolve("theirs", conflict.theirs)}>
-          {t("page.conflict.take_theirs")}
+          {by ? t("page.conflict.keep_named", { name: by.author.name }) : t("page.conflict.take_theirs")}
         </button>
         <button type="button" onClick={() => onResolve("yours", conflict.yours)}>
           {t("page.conflict.keep_yours")}
@@ -215,14 +258,50 @@ function ConflictDialog({
   );
 }
 
+/** A page deleted while it was edited: who did it and when, and the two ways to keep the
+ *  text — restore the page and save into it, or save the text as a new page (under its
+ *  own, numbered address: never a new page at the deleted one's). */
+function GoneBanner({
+  gone,
+  busy,
+  onRestore,
+  onSaveAsNew,
+}: {
+  gone: Gone;
+  busy: boolean;
+  onRestore: () => void;
+  onSaveAsNew: () => void;
+}) {
+  const { trashed } = gone;
+  return (
+    <div class="notice" role="alert" data-testid="editor-gone">
+      <p>
+        {trashed
+          ? t("editor.deleted", { name: trashed.deleted_by.name, date: formatDate(trashed.deleted_at) })
+          : t("editor.gone")}
+      </p>
+      <div class="editor-bar">
+        {trashed && (
+          <button type="button" class="primary" disabled={busy} onClick={onRestore}>
+            {t("editor.restore_and_save")}
+          </button>
+        )}
+        <button type="button" class={trashed ? "" : "primary"} disabled={busy} onClick={onSaveAsNew}>
+          {t("editor.save_as_new")}
+        </button>
+      </div>
+    </div>
+  );
+}
+
 export function Editor({ slug }: { slug: string | null }) {
   useI18n();
   const dark = useStore(theme) === "dark";
   const known = useStore(titles);
+  const ws = useStore(currentWorkspace);
   const query = location.get().query;
   const isNew = slug === null;
   const parent = isNew ? query.get("parent") : null;
-  const newSlug = isNew ? query.get("slug") : null;
 
   const [page, setPage] = useState<Page | null>(null);
   const [loadError, setLoadError] = useState<unknown>(null);
@@ -230,12 +309,17 @@ export function Editor({ slug }: { slug: string | null }) {
   // Whether the person typed in the title field (or a new page's came filled): only then
   // is it sent as the request's `title`; else the field shows the title the rule gives.
   const [titleTouched, setTitleTouched] = useState(isNew && !!query.get("title"));
+  // A new page's address as typed (a wanted page's comes filled); null follows the title.
+  const [typedSlug, setTypedSlug] = useState<string | null>(isNew ? query.get("slug") || null : null);
   const [content, setContent] = useState("");
   const [saved, setSaved] = useState<{ title: string; content: string }>({ title: title, content: "" });
   const [status, setStatus] = useState("");
   const [error, setError] = useState<ErrorText>("");
-  const [busy, setBusy] = useState(false);
+  const [busy, setBusyState] = useState(false);
   const [conflict, setConflict] = useState<Conflict | null>(null);
+  // What happened to the page meanwhile (renamed, moved), and whether it is gone.
+  const [notice, setNotice] = useState("");
+  const [gone, setGone] = useState<Gone | null>(null);
   const [editorReady, setEditorReady] = useState(false);
   const [cmModule, setCmModule] = useState<EditorModule | null>(null);
   const narrow = useNarrow();
@@ -247,11 +331,31 @@ export function Editor({ slug }: { slug: string | null }) {
   const host = useRef<HTMLDivElement>(null);
   const previewPane = useRef<HTMLElement>(null);
   const cm = useRef<SourceEditor | null>(null);
-  const state = useRef({ title, content, titleTouched, page, busy });
-  state.current = { title, content, titleTouched, page, busy };
+  // Set at once, not at the next render: a save that follows a restore must not find the
+  // editor still busy.
+  const busyRef = useRef(false);
+  function setBusy(b: boolean) {
+    busyRef.current = b;
+    setBusyState(b);
+  }
+  // The page as last seen where it is now (slug, parent): saves go there. `page` stays the
+  // revision the edit is based on, the base of the three-way merge.
+  const where = useRef<Page | null>(null);
   // The source is read into `content` 100 ms after typing pauses, not on every keystroke.
   const [pending, setPending] = useState(false);
   const flushTimer = useRef(0);
+  // The title this save will give, as the server decides it: the typed title,
+  // else front matter, else a first level-1 heading that is new or changed since the
+  // revision the edit started from, else the title the page has.
+  // A rename meanwhile changed the title the page has now (`titleNow`): that is what
+  // the rule falls back on, while its first heading is still compared with the base.
+  const [titleNow, setTitleNow] = useState<string | null>(null);
+  const titleBase = useMemo(() => (page && titleNow !== null ? { ...page, title: titleNow } : page), [page, titleNow]);
+  const shownTitle = useSavedTitle(content, titleTouched ? title : null, titleBase, slug ?? typedSlug ?? "");
+  // The address a new page will get (asked of the server as the title changes).
+  const address = useNewAddress(isNew ? shownTitle.title : "", isNew ? typedSlug : null);
+  const state = useRef({ title, content, titleTouched, page, titleBase, address });
+  state.current = { title, content, titleTouched, page, titleBase, address };
   function flush(): string {
     window.clearTimeout(flushTimer.current);
     const doc = cm.current?.getDoc();
@@ -268,10 +372,6 @@ export function Editor({ slug }: { slug: string | null }) {
     flush();
     setContent(text);
   }
-  // The title this save will give, as the server decides it: the typed title,
-  // else front matter, else a first level-1 heading that is new or changed since the
-  // revision the edit started from, else the title the page has.
-  const shownTitle = useSavedTitle(content, titleTouched ? title : null, page, slug ?? newSlug ?? "");
   const dirty = pending || content !== saved.content || (titleTouched && title !== saved.title);
   const dirtyRef = useRef(dirty);
   dirtyRef.current = dirty;
@@ -282,8 +382,17 @@ export function Editor({ slug }: { slug: string | null }) {
       setPage(null);
       return;
     }
-    api.page(slug!).then(
+    const given = handedOver?.slug === slug ? handedOver : null;
+    handedOver = null;
+    (given ? Promise.resolve(given) : api.page(slug!)).then(
       (p) => {
+        if (p.slug !== slug) {
+          // An old address (the page was renamed): edit it at its current one, #fragment kept.
+          handedOver = p;
+          void navigate(pageHref(p.slug, "edit") + window.location.hash, { replace: true, force: true });
+          return;
+        }
+        where.current = p;
         setPage(p);
         setTitle(p.title);
         setContent(p.content);
@@ -376,6 +485,65 @@ export function Editor({ slug }: { slug: string | null }) {
     return () => document.removeEventListener("keydown", onKey);
   }, []);
 
+  /** Says what changed about the page since `before` (renamed, moved) and follows it: the
+   *  address bar gets its current address, the tree reloads. The name is that of the
+   *  person who did it: a rename and a move are each a revision of theirs. */
+  async function follow(before: Page, now: Page) {
+    where.current = now;
+    if (now.title !== before.title) setTitleNow(now.title);
+    const renamed = now.slug !== before.slug;
+    const moved = (now.parent ?? null) !== (before.parent ?? null);
+    if (!renamed && !moved) return;
+    if (renamed) replaceUrl(pageHref(now.slug, "edit"));
+    await pagesChanged();
+    const name = now.updated_by.name;
+    if (renamed) setNotice(t("editor.renamed", { name, title: now.title, address: readable(pageHref(now.slug)) }));
+    else if (now.parent) setNotice(t("editor.moved", { name, parent: titles.get().get(now.parent) ?? now.parent }));
+    else setNotice(t("editor.moved_top", { name }));
+  }
+
+  /** Where the page is now (following a rename: the API answers an old slug with a 308
+   *  to the current one), noting any change; null when it is gone, which the banner then
+   *  says. Other failures (offline) are thrown. */
+  async function locate(): Promise<Page | null> {
+    const before = where.current;
+    if (!before) return null;
+    try {
+      const now = await api.page(before.slug);
+      await follow(before, now);
+      setGone(null);
+      return now;
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 404)) throw e;
+      setGone({ trashed: trashedOf(e) });
+      return null;
+    }
+  }
+
+  // Looks where the page is every 10 s while the window shows, and whenever it gets the
+  // focus back (the person returns from another window or tab): someone may have renamed,
+  // moved or deleted it meanwhile. Not during a save, which looks for itself.
+  const editing = page !== null;
+  useEffect(() => {
+    if (!editing || gone) return;
+    let looking = false;
+    const look = () => {
+      if (looking || busyRef.current || document.visibilityState !== "visible") return;
+      looking = true;
+      locate()
+        .catch(() => undefined)
+        .finally(() => (looking = false));
+    };
+    const timer = window.setInterval(look, WHERE_POLL_MS);
+    window.addEventListener("focus", look);
+    document.addEventListener("visibilitychange", look);
+    return () => {
+      window.clearInterval(timer);
+      window.removeEventListener("focus", look);
+      document.removeEventListener("visibilitychange", look);
+    };
+  }, [editing, gone]);
+
   /** Uploads files (the toolbar's button, paste, drop) one by one and inserts each as
    *  `![name](url)` at `at` — a spot that follows the edits made meanwhile. A refused
    *  file (too large, not an image) says so by name; the others still go in. */
@@ -408,28 +576,45 @@ export function Editor({ slug }: { slug: string | null }) {
   function requestedTitle(body: string): string | undefined {
     const s = state.current;
     if (!s.titleTouched || !s.title.trim()) return undefined;
-    const typed = savedTitle(body, s.title, s.page, s.page?.slug ?? "");
-    return typed.title !== savedTitle(body, null, s.page, s.page?.slug ?? "").title ? typed.title : undefined;
+    const typed = savedTitle(body, s.title, s.titleBase, s.page?.slug ?? "");
+    return typed.title !== savedTitle(body, null, s.titleBase, s.page?.slug ?? "").title ? typed.title : undefined;
   }
 
   /** Saves; `leave` goes to the page afterwards. */
   async function save(leave: boolean) {
     const s = state.current;
     const body = flush();
-    if (s.busy) return;
+    if (busyRef.current) return;
     setError("");
     // A new page takes the rule's title (typed, front matter or first heading); the
     // server needs a title or a slug to make one.
     const newTitle = s.page ? "" : savedTitle(body, s.titleTouched ? s.title : null, null, "").title;
+    const newSlug = s.address.typed ? s.address.slug.trim() : "";
     if (!s.page && !newTitle && !newSlug) {
       setError(t("editor.title_required"));
+      return;
+    }
+    if (!s.page && addressBlocks(s.address)) {
+      // The field says what is wrong with the address.
+      document.getElementById("editor-address")?.focus();
       return;
     }
     setBusy(true);
     setStatus(t("page.saving"));
     try {
+      await store(body, leave, s.page, newTitle, newSlug);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  /** The save itself (the editor is busy meanwhile): a new page is created (its slug sent
+   *  only when the person typed one; else the server numbers a taken one); an existing one
+   *  is saved where it is now, merged against the revision the edit started from. */
+  async function store(body: string, leave: boolean, base: Page | null, newTitle = "", newSlug = "") {
+    try {
       let result: Page;
-      if (!s.page) {
+      if (!base) {
         result = await api.createPage({
           title: newTitle || undefined,
           content: body,
@@ -437,29 +622,38 @@ export function Editor({ slug }: { slug: string | null }) {
           slug: newSlug || undefined,
         });
       } else {
-        result = await api.updatePage(s.page.slug, {
+        const here = await locate();
+        if (!here) {
+          setStatus("");
+          return;
+        }
+        result = await api.updatePage(here.slug, {
           content: body,
-          base_revision: s.page.revision,
+          base_revision: base.revision,
           merge: true,
           title: requestedTitle(body),
         });
+        // Renamed in the moment between looking and saving: the save followed it.
+        if (result.slug !== here.slug) replaceUrl(pageHref(result.slug, "edit"));
       }
       afterSave(result, body);
       await pagesChanged();
-      if (!s.page || leave) await navigate(pageHref(result.slug), { replace: !s.page, force: true });
+      if (!base || leave) await navigate(pageHref(result.slug), { replace: !base, force: true });
     } catch (e) {
       setStatus("");
-      if (e instanceof ApiError && e.status === 409 && s.page && (e.code === "merge_conflict" || e.code === "stale_revision")) {
-        await openConflict(s.page, body, e);
+      if (base && e instanceof ApiError && e.status === 404) {
+        setGone({ trashed: trashedOf(e) });
+      } else if (e instanceof ApiError && e.status === 409 && base && (e.code === "merge_conflict" || e.code === "stale_revision")) {
+        await openConflict(base, body, e);
       } else {
         setError(failure(e));
       }
-    } finally {
-      setBusy(false);
     }
   }
 
   function afterSave(result: Page, sent: string) {
+    where.current = result;
+    setTitleNow(null);
     setPage(result);
     setTitle(result.title);
     setTitleTouched(false);
@@ -473,21 +667,76 @@ export function Editor({ slug }: { slug: string | null }) {
     }
   }
 
+  /** "Restore it and save my text": the page comes back from the trash (with the pages
+   *  deleted with it) and the text is saved into it through the usual merge against the
+   *  revision the edit started from. */
+  async function restoreAndSave() {
+    const trashed = gone?.trashed;
+    const base = state.current.page;
+    if (!trashed || !base || busyRef.current) return;
+    const body = flush();
+    setBusy(true);
+    setError("");
+    setStatus(t("page.saving"));
+    try {
+      const restored = await api.restoreFromTrash(trashed.slug);
+      where.current = restored;
+      replaceUrl(pageHref(restored.slug, "edit"));
+      setGone(null);
+      await store(body, false, base);
+    } catch (e) {
+      setStatus("");
+      setError(failure(e));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  /** "Save my text as a new page": created with the page's title (the server gives it the
+   *  first free address, as the deleted page keeps its own in the trash) where the page
+   *  was, when that parent is still there; then shown. */
+  async function saveAsNew() {
+    const s = state.current;
+    if (!s.page || busyRef.current) return;
+    const body = flush();
+    setBusy(true);
+    setError("");
+    setStatus(t("page.saving"));
+    try {
+      await reloadTree();
+      const from = where.current?.parent ?? s.page.parent ?? null;
+      const created = await api.createPage({
+        title: savedTitle(body, s.titleTouched ? s.title : null, s.titleBase, s.page.slug).title || s.page.title,
+        content: body,
+        parent: from && pageExists(from) ? from : undefined,
+      });
+      await pagesChanged();
+      await navigate(pageHref(created.slug), { replace: true, force: true });
+    } catch (e) {
+      setStatus("");
+      setError(failure(e));
+    } finally {
+      setBusy(false);
+    }
+  }
+
   /** Opens the conflict dialog for a 409: their text is that of the revision the answer
    *  names (the one the merge was made against, and the base every choice saves on), read
-   *  by its id, so "Discard mine" saves exactly the text shown. `yours` is the person's
+   *  by its id, so "Keep …'s version" saves exactly the text shown. `yours` is the person's
    *  own text, kept as it was through repeated conflicts; `merged` the fallback for the
    *  merge pane when the answer carries none. */
   async function openConflict(p: Page, yours: string, e: ApiError, merged = yours) {
+    const at = where.current?.slug ?? p.slug;
     try {
-      const now = await api.page(p.slug);
+      const now = await api.page(at);
       const current = typeof e.problem.current_revision === "string" ? e.problem.current_revision : now.revision;
-      const theirs = current === now.revision ? now.content : (await api.revision(p.slug, current)).content;
+      const theirs = current === now.revision ? now.content : (await api.revision(now.slug, current)).content;
       setConflict({
         theirs,
         yours,
         merged: typeof e.problem.merged === "string" ? e.problem.merged : merged,
         current,
+        by: theirsOf(e),
       });
     } catch (err) {
       // Their side could not be read: say so; the editor still holds the person's text.
@@ -504,7 +753,7 @@ export function Editor({ slug }: { slug: string | null }) {
     setBusy(true);
     setStatus(t("page.saving"));
     try {
-      const result = await api.updatePage(p.slug, {
+      const result = await api.updatePage(where.current?.slug ?? p.slug, {
         content: body,
         base_revision: c.current,
         title: how === "theirs" ? undefined : requestedTitle(body),
@@ -515,6 +764,7 @@ export function Editor({ slug }: { slug: string | null }) {
     } catch (e) {
       setStatus("");
       if (e instanceof ApiError && e.status === 409) await openConflict(p, c.yours, e, how === "merged" ? body : c.yours);
+      else if (e instanceof ApiError && e.status === 404) setGone({ trashed: trashedOf(e) });
       else setError(failure(e));
     } finally {
       setBusy(false);
@@ -527,9 +777,12 @@ export function Editor({ slug }: { slug: string | null }) {
   void known;
 
   if (loadError) {
+    // A page that is not there: one in the trash says so and offers it back.
+    if (slug && loadError instanceof ApiError && loadError.status === 404) return <NotFound slug={slug} error={loadError} />;
     return <FormError error={failure(loadError)} />;
   }
 
+  const blocked = isNew && addressBlocks(address);
   return (
     <div class="editor" data-testid="editor">
       <div class="editor-bar">
@@ -552,14 +805,24 @@ export function Editor({ slug }: { slug: string | null }) {
         </span>
         <button
           type="button"
-          onClick={() => void navigate(page ? pageHref(page.slug) : parent ? pageHref(parent) : appHref(""))}
+          onClick={() => {
+            const at = where.current?.slug ?? page?.slug;
+            void navigate(at ? pageHref(at) : parent ? pageHref(parent) : appHref(""));
+          }}
         >
           {t("page.cancel")}
         </button>
-        <button type="button" class="primary" disabled={busy} onClick={() => void save(true)} title="Ctrl+S">
+        <button type="button" class="primary" disabled={busy || blocked} onClick={() => void save(true)} title="Ctrl+S">
           {t("page.save")}
         </button>
       </div>
+      {isNew && <AddressField address={address} title={shownTitle.title} workspace={ws} onType={setTypedSlug} />}
+      {notice && !gone && (
+        <p class="notice" role="status" data-testid="editor-notice">
+          {notice}
+        </p>
+      )}
+      {gone && <GoneBanner gone={gone} busy={busy} onRestore={() => void restoreAndSave()} onSaveAsNew={() => void saveAsNew()} />}
       <FormError error={error} />
       {narrow && <EditorTabs tab={tab} onChange={switchTab} />}
       <div class="editor-panes">

@@ -2,14 +2,17 @@
 // computes the layout (a fixed number of ticks, so the picture is still when it shows);
 // the graph is drawn as SVG, each page a link. Zoom with the wheel or the buttons, pan by
 // dragging the background, filter by tag. Links to missing pages (broken) end at a dashed
-// "missing" node and are drawn dashed.
+// "missing" node and are drawn dashed. A crowded graph (more than LABEL_LIMIT nodes)
+// names only the page pointed at or focused, the page it was opened for (`?page=`) and
+// their neighbours, until it is zoomed in far enough for every name to fit.
 import { forceCenter, forceCollide, forceLink, forceManyBody, forceSimulation, type SimulationNodeDatum } from "d3-force";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, type GraphData } from "../api";
 import { FormError } from "../components/Form";
 import { failure, type ErrorText } from "../errors";
 import { t, useI18n } from "../i18n";
-import { pageHref } from "../router";
+import { naturalCompare } from "../order";
+import { location, pageHref } from "../router";
 import { currentWorkspace, pagesVersion } from "../session";
 import { useStore } from "../store";
 
@@ -34,6 +37,10 @@ const WIDTH = 900;
 const HEIGHT = 600;
 const MIN_K = 0.2;
 const MAX_K = 5;
+/** Above this many nodes the names overlap: only those of the neighbourhood in view show. */
+export const LABEL_LIMIT = 40;
+/** From this zoom on every name shows (11 px text then reads at 15 px and up). */
+export const LABEL_ZOOM = 1.4;
 
 function radius(n: Node): number {
   return n.missing ? 5 : 5 + Math.sqrt(n.degree) * 2.5;
@@ -74,6 +81,17 @@ function fit(nodes: Node[]): View {
   return { k, x: WIDTH / 2 - ((x0 + x1) / 2) * k, y: HEIGHT / 2 - ((y0 + y1) / 2) * k };
 }
 
+/** Each node's neighbours (either direction of a link). */
+function neighbours(edges: Edge[]): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  const add = (a: string, b: string) => (out.get(a) ?? out.set(a, new Set()).get(a)!).add(b);
+  for (const e of edges) {
+    add(e.source.id, e.target.id);
+    add(e.target.id, e.source.id);
+  }
+  return out;
+}
+
 function zoomAt(v: View, factor: number, cx: number, cy: number): View {
   const k = Math.min(MAX_K, Math.max(MIN_K, v.k * factor));
   const f = k / v.k;
@@ -91,6 +109,10 @@ export default function Graph() {
   const svg = useRef<SVGSVGElement>(null);
   const drag = useRef<{ px: number; py: number; x: number; y: number; moved: boolean } | null>(null);
   const dragged = useRef(false);
+  /** The node pointed at, and the node focused (keyboard): each shows its neighbourhood. */
+  const [hovered, setHovered] = useState<string | null>(null);
+  const [focused, setFocused] = useState<string | null>(null);
+  const selected = useStore(location).query.get("page");
 
   useEffect(() => {
     document.title = t("nav.graph");
@@ -101,7 +123,14 @@ export default function Graph() {
   useEffect(() => {
     if (drawn) setView(fit(drawn.nodes));
   }, [drawn]);
-  const tags = useMemo(() => [...new Set(data?.nodes.flatMap((n) => n.tags) ?? [])].sort(), [data]);
+  const near = useMemo(() => (drawn ? neighbours(drawn.edges) : new Map<string, Set<string>>()), [drawn]);
+  const crowded = (drawn?.nodes.length ?? 0) > LABEL_LIMIT;
+  /** The page whose neighbourhood is named: pointed at, else focused, else the one the
+   *  graph was opened for. */
+  const centre = hovered ?? focused ?? selected ?? null;
+  const named = (id: string) =>
+    !crowded || view.k >= LABEL_ZOOM || id === centre || (centre !== null && near.get(centre)?.has(id) === true);
+  const tags = useMemo(() => [...new Set(data?.nodes.flatMap((n) => n.tags) ?? [])].sort(naturalCompare), [data]);
 
   /** A client point in view-box units. */
   function point(clientX: number, clientY: number): [number, number] {
@@ -181,7 +210,10 @@ export default function Graph() {
           class="graph"
           viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
           role="group"
-          aria-label={t("graph.label", { pages: drawn.nodes.filter((n) => !n.missing).length, links: drawn.edges.length })}
+          aria-label={t("graph.label", {
+            pages: t("count.pages", { count: drawn.nodes.filter((n) => !n.missing).length }),
+            links: t("count.links", { count: drawn.edges.length }),
+          })}
           data-testid="graph"
           onPointerDown={onPointerDown}
           onPointerMove={onPointerMove}
@@ -200,7 +232,7 @@ export default function Graph() {
             {drawn.edges.map((e, i) => (
               <line
                 key={i}
-                class={e.broken ? "edge edge-broken" : "edge"}
+                class={(e.broken ? "edge edge-broken" : "edge") + (centre && (e.source.id === centre || e.target.id === centre) ? " edge-near" : "")}
                 x1={e.source.x}
                 y1={e.source.y}
                 x2={e.target.x}
@@ -211,20 +243,28 @@ export default function Graph() {
               <a
                 key={n.id}
                 href={n.missing ? pageHref(n.title) : pageHref(n.id)}
-                class={n.missing ? "node node-missing" : "node"}
+                class={(n.missing ? "node node-missing" : "node") + (n.id === centre ? " node-centre" : "")}
                 aria-label={n.missing ? t("page.wikilink_missing", { title: n.title }) : n.title}
+                onPointerEnter={() => setHovered(n.id)}
+                onPointerLeave={() => setHovered((h) => (h === n.id ? null : h))}
+                onFocus={() => setFocused(n.id)}
+                onBlur={() => setFocused((f) => (f === n.id ? null : f))}
               >
                 <circle cx={n.x} cy={n.y} r={radius(n)} />
-                <text x={(n.x ?? 0) + radius(n) + 3} y={(n.y ?? 0) + 4}>
-                  {n.title}
-                </text>
+                {named(n.id) && (
+                  <text x={(n.x ?? 0) + radius(n) + 3} y={(n.y ?? 0) + 4}>
+                    {n.title}
+                  </text>
+                )}
               </a>
             ))}
           </g>
         </svg>
       )}
       {!data && !error && <p class="muted">{t("common.loading")}</p>}
-      <p class="hint">{t("graph.hint")}</p>
+      <p class="hint">
+        {t("graph.hint")} {crowded && t("graph.labels_hint")}
+      </p>
     </div>
   );
 }

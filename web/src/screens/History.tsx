@@ -1,6 +1,7 @@
-// A page's history: the list of revisions; one revision with its content, its inline
-// diff against the previous revision (or the current one), a restore button and, for an
-// owner of the workspace, the erasure of its content.
+// A page's history: the list of revisions; one revision with its content, its diff
+// against the previous revision (or the current one; inline or side by side, inline on a
+// phone, changed words marked), a restore button and, for an owner of the workspace, the
+// erasure of its content.
 import { useEffect, useState } from "preact/hooks";
 import { api, type Diff, type HistoryEntry, type Revision } from "../api";
 import { Dialog } from "../components/Dialog";
@@ -11,26 +12,93 @@ import { formatDate, t, useI18n } from "../i18n";
 import { navigate, pageHref } from "../router";
 import { currentWorkspace, pagesChanged, pagesVersion, titles, workspaces } from "../session";
 import { useStore } from "../store";
+import { wordDiff, type Piece } from "../wordDiff";
 
 function short(sha: string): string {
   return sha.slice(0, 8);
 }
 
-/** A unified diff, line by line: additions, deletions, hunk headers. */
-export function DiffView({ unified }: { unified: string }) {
+/** The pieces of each line of a run of removed lines and the run of added lines that
+ *  follows it, the i-th removed line paired with the i-th added one: the words of a pair
+ *  that differ are marked (`wordDiff`); a line without a partner, or one that shares too
+ *  little with it, is marked as a whole by its row alone (null). */
+function pairRuns(dels: string[], adds: string[]): { dels: (Piece[] | null)[]; adds: (Piece[] | null)[] } {
+  const out = { dels: dels.map(() => null as Piece[] | null), adds: adds.map(() => null as Piece[] | null) };
+  for (let i = 0; i < Math.min(dels.length, adds.length); i++) {
+    const w = wordDiff(dels[i]!, adds[i]!);
+    if (w) {
+      out.dels[i] = w.removed;
+      out.adds[i] = w.added;
+    }
+  }
+  return out;
+}
+
+/** A line's text with its changed words marked: `<del>` in a removed line, `<ins>` in an
+ *  added one (the elements say so to screen readers too). */
+function Words({ text, pieces, kind }: { text: string; pieces: Piece[] | null; kind: "add" | "del" | "" }) {
+  if (!pieces || !kind) return <>{text || " "}</>;
+  const Mark = kind === "add" ? "ins" : "del";
+  return (
+    <>
+      {pieces.map((p, i) =>
+        p.changed ? (
+          <Mark key={i} class="word-change">
+            {p.text}
+          </Mark>
+        ) : (
+          p.text
+        ),
+      )}
+    </>
+  );
+}
+
+interface InlineLine {
+  kind: "add" | "del" | "hunk" | "";
+  text: string;
+  /** For a changed line paired with one on the other side: its words, changes marked. */
+  pieces: Piece[] | null;
+}
+
+/** The lines of an inline diff (file headers left out), changed words of paired lines marked. */
+export function inlineLines(unified: string): InlineLine[] {
   const lines = unified.split("\n").filter((l, i, all) => !(i === all.length - 1 && l === ""));
+  const out: InlineLine[] = [];
+  let dels: string[] = [];
+  let adds: string[] = [];
+  const flush = () => {
+    const paired = pairRuns(dels, adds);
+    dels.forEach((text, i) => out.push({ kind: "del", text: "-" + text, pieces: paired.dels[i] ? [{ text: "-", changed: false }, ...paired.dels[i]!] : null }));
+    adds.forEach((text, i) => out.push({ kind: "add", text: "+" + text, pieces: paired.adds[i] ? [{ text: "+", changed: false }, ...paired.adds[i]!] : null }));
+    dels = [];
+    adds = [];
+  };
+  for (const l of lines) {
+    if (l.startsWith("+++") || l.startsWith("---")) continue;
+    if (l.startsWith("-")) {
+      if (adds.length) flush(); // a removal after additions starts a new change
+      dels.push(l.slice(1));
+    } else if (l.startsWith("+")) adds.push(l.slice(1));
+    else {
+      flush();
+      out.push({ kind: l.startsWith("@@") ? "hunk" : "", text: l, pieces: null });
+    }
+  }
+  flush();
+  return out;
+}
+
+/** A unified diff, line by line: additions, deletions, hunk headers; the words that
+ *  changed within a changed line marked. */
+export function DiffView({ unified }: { unified: string }) {
   return (
     <div class="diff" data-testid="diff">
-      {lines
-        .filter((l) => !l.startsWith("+++") && !l.startsWith("---"))
-        .map((l, i) => {
-          const cls = l.startsWith("+") ? "add" : l.startsWith("-") ? "del" : l.startsWith("@@") ? "hunk" : "";
-          return (
-            <div key={i} class={cls}>
-              {l || " "}
-            </div>
-          );
-        })}
+      {inlineLines(unified).map((l, i) => (
+        <div key={i} class={l.kind}>
+          <Words text={l.text} pieces={l.pieces} kind={l.kind === "hunk" ? "" : l.kind} />
+        </div>
+      ))}
     </div>
   );
 }
@@ -38,6 +106,8 @@ export function DiffView({ unified }: { unified: string }) {
 interface Side {
   no: number;
   text: string;
+  /** The line's words, changes marked, when it is paired with a line on the other side. */
+  pieces?: Piece[] | null;
 }
 interface Row {
   hunk?: string;
@@ -54,6 +124,12 @@ export function sideBySide(unified: string): Row[] {
   let dels: Side[] = [];
   let adds: Side[] = [];
   const flush = () => {
+    const paired = pairRuns(
+      dels.map((d) => d.text),
+      adds.map((a) => a.text),
+    );
+    dels.forEach((d, i) => (d.pieces = paired.dels[i]));
+    adds.forEach((a, i) => (a.pieces = paired.adds[i]));
     for (let i = 0; i < Math.max(dels.length, adds.length); i++) rows.push({ left: dels[i] ?? null, right: adds[i] ?? null, changed: true });
     dels = [];
     adds = [];
@@ -66,8 +142,10 @@ export function sideBySide(unified: string): Row[] {
       oldNo = Number(hunk[1]);
       newNo = Number(hunk[2]);
       rows.push({ hunk: line, left: null, right: null, changed: false });
-    } else if (line.startsWith("-")) dels.push({ no: oldNo++, text: line.slice(1) });
-    else if (line.startsWith("+")) adds.push({ no: newNo++, text: line.slice(1) });
+    } else if (line.startsWith("-")) {
+      if (adds.length) flush(); // a removal after additions starts a new change
+      dels.push({ no: oldNo++, text: line.slice(1) });
+    } else if (line.startsWith("+")) adds.push({ no: newNo++, text: line.slice(1) });
     else if (line.startsWith(" ")) {
       flush();
       rows.push({ left: { no: oldNo++, text: line.slice(1) }, right: { no: newNo++, text: line.slice(1) }, changed: false });
@@ -77,12 +155,14 @@ export function sideBySide(unified: string): Row[] {
   return rows;
 }
 
-function Cells({ side, cls }: { side: Side | null; cls: string }) {
+function Cells({ side, cls }: { side: Side | null; cls: "add" | "del" | "" }) {
   if (!side) return <td class="empty" colSpan={2} />;
   return (
     <>
       <td class={"ln " + cls}>{side.no}</td>
-      <td class={cls}>{side.text || " "}</td>
+      <td class={cls}>
+        <Words text={side.text} pieces={side.pieces ?? null} kind={cls} />
+      </td>
     </>
   );
 }
@@ -108,6 +188,24 @@ export function SideBySideDiff({ unified }: { unified: string }) {
       </tbody>
     </table>
   );
+}
+
+/** Two columns of code do not fit a phone: at this width and below the diff is inline
+ *  whatever layout was chosen (the choice is kept for wider screens). */
+const NARROW = "(max-width: 700px)";
+
+/** Whether the media query matches, following changes (rotation, a resized window). */
+function useMedia(query: string): boolean {
+  const [matches, setMatches] = useState(() => window.matchMedia?.(query).matches ?? false);
+  useEffect(() => {
+    const mq = window.matchMedia?.(query);
+    if (!mq) return;
+    const on = () => setMatches(mq.matches);
+    on();
+    mq.addEventListener("change", on);
+    return () => mq.removeEventListener("change", on);
+  }, [query]);
+  return matches;
 }
 
 const LAYOUT_KEY = "cairn.diffLayout";
@@ -222,6 +320,7 @@ function RevisionView({
   const [against, setAgainst] = useState<Against>(initial?.against ?? "previous");
   const [tab, setTab] = useState<Tab>(initial?.tab ?? "diff");
   const [layout, setLayoutState] = useState(storedLayout);
+  const narrow = useMedia(NARROW);
   const setLayout = (l: "inline" | "split") => {
     setLayoutState(l);
     try {
@@ -280,7 +379,7 @@ function RevisionView({
         >
           {t("page.view")}
         </button>
-        {tab === "diff" && (
+        {tab === "diff" && !narrow && (
           <div class="segmented" role="group" aria-label={t("history.diff_layout")}>
             <button type="button" class="small" aria-pressed={layout === "inline"} onClick={() => setLayout("inline")}>
               {t("history.diff_inline")}
@@ -317,7 +416,7 @@ function RevisionView({
             <p class="stats">
               <span class="add">+{diff.added}</span> <span class="del">−{diff.removed}</span>
             </p>
-            {layout === "split" ? <SideBySideDiff unified={diff.unified} /> : <DiffView unified={diff.unified} />}
+            {layout === "split" && !narrow ? <SideBySideDiff unified={diff.unified} /> : <DiffView unified={diff.unified} />}
             {!diff.unified.trim() && <p class="muted">{t("history.no_changes")}</p>}
           </>
         ) : (

@@ -2,9 +2,9 @@
 // tags, last editor and time, the front matter's summary as a lead paragraph; actions
 // (edit, history, rename, move, delete); checklists can be ticked.
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { ApiError, type PageViewData } from "../api";
+import { api, ApiError, trashedOf, type PageViewData } from "../api";
 import { useChecklists } from "../components/Checklists";
-import { FormError } from "../components/Form";
+import { FormError, useAction } from "../components/Form";
 import { MarkdownBody, useRendered } from "../components/Markdown";
 import { PageActions } from "../components/PageActions";
 import { PageList } from "../components/PageList";
@@ -12,27 +12,49 @@ import { SuggestionsPanel } from "../components/Suggestions";
 import { failure } from "../errors";
 import { formatDate, t, useI18n } from "../i18n";
 import { frontMatterSummary, yamlLoaded } from "../markdown/frontmatter";
-import { appHref, location, pageHref } from "../router";
+import { appHref, location, navigate, pageHref, wikilinkText } from "../router";
 import { peekView, loadView } from "../prefetch";
-import { currentWorkspace, firstPageShown, pagesVersion } from "../session";
+import { currentWorkspace, firstPageShown, pagesChanged, pagesVersion } from "../session";
 import { useStore } from "../store";
+
+/** A view answered for an old address, kept for the screen of the page's current one
+ *  (screens are keyed by slug, so the address change starts a new one): it shows at
+ *  once instead of asking again. */
+let handedOver: { ws: string | null; data: PageViewData } | null = null;
+
+/** An old address of a page (its slug before a rename: the API answers for it by
+ *  following a 308 to the page's current slug): the address bar gets the current one,
+ *  with the query and #fragment kept, so the heading it names is still scrolled to. */
+function showAt(data: PageViewData, ws: string | null) {
+  handedOver = { ws, data };
+  const { search, hash } = window.location;
+  void navigate(pageHref(data.page.slug) + search + hash, { replace: true, force: true });
+}
 
 export function usePageView(slug: string) {
   const version = useStore(pagesVersion);
   const ws = useStore(currentWorkspace);
   // A prefetched answer (hover or focus on a link) shows at once, without a loading step.
-  const [data, setData] = useState<PageViewData | null>(() => peekView(slug, ws) ?? null);
+  const [data, setData] = useState<PageViewData | null>(() => {
+    const given = handedOver && handedOver.ws === ws && handedOver.data.page.slug === slug ? handedOver.data : null;
+    handedOver = null;
+    return given ?? peekView(slug, ws) ?? null;
+  });
   const [error, setError] = useState<unknown>(null);
+  const first = useRef(data);
   useEffect(() => {
     let live = true;
     setError(null);
-    const ready = peekView(slug, ws);
+    const shown = (d: PageViewData) => (d.page.slug === slug ? setData(d) : showAt(d, ws));
+    // The first render's answer (handed over or prefetched) needs no second request.
+    const ready = first.current ?? peekView(slug, ws);
+    first.current = null;
     if (ready) {
-      setData(ready);
+      shown(ready);
       return;
     }
     loadView(slug, ws).then(
-      (d) => live && setData(d),
+      (d) => live && shown(d),
       (e) => {
         if (!live) return;
         setData(null);
@@ -46,9 +68,36 @@ export function usePageView(slug: string) {
   return { data: data && data.page.slug === slug ? data : null, error };
 }
 
-export function NotFound({ slug }: { slug: string }) {
+/** A page's address that leads nowhere: one in the trash says who deleted it and when,
+ *  and offers it back (never a new page over it); any other can be created. */
+export function NotFound({ slug, error }: { slug: string; error?: unknown }) {
   useI18n();
-  const title = location.get().query.get("title") || slug;
+  const trashed = trashedOf(error);
+  const action = useAction();
+  if (trashed) {
+    const restore = () =>
+      action.run(async () => {
+        const page = await api.restoreFromTrash(trashed.slug);
+        await navigate(pageHref(page.slug) + window.location.hash, { replace: true, force: true });
+        await pagesChanged();
+      });
+    return (
+      <div class="empty-state" data-testid="page-trashed">
+        <h1>{trashed.title}</h1>
+        <p>{t("page.trashed_by", { name: trashed.deleted_by.name, date: formatDate(trashed.deleted_at) })}</p>
+        <div class="actions">
+          <button type="button" class="primary" disabled={action.busy} onClick={() => void restore()}>
+            {t("trash.restore")}
+          </button>
+          <a class="button" href={appHref("-/trash")}>
+            {t("page.open_trash")}
+          </a>
+        </div>
+        <FormError error={action.error} />
+      </div>
+    );
+  }
+  const title = location.get().query.get("title") || wikilinkText(slug) || slug;
   return (
     <div class="empty-state" data-testid="page-missing">
       <h1>{title}</h1>
@@ -161,7 +210,7 @@ export function PageView({ slug }: { slug: string }) {
   useEffect(() => {
     if (data || error) firstPageShown();
   }, [data, error]);
-  if (error instanceof ApiError && error.status === 404) return <NotFound slug={slug} />;
+  if (error instanceof ApiError && error.status === 404) return <NotFound slug={slug} error={error} />;
   if (error) return <FormError error={failure(error)} />;
   if (!data) return <p class="muted pad">{t("common.loading")}</p>;
   return <PageBody data={data} />;

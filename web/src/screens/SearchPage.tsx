@@ -8,7 +8,8 @@ import { api, type SearchAnswer, type SearchMode } from "../api";
 import { MODES, Snippet } from "../components/SearchBox";
 import { FormError } from "../components/Form";
 import { failure, type ErrorText } from "../errors";
-import { t, useI18n } from "../i18n";
+import { t, tParts, useI18n } from "../i18n";
+import { systemReport } from "../limits";
 import { appHref, location, navigate, pageHref } from "../router";
 import { currentWorkspace } from "../session";
 import { useStore } from "../store";
@@ -20,6 +21,23 @@ export const PER_PAGE = 50;
 function searchHref(q: string, mode: SearchMode, tag: string, page = 1): string {
   const query = { q: q || undefined, mode, tag: tag || undefined, page: page > 1 ? String(page) : undefined };
   return appHref("-/search", query);
+}
+
+/** Said where meaning matters (semantic and hybrid modes) when the server has no
+ *  embedding model (`semantic_search: false` in GET /api/system): what is missing, what
+ *  the modes do instead, and the one command that installs it (README, "Search by
+ *  meaning"). Nothing while the report is unknown. */
+function NoModel({ mode }: { mode: SearchMode }) {
+  const system = useStore(systemReport);
+  if (mode === "keyword" || !system || system.semantic_search) return null;
+  return (
+    <div class="notice no-model" role="note" data-testid="no-model">
+      <p>{t("search.no_model")}</p>
+      <p>
+        {tParts("search.no_model_install", { command: <code>./scripts/get-model</code>, setting: <code>SEMANTIC_SEARCH=1</code> })}
+      </p>
+    </div>
+  );
 }
 
 function Pager({ page, pages, href }: { page: number; pages: number; href: (page: number) => string }) {
@@ -134,6 +152,7 @@ export function SearchPage() {
           </span>
         </p>
       )}
+      <NoModel mode={mode} />
       <FormError error={error} />
       {!answer && !error && (q !== "" || tag !== "") && <p class="muted">{t("common.loading")}</p>}
       {answer && (

@@ -5,7 +5,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError, EVENT_KINDS, type Delivery, type Member, type Webhook, type Workspace } from "../api";
 import { confirmDialog, Dialog } from "../components/Dialog";
-import { DialogActions, Feedback, Field, RowAction, ShownOnce, useAction } from "../components/Form";
+import { DialogActions, Feedback, Field, Notice, RowAction, ShownOnce, useAction } from "../components/Form";
 import { formatDate, t, useI18n } from "../i18n";
 import { webhookMaxAttempts } from "../limits";
 import { appHref, navigate } from "../router";
@@ -59,6 +59,9 @@ function Members({ ws, manage }: { ws: Workspace; manage: boolean }) {
   const [email, setEmail] = useState("");
   const [role, setRole] = useState<Member["role"]>("member");
   const action = useAction();
+  /** What the last add or removal did, named ("Added Alice as a member."): the list alone
+   *  changes quietly, often below the fold. */
+  const [done, setDone] = useState("");
   const load = async () => setItems((await api.members(ws.slug)).items);
   useEffect(() => void action.run(load), [ws.slug]);
 
@@ -66,12 +69,14 @@ function Members({ ws, manage }: { ws: Workspace; manage: boolean }) {
     e.preventDefault();
     const who = email.trim();
     let unknown = false;
+    setDone("");
     await action.run(async () => {
-      await api.addMember(ws.slug, who, role).catch((err: unknown) => {
+      const added = await api.addMember(ws.slug, who, role).catch((err: unknown) => {
         unknown = err instanceof ApiError && err.code === "user_not_found";
         throw err;
       });
       setEmail("");
+      setDone(t(`workspace.member_added_${added.role}`, { name: added.name || added.email }));
       await load();
     });
     // An unknown email gets the one message that names it.
@@ -83,7 +88,13 @@ function Members({ ws, manage }: { ws: Workspace; manage: boolean }) {
       confirmLabel: t("workspace.remove_member"),
       danger: true,
     });
-    if (ok) await action.run(async () => (await api.removeMember(ws.slug, m.id), await load()));
+    if (!ok) return;
+    setDone("");
+    await action.run(async () => {
+      await api.removeMember(ws.slug, m.id);
+      setDone(t("workspace.member_removed", { name: m.name || m.email }));
+      await load();
+    });
   }
 
   return (
@@ -109,6 +120,7 @@ function Members({ ws, manage }: { ws: Workspace; manage: boolean }) {
         </p>
       )}
       <Feedback action={action} />
+      {!action.error && <Notice text={done} />}
       {items === null && !action.error && <p class="muted">{t("common.loading")}</p>}
       {items && (
         <table class="list-table" data-testid="member-list">

@@ -123,17 +123,24 @@ pub struct Brief {
     pub slug: String,
     pub title: String,
     pub updated_at: String,
+    /// The parent's slug; None at the top level.
+    pub parent: Option<String>,
 }
 
 /// Every live page of a workspace, by slug.
 pub async fn live_briefs(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<Brief>> {
-    let rows: Vec<(i64, String, String, String)> = sqlx::query_as(
-        "SELECT id, slug, title, updated_at FROM pages WHERE workspace_id = $1 AND deleted_at IS NULL ORDER BY slug",
+    let rows: Vec<(i64, String, String, String, Option<String>)> = sqlx::query_as(
+        "SELECT p.id, p.slug, p.title, p.updated_at, pp.slug FROM pages p \
+         LEFT JOIN pages pp ON pp.id = p.parent_id AND pp.deleted_at IS NULL \
+         WHERE p.workspace_id = $1 AND p.deleted_at IS NULL ORDER BY p.slug",
     )
     .bind(ws_id)
     .fetch_all(&mut *conn)
     .await?;
-    Ok(rows.into_iter().map(|(id, slug, title, updated_at)| Brief { id, slug, title, updated_at }).collect())
+    Ok(rows
+        .into_iter()
+        .map(|(id, slug, title, updated_at, parent)| Brief { id, slug, title, updated_at, parent })
+        .collect())
 }
 
 /// (source slug, target slug) of every link a live page of the workspace makes to

@@ -5,6 +5,7 @@
 //! Statements run on a connection the caller passes: the writer's own (under the
 //! workspace lock), a pooled one for reads, or a transaction's.
 
+pub mod aliases;
 mod derived;
 
 pub use derived::*;
@@ -106,10 +107,49 @@ impl Row {
 }
 
 /// Siblings are listed in the order people gave them (pages with a `position`, by it),
-/// then by title (case-insensitive), then slug. Each argument: (position, title, slug).
+/// then by title in natural order (case-insensitive, numbers by value: Sprint 2 before
+/// Sprint 10), then slug. Each argument: (position, title, slug).
 pub fn tree_order(a: (Option<i64>, &str, &str), b: (Option<i64>, &str, &str)) -> Ordering {
     let placed = |p: Option<i64>| (p.is_none(), p.unwrap_or_default());
-    placed(a.0).cmp(&placed(b.0)).then_with(|| a.1.to_lowercase().cmp(&b.1.to_lowercase())).then_with(|| a.2.cmp(b.2))
+    placed(a.0).cmp(&placed(b.0)).then_with(|| natural(a.1, b.1)).then_with(|| a.2.cmp(b.2))
+}
+
+/// Natural order of titles: runs of ASCII digits compare by value (then by length, so
+/// `07` follows `7`), everything else case-insensitively by character. The web app sorts
+/// with `Intl.Collator`'s numeric option, which agrees on every title of letters, digits,
+/// spaces and punctuation.
+fn natural(a: &str, b: &str) -> Ordering {
+    let (mut x, mut y) =
+        (a.chars().flat_map(char::to_lowercase).peekable(), b.chars().flat_map(char::to_lowercase).peekable());
+    loop {
+        match (x.peek().copied(), y.peek().copied()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                let run = |it: &mut std::iter::Peekable<_>| {
+                    let mut digits = String::new();
+                    while let Some(c) = it.next_if(|c: &char| c.is_ascii_digit()) {
+                        digits.push(c);
+                    }
+                    digits
+                };
+                let (m, n) = (run(&mut x), run(&mut y));
+                let (mt, nt) = (m.trim_start_matches('0'), n.trim_start_matches('0'));
+                let by_value = mt.len().cmp(&nt.len()).then_with(|| mt.cmp(nt)).then_with(|| m.len().cmp(&n.len()));
+                if by_value != Ordering::Equal {
+                    return by_value;
+                }
+            }
+            (Some(c), Some(d)) => {
+                if c != d {
+                    return c.cmp(&d);
+                }
+                x.next();
+                y.next();
+            }
+        }
+    }
 }
 
 fn split_list(joined: Option<String>) -> Vec<String> {
@@ -149,9 +189,12 @@ pub async fn find(conn: &mut AnyConnection, ws_id: i64, slug: &str, state: State
     row.as_ref().map(row_from).transpose()
 }
 
-/// A live page's row, or 404.
+/// A live page's row; or 308 for an old slug of a live page, else 404 (`aliases::missing`).
 pub async fn live(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<Row> {
-    find(conn, ws_id, slug, State::Live).await?.ok_or_else(|| Error::page_not_found(slug))
+    match find(conn, ws_id, slug, State::Live).await? {
+        Some(row) => Ok(row),
+        None => Err(aliases::missing(conn, ws_id, slug).await),
+    }
 }
 
 /// The tags and links a page's rows hold, as read with its row.
@@ -226,9 +269,12 @@ pub async fn find_listed_many(
         .collect()
 }
 
-/// [`find_listed`] of a live page, or 404.
+/// [`find_listed`] of a live page; or 308 / 404 as [`live`] answers.
 pub async fn live_listed(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<(Row, Lists)> {
-    find_listed(conn, ws_id, slug, State::Live).await?.ok_or_else(|| Error::page_not_found(slug))
+    match find_listed(conn, ws_id, slug, State::Live).await? {
+        Some(found) => Ok(found),
+        None => Err(aliases::missing(conn, ws_id, slug).await),
+    }
 }
 
 /// `(id, slug, title, parent_id)` of every live page of a workspace (tree and export).
@@ -1170,4 +1216,24 @@ pub async fn purge_in_tx(tx: &mut AnyConnection, ws_id: i64, uid: &str) -> Resul
     sqlx::query("UPDATE pages SET parent_id = NULL WHERE parent_id = $1").bind(id).execute(&mut *tx).await?;
     sqlx::query("DELETE FROM pages WHERE id = $1").bind(id).execute(&mut *tx).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::natural;
+    use std::cmp::Ordering;
+
+    #[test]
+    fn titles_sort_naturally() {
+        let mut titles =
+            vec!["Sprint 10", "sprint 2", "Sprint 1", "Sprint 11", "Sprint 02", "Retro", "Sprint", "Sprint 1b"];
+        titles.sort_by(|a, b| natural(a, b));
+        assert_eq!(
+            titles,
+            ["Retro", "Sprint", "Sprint 1", "Sprint 1b", "sprint 2", "Sprint 02", "Sprint 10", "Sprint 11"]
+        );
+        assert_eq!(natural("v1.10", "v1.9"), Ordering::Greater);
+        assert_eq!(natural("Équipe", "équipe"), Ordering::Equal);
+        assert_eq!(natural("99999999999999999999999", "100000000000000000000000"), Ordering::Less);
+    }
 }
