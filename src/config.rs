@@ -408,7 +408,7 @@ mod tests {
             .filter(|a| a.get_value_parser().type_id() == std::any::TypeId::of::<Switch>())
             .map(|a| a.get_long().unwrap().to_owned())
             .collect();
-        assert_eq!(switches.len(), 7, "{switches:?}");
+        assert_eq!(switches.len(), 8, "{switches:?}");
         let read = |args: &[&str]| Cli::read(["cairn"].iter().chain(args)).map(|c| c.config);
         let off = read(&[]).unwrap();
         assert!(!off.trust_proxy.on() && !off.cookie_secure.on() && !off.semantic_search.on());

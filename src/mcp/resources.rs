@@ -91,9 +91,17 @@ pub async fn read(ctx: &Ctx, user: &User, uri: &str) -> Result<ReadResourceResul
         return Err(McpError::resource_not_found(format!("not a page URI: {uri} (expected {TEMPLATE})"), None));
     };
     let access = workspaces::access(ctx, user, &ws).await.map_err(|e| rpc_error(e, uri))?;
-    let page = pages::get(ctx, &access, &pages::named(&slug).map_err(|e| rpc_error(e, uri))?)
-        .await
-        .map_err(|e| rpc_error(e, uri))?;
+    let named = pages::named(&slug).map_err(|e| rpc_error(e, uri))?;
+    let page = match pages::get(ctx, &access, &named).await {
+        // An old slug of a renamed page: its contents, under the page's URI now.
+        Err(e) if e.moved().is_some() => {
+            let now = pages::named(e.moved().map(|(_, to)| to).unwrap_or_default()).map_err(|e| rpc_error(e, uri))?;
+            pages::get(ctx, &access, &now).await
+        }
+        found => found,
+    }
+    .map_err(|e| rpc_error(e, uri))?;
+    let uri = if page.slug == slug { uri.to_owned() } else { self::uri(&ws, &page.slug) };
     Ok(ReadResourceResult::new(vec![ResourceContents::text(page.content, uri).with_mime_type(MARKDOWN)]))
 }
 

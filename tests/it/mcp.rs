@@ -366,6 +366,13 @@ async fn tools_given_an_old_slug_act_on_the_renamed_page() {
     let r = mcp.call("get_page_history", json!({"slug": "incident-response"})).await;
     assert_eq!(r["structuredContent"]["total"], 4, "{r}");
     says_where(&r);
+    // A page's resource read at an old slug's URI: its contents, under its URI now.
+    let ws = mcp.ok("get_page", json!({"slug": "incidents"})).await["workspace"].as_str().unwrap().to_owned();
+    let old_uri = format!("cairn://pages/{ws}/incident-response");
+    let read = mcp.rpc("resources/read", json!({"uri": old_uri})).await;
+    let contents = &read["result"]["contents"][0];
+    assert_eq!(contents["uri"], format!("cairn://pages/{ws}/incidents"), "{read}");
+    assert!(contents["text"].as_str().unwrap().contains("Then write it up."), "{read}");
     let r = mcp.call("delete_page", json!({"slug": "incident-management"})).await;
     assert_eq!(r["structuredContent"], json!({"slug": "incidents", "trashed": true}), "{r}");
     // In the trash, the old slug is the page's no more than the new one.

@@ -93,6 +93,39 @@ pub fn load(dir: &Path) -> Result<Collection> {
     Ok(Collection { docs, queries, relevant, queries_in_file })
 }
 
+/// Words no title query is made of.
+const STOP: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "how", "in", "is", "it", "its",
+    "of", "on", "or", "that", "the", "this", "to", "was", "were", "what", "which", "who", "why", "with",
+];
+
+impl Collection {
+    /// Short known-item queries over the same documents, the searches people type to find
+    /// a page they know: for every tenth document, the first three words of its title (of
+    /// letters, longer than two, no stop word; titles with fewer than two such words are
+    /// left out), with that document as the one right answer. The judged queries are
+    /// paragraphs; these say whether the right page comes first for a few words.
+    pub fn known_items(&self) -> Collection {
+        let mut queries = Vec::new();
+        let mut relevant = HashMap::new();
+        for d in self.docs.iter().filter(|d| d.id % 10 == 0) {
+            let words: Vec<String> = d
+                .title
+                .split(|c: char| !c.is_ascii_alphabetic())
+                .filter(|w| w.len() > 2 && !STOP.contains(&w.to_lowercase().as_str()))
+                .take(3)
+                .map(str::to_lowercase)
+                .collect();
+            if words.len() >= 2 {
+                queries.push(Query { id: d.id, title: String::new(), text: words.join(" ") });
+                relevant.insert(d.id, HashSet::from([d.id]));
+            }
+        }
+        let queries_in_file = queries.len();
+        Collection { docs: Vec::new(), queries, relevant, queries_in_file }
+    }
+}
+
 /// Each field's text with runs of white space (line breaks included) made one space;
 /// a field given twice (several `.A` lines) is joined.
 fn field(f: &BTreeMap<char, String>, name: char) -> String {
@@ -148,5 +181,24 @@ mod tests {
         assert_eq!(field(&r[1].1, 'T'), "");
         assert_eq!(doc_id("cisi-17"), Some(17));
         assert_eq!(doc_id("other-17"), None);
+    }
+
+    #[test]
+    fn known_items_are_title_words() {
+        let doc = |id, title: &str| Doc { id, title: title.into(), abstract_: String::new() };
+        let col = Collection {
+            docs: vec![
+                doc(10, "The Design of Library Automation Systems"),
+                doc(20, "On It"),
+                doc(21, "Skipped Title Here"),
+            ],
+            queries: vec![],
+            relevant: HashMap::new(),
+            queries_in_file: 0,
+        };
+        let known = col.known_items();
+        assert_eq!(known.queries.len(), 1);
+        assert_eq!((known.queries[0].id, known.queries[0].full()), (10, "design library automation".to_owned()));
+        assert_eq!(known.relevant[&10], HashSet::from([10]));
     }
 }

@@ -114,11 +114,16 @@ pub async fn run(a: Args) -> Result<()> {
     eprintln!("  {truncation}");
 
     let mut rows = reference_rows(&col, &cut);
+    let mut known_rows = Vec::new();
     let mut timings = Timings::default();
-    let served = measure_server(&a, &col, &mut rows, &mut timings).await;
+    let served = measure_server(&a, &col, &mut rows, &mut known_rows, &mut timings).await;
     // Whatever the server part managed is reported, also when it failed part way.
+    let known = col.known_items();
     print!("{}", markdown(&col, &rows, &timings, &truncation));
-    std::fs::write(&a.out, serde_json::to_string_pretty(&to_json(&a, &col, &rows, &timings, &truncation))?)?;
+    print!("{}", known_markdown(&known, &known_rows));
+    let mut out = to_json(&a, &col, &rows, &timings, &truncation);
+    out["known_item"] = json!({"queries": known.queries.len(), "rows": known_rows.iter().map(|r| known_json(&known, r)).collect::<Vec<_>>()});
+    std::fs::write(&a.out, serde_json::to_string_pretty(&out)?)?;
     eprintln!("wrote {}", a.out.display());
     served
 }
@@ -143,7 +148,13 @@ fn reference_rows(col: &Collection, cut: &[ServerView]) -> Vec<Row> {
     ]
 }
 
-async fn measure_server(a: &Args, col: &Collection, rows: &mut Vec<Row>, timings: &mut Timings) -> Result<()> {
+async fn measure_server(
+    a: &Args,
+    col: &Collection,
+    rows: &mut Vec<Row>,
+    known_rows: &mut Vec<Row>,
+    timings: &mut Timings,
+) -> Result<()> {
     let mut server = Server::start(server::Options {
         bin: &a.common.server_bin,
         backend: a.common.backend()?,
@@ -192,6 +203,11 @@ async fn measure_server(a: &Args, col: &Collection, rows: &mut Vec<Row>, timings
     for mode in MODES {
         rows.push(evaluate(client, &server.base, col, mode, "plain").await);
     }
+    let known = col.known_items();
+    eprintln!("{} known-item queries (title words):", known.queries.len());
+    for mode in MODES {
+        known_rows.push(evaluate(client, &server.base, &known, mode, "plain").await);
+    }
 
     let Some(model_dir) = &a.common.model_dir else { return Ok(()) };
     let timeout = Duration::from_secs(a.common.embed_timeout_secs);
@@ -222,6 +238,7 @@ async fn measure_server(a: &Args, col: &Collection, rows: &mut Vec<Row>, timings
                 eprintln!("  NOTE: with RERANK=1 hybrid answers report engine {:?}, not …+rerank", row.label);
             }
             rows.push(row);
+            known_rows.push(evaluate(client, &server.base, &known, mode, config).await);
         }
     }
     let problems = server.logged_problems();
@@ -378,6 +395,39 @@ fn markdown(col: &Collection, rows: &[Row], t: &Timings, truncation: &str) -> St
         );
     }
     s
+}
+
+/// Known-item rows: the right page first (success@1) and MRR@10.
+fn known_markdown(known: &Collection, rows: &[Row]) -> String {
+    let mut s = format!(
+        "\n### Known-item queries on CISI\n\n{} queries of a few title words (every tenth abstract's title), one \
+         right page each.\n\n| ranking | mode asked | server | right page first | MRR@10 |\n|---|---|---|---:|---:|\n",
+        known.queries.len()
+    );
+    for r in rows {
+        let first = first_hits(known, r);
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {first} of {} | {:.3} |",
+            r.label,
+            r.mode,
+            r.config,
+            known.queries.len(),
+            r.mean(known).rr
+        );
+    }
+    s
+}
+
+/// Queries whose first answer is a relevant page.
+fn first_hits(col: &Collection, r: &Row) -> usize {
+    r.scores(col).iter().flatten().filter(|s| s.rr == 1.0).count()
+}
+
+fn known_json(known: &Collection, r: &Row) -> Value {
+    let m = r.mean(known);
+    json!({"label": r.label, "mode": r.mode, "config": r.config, "first": first_hits(known, r),
+        "mrr10": m.rr, "ndcg10": m.ndcg, "answered": r.answered(), "queries": known.queries.len()})
 }
 
 fn to_json(a: &Args, col: &Collection, rows: &[Row], t: &Timings, truncation: &str) -> Value {

@@ -88,6 +88,10 @@ test("a chain of renames resolves: a → b → c", async ({ page, en, user }) =>
   await expect(page).toHaveURL(pageUrl("gamma", "", user.workspace));
   await expect(page.locator(".page-content")).toContainText("The first name.");
   await expect(page.getByText(en["page.not_found"]!)).toHaveCount(0);
+  // The history at an old address is the page's, at its current address.
+  await page.goto(`/app/@${user.workspace}/alpha/history`);
+  await expect(page).toHaveURL(pageUrl("gamma", "history", user.workspace));
+  await expect(page.getByTestId("history-list")).toContainText("Rename beta → gamma");
 });
 
 test("deleting a page asks nothing more of it; its address then says who deleted it, not 'create'", async ({ page, en, user }) => {

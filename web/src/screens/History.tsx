@@ -462,6 +462,18 @@ export function History({ slug, sha }: { slug: string; sha: string | null }) {
     );
   }, [slug, version]);
 
+  // An old address of a renamed page (the API follows it with a 308): the history is the
+  // page's, shown at its current address. Asked only for a slug the tree does not know.
+  useEffect(() => {
+    if (titles.get().has(slug)) return;
+    api.page(slug).then(
+      (p) => {
+        if (p.slug !== slug) void navigate(pageHref(p.slug, sha ? `history/${sha}` : "history"), { replace: true });
+      },
+      () => undefined,
+    );
+  }, [slug]);
+
   const latest = items?.[0]?.sha ?? null;
 
   /** After an erase every revision id from that one on has changed: the same revision is
