@@ -145,6 +145,14 @@ pub fn display_name(raw: &str, max: usize) -> Option<String> {
 
 /// A tag as stored and matched: trimmed, without a leading `#`, lower-cased. None when
 /// nothing is left.
+/// The longest tag a page may carry: a longer `#word` (or front-matter entry) is no tag.
+pub const MAX_TAG_CHARS: usize = 100;
+
+/// A tag as a page carries it: [`normalize_tag`] of at most [`MAX_TAG_CHARS`] characters.
+pub fn page_tag(raw: &str) -> Option<String> {
+    normalize_tag(raw).filter(|t| t.chars().count() <= MAX_TAG_CHARS)
+}
+
 pub fn normalize_tag(raw: &str) -> Option<String> {
     let tag = raw.trim().trim_start_matches('#').trim();
     (!tag.is_empty()).then(|| tag.to_lowercase())

@@ -215,6 +215,7 @@ async fn packing(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
         tokio::select! {
             _ = stopped.wait_for(|s| *s) => return,
             _ = tokio::time::sleep(PACKING_EVERY) => {}
+            () = ctx.test_hooks.packing_requested() => {}
         }
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let pass = crate::core::packing::pack_due(&ctx, &stop);

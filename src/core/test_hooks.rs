@@ -47,6 +47,8 @@ mod armed {
         pub fail_next_group: AtomicBool,
         /// Holds the embedding passes back while set: pages stay queued, not embedded.
         pub hold_embedding: AtomicBool,
+        /// Wakes the packing worker for a pass now, not at its next minute.
+        pub pack_now: tokio::sync::Notify,
     }
 
     impl TestHooks {
@@ -108,6 +110,11 @@ mod armed {
                 tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
             }
         }
+
+        /// Resolves when a test asks the packing worker for a pass now.
+        pub async fn packing_requested(&self) {
+            self.pack_now.notified().await
+        }
     }
 }
 
@@ -151,5 +158,9 @@ mod inert {
         }
 
         pub async fn after_write(&self) {}
+
+        pub async fn packing_requested(&self) {
+            std::future::pending().await
+        }
     }
 }

@@ -41,17 +41,21 @@ pub fn issue_jwt(ctx: &Ctx, user: &User) -> Result<AccessToken> {
     Ok(AccessToken { access_token, token_type: "bearer", expires_in: LIFETIME_SECS })
 }
 
-pub async fn create(ctx: &Ctx, user: &User, name: &str) -> Result<NewToken> {
+/// Makes a personal access token; `bound` ties it to a password generation
+/// ([`Authenticated::token_binding`](crate::core::credentials::Authenticated::token_binding)).
+pub async fn create(ctx: &Ctx, user: &User, name: &str, bound: Option<i64>) -> Result<NewToken> {
     let name = crate::ids::display_name(name, MAX_TOKEN_NAME_LEN)
         .ok_or_else(|| Error::invalid_token_name(MAX_TOKEN_NAME_LEN))?;
     let token = secrets::new_personal_token();
     let id: i64 = sqlx::query_scalar(
-        "INSERT INTO api_tokens (user_id, name, token_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+        "INSERT INTO api_tokens (user_id, name, token_hash, created_at, bound_generation) \
+         VALUES ($1, $2, $3, $4, $5) RETURNING id",
     )
     .bind(user.id)
     .bind(&name)
     .bind(secrets::sha256_hex(&token))
     .bind(ctx.clock.rfc3339())
+    .bind(bound)
     .fetch_one(&ctx.db.pool)
     .await?;
     tracing::info!(user_id = user.id, token_id = id, "personal access token created");

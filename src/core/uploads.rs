@@ -8,6 +8,7 @@
 //! restores carry it — and a row in `uploads` says which workspace may see it.
 
 pub mod ocr;
+mod svg_refs;
 
 use std::path::{Path, PathBuf};
 
@@ -72,13 +73,15 @@ fn looks_like_svg(head: &[u8]) -> bool {
 }
 
 /// An SVG image as it is kept: filtered by svg-hush (no script, event handlers, external
-/// references, `foreignObject`; `data:` URLs only for standard images), its root an
+/// references, `foreignObject`; `data:` URLs only for standard images), then its
+/// references kept to its own `#fragments` ([`svg_refs`]), its root an
 /// `<svg>` element. None when it is not one (malformed XML, another root).
 pub fn sanitized_svg(bytes: &[u8]) -> Option<Vec<u8>> {
     let mut filter = svg_hush::Filter::new();
     filter.set_data_url_filter(svg_hush::data_url_filter::allow_standard_images);
     let mut out = Vec::with_capacity(bytes.len());
     filter.filter(&mut &bytes[..], &mut out).ok()?;
+    let out = svg_refs::only_fragment_references(&out)?;
     let root = root_is_svg(&out);
     root.then_some(out)
 }
@@ -294,10 +297,25 @@ mod tests {
   <image href="https://evil.example/track.png" width="5" height="5"/>
   <use xlink:href="https://evil.example/sprite.svg#x"/>
   <a href="javascript:alert(3)"><rect width="4" height="4" fill="url(#g)" onclick="alert(4)"/></a>
+  <image href="http://host/leak/img.png" width="5" height="5"/>
+  <a href="/api/tokens"><rect width="1" height="1" style="filter:url(http://host/leak/f.svg#f)" mask="url(/api/me)"/></a>
   <circle cx="5" cy="5" r="4" fill="teal"/>
 </svg>"#;
         let clean = String::from_utf8(sanitized_svg(hostile).expect("an SVG")).unwrap();
-        for gone in ["alert", "script", "foreignObject", "iframe", "evil.example", "javascript:", "onload", "onclick"] {
+        // svg-hush alone makes external references same-origin paths (`/leak/img.png`);
+        // none but the document's own `#fragments` are kept.
+        for gone in [
+            "alert",
+            "script",
+            "foreignObject",
+            "iframe",
+            "evil.example",
+            "javascript:",
+            "onload",
+            "onclick",
+            "/leak",
+            "/api/",
+        ] {
             assert!(!clean.contains(gone), "{gone} left in {clean}");
         }
         assert!(clean.contains("<circle") && clean.contains("teal"), "{clean}");

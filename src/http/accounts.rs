@@ -61,6 +61,10 @@ pub struct PasswordRequest {
     pub current_password: String,
     /// At least 8 characters.
     pub new_password: String,
+    /// Revoke every personal access token of the account too (an extension; default
+    /// false). Tokens made with a JWT end with the change in any case.
+    #[serde(default)]
+    pub revoke_tokens: bool,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -172,7 +176,9 @@ async fn change_password(
     Json(req): Json<PasswordRequest>,
 ) -> Result<StatusCode> {
     let (current, new) = (&req.current_password, &req.new_password);
-    accounts::change_password(&ctx, &auth.user, current, new, auth.session_id(), &client).await?;
+    let change =
+        accounts::PasswordChange { current, new, keep_session: auth.session_id(), revoke_tokens: req.revoke_tokens };
+    accounts::change_password(&ctx, &auth.user, change, &client).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -37,6 +37,7 @@ pub struct JsonRpcMessage {
         (status = 403, body = Problem, description = "Host or Origin not allowed"),
         (status = 405, body = Problem, description = "GET and DELETE: the server is stateless"),
         (status = 406, description = "Accept does not allow application/json and text/event-stream"),
-        (status = 413, body = Problem), (status = 415, description = "Content-Type is not application/json")))]
+        (status = 413, body = Problem), (status = 415, description = "Content-Type is not application/json"),
+        (status = 422, body = Problem, description = "The body is not JSON (nested past any message's depth, say)")))]
 #[allow(dead_code)] // Documentation only: the MCP door serves the route.
 pub async fn mcp_endpoint() {}

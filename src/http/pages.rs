@@ -43,6 +43,7 @@ pub fn router() -> OpenApiRouter<Ctx> {
         .routes(routes!(restore_from_trash))
         .routes(routes!(purge_from_trash))
         .routes(routes!(new_slug))
+        .routes(routes!(embeds))
 }
 
 /// A page's old slug answers `308` with the same route under the slug it has now (CONTRACT
@@ -545,4 +546,36 @@ async fn new_slug(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<SlugQu
         (None, None) => return Err(Error::title_or_slug_required()),
     };
     Ok(axum::Json(answer))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EmbedsQuery {
+    /// Workspace slug (default: the caller's default workspace).
+    pub ws: Option<String>,
+    /// The slugs of the embedded pages, comma-separated: at most 50.
+    pub slugs: String,
+}
+
+/// The pages a page embeds (`![[slug]]`), read in one request (an extension).
+#[derive(Serialize, ToSchema)]
+pub struct Embeds {
+    pub items: Vec<pages::EmbedPage>,
+    /// The names asked for that are no live page of the workspace.
+    pub missing: Vec<String>,
+}
+
+/// Live pages for embeds, many in one request (an extension): what a page's `![[…]]`
+/// show, so that a page of many embeds costs its readers a request per 50 of them.
+#[utoipa::path(get, path = "/api/embeds", tags = ["pages", "extension"], params(EmbedsQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+    responses((status = 200, body = Embeds), (status = 400, body = Problem, description = "More than 50 slugs"),
+        (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn embeds(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<EmbedsQuery>) -> Result<axum::Json<Embeds>> {
+    let names: Vec<String> = q.slugs.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect();
+    if names.len() > pages::MAX_EMBEDS {
+        return Err(Error::invalid_query(format!("at most {} slugs", pages::MAX_EMBEDS)));
+    }
+    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+    let (items, missing) = pages::embeds(&ctx, &a, &names).await?;
+    Ok(axum::Json(Embeds { items, missing }))
 }

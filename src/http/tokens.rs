@@ -51,7 +51,8 @@ async fn create_token(
     auth: AuthUser,
     Json(req): Json<TokenRequest>,
 ) -> Result<(StatusCode, axum::Json<NewToken>)> {
-    Ok((StatusCode::CREATED, axum::Json(tokens::create(&ctx, &auth.user, &req.name).await?)))
+    let token = tokens::create(&ctx, &auth.user, &req.name, auth.token_binding()).await?;
+    Ok((StatusCode::CREATED, axum::Json(token)))
 }
 
 /// Revokes a token at once.

@@ -22,7 +22,7 @@ use std::ops::Range;
 use pulldown_cmark::{Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 use yaml_rust2::{Yaml, YamlLoader};
 
-use crate::ids::{Slug, normalize_tag};
+use crate::ids::{Slug, page_tag};
 
 /// Everything [`parse`] reads out of one page.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -601,7 +601,7 @@ fn scalar_text(value: &Yaml) -> Option<String> {
 }
 
 fn push_front_tag(raw: &str, tags: &mut Vec<String>) {
-    tags.extend(normalize_tag(raw));
+    tags.extend(page_tag(raw));
 }
 
 /// The block an inline event belongs to, as far as this module cares.
@@ -937,7 +937,7 @@ fn scan_tags(text: &str, tags: &mut Vec<String>) {
                 let word = &rest[..len];
                 let tag = word.trim_end_matches(['-', '/']);
                 if tag.chars().any(char::is_alphabetic) {
-                    tags.extend(normalize_tag(tag));
+                    tags.extend(page_tag(tag));
                 }
                 prev = word.chars().next_back();
                 i += 1 + len;
@@ -1115,6 +1115,14 @@ mod tests {
     }
 
     // ---- tags ----
+
+    #[test]
+    fn a_tag_has_at_most_100_characters() {
+        let long = "x".repeat(101);
+        let ok = "y".repeat(100);
+        let parsed = parse(&format!("---\ntags: [{long}, {ok}]\n---\n#{long} #{ok} #fine"));
+        assert_eq!(parsed.tags, ["fine", ok.as_str()]);
+    }
 
     #[test]
     fn front_matter_tags_list_and_string() {

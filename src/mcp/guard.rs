@@ -65,6 +65,15 @@ async fn check(ctx: &Ctx, req: Request) -> Result<(Parts, Bytes, Option<String>)
     }
     let (mut parts, body) = req.into_parts();
     let bytes = axum::body::to_bytes(body, super::BODY_LIMIT).await.map_err(|_| Error::body_too_large())?;
+    // What is no JSON at all (nested past serde's depth limit, say) is said so here: the
+    // transport would answer it with a 415 that blames the Content-Type. (Read as a
+    // value: skipping it, serde_json checks no depth.)
+    let json = parts.headers.get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    if json.is_some_and(|c| c.starts_with("application/json"))
+        && let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes)
+    {
+        return Err(Error::unprocessable(format!("the body is not JSON: {e}")));
+    }
     // One cheap peek at the method; only an `initialize` is parsed whole.
     let method = method_of(&bytes);
     let bytes = if method.as_deref() == Some("initialize") { complete_initialize(bytes) } else { bytes };
@@ -115,7 +124,13 @@ fn is_open(body: &[u8]) -> bool {
 /// an entry without a port allows every port; `*` allows every host.
 fn host_allowed(config: &Config, host: &str) -> bool {
     let host = host.to_ascii_lowercase();
-    let name = split_port(&host).0;
+    let (name, port) = split_port(&host);
+    // A Host is a name or an address and perhaps a port of digits: `localhost:1@evil`
+    // (user info) or any other character is no host at all.
+    let name_ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || "-._:".contains(c));
+    if !name_ok || port.is_some_and(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+        return false;
+    }
     config.mcp_allowed_hosts().iter().any(|entry| {
         let entry = entry.to_ascii_lowercase();
         match split_port(&entry) {
@@ -178,7 +193,8 @@ mod tests {
         for ok in ["localhost", "localhost:8080", "127.0.0.1:3000", "[::1]:8080", "LOCALHOST"] {
             assert!(host_allowed(&c, ok), "{ok}");
         }
-        for bad in ["evil.example", "evil.example:8080", "localhost.evil.example", ""] {
+        let tricks = ["localhost:18400@evil", "localhost@evil", "localhost:80x", "localhost:", "local host"];
+        for bad in ["evil.example", "evil.example:8080", "localhost.evil.example", ""].into_iter().chain(tricks) {
             assert!(!host_allowed(&c, bad), "{bad}");
         }
         let c = config("wiki.example.com,10.0.0.5:8080", "");
@@ -186,6 +202,7 @@ mod tests {
         assert!(host_allowed(&c, "10.0.0.5:8080") && !host_allowed(&c, "10.0.0.5:9090"));
         assert!(!host_allowed(&c, "localhost"), "a configured list replaces the default");
         assert!(host_allowed(&config("*", ""), "anything:1"));
+        assert!(!host_allowed(&config("*", ""), "anything:1@evil"), "not a host, whatever the list");
     }
 
     #[test]

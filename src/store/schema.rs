@@ -103,6 +103,11 @@ const TABLES: &[Table] = &[
             ("token_hash", "TEXT NOT NULL"),
             ("created_at", "TEXT NOT NULL"),
             ("last_used_at", "TEXT"),
+            // The user's `credential_generation` when the token was made with a JWT (or
+            // with a token so bound): it then ends with the next password change, as
+            // that JWT does, so a stolen JWT cannot mint a token that outlives it. NULL
+            // for a token made in a signed-in session, which lasts until revoked.
+            ("bound_generation", "BIGINT"),
         ],
         constraints: &["CONSTRAINT api_tokens_token_hash_key UNIQUE (token_hash)"],
     },

@@ -803,3 +803,43 @@ async fn changing_the_email_needs_the_password_and_guesses_are_limited() {
     assert_eq!(r.json()["email"], "ivan2@x.io");
     srv.stop().await;
 }
+
+/// A stolen JWT cannot mint a token that outlives the password change that ends it: a
+/// personal token made with a JWT (or with a token so made) is bound to the password it
+/// was made under and ends with it; one made in a signed-in session lasts until revoked,
+/// and the change may revoke every token (`revoke_tokens`).
+#[tokio::test]
+async fn a_token_made_with_a_jwt_ends_with_the_password() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let owner = srv.user("victim@x.io").await;
+    let from_session = owner.with_bearer(&owner.pat().await);
+    let (_, jwt) = owner.post("/api/token", json!({})).await;
+    let thief = owner.with_bearer(jwt["access_token"].as_str().unwrap());
+    let (s, minted) = thief.post("/api/tokens", json!({"name": "stolen"})).await;
+    assert_eq!(s, StatusCode::CREATED, "{minted}");
+    let minted = owner.with_bearer(minted["token"].as_str().unwrap());
+    let (s, again) = minted.post("/api/tokens", json!({"name": "stolen again"})).await;
+    assert_eq!(s, StatusCode::CREATED, "{again}");
+    let again = owner.with_bearer(again["token"].as_str().unwrap());
+    for api in [&minted, &again, &from_session] {
+        assert_eq!(api.get("/api/me").await.0, StatusCode::OK);
+    }
+
+    let change = json!({"current_password": PASSWORD, "new_password": "a new password 2"});
+    assert_eq!(owner.post("/api/settings/password", change).await.0, StatusCode::NO_CONTENT);
+    for api in [&thief, &minted, &again] {
+        let r = api.send(Method::GET, "/api/me", None).await;
+        assert_problem(&r, 401, "unauthorized");
+        assert_eq!(api.post("/api/token", json!({})).await.0, StatusCode::UNAUTHORIZED, "no JWT minted either");
+    }
+    assert_eq!(from_session.get("/api/me").await.0, StatusCode::OK, "a token made in the app lasts");
+
+    // Asked to, a password change revokes every token.
+    let change =
+        json!({"current_password": "a new password 2", "new_password": "a third password", "revoke_tokens": true});
+    assert_eq!(owner.post("/api/settings/password", change).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(from_session.get("/api/me").await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(owner.get("/api/tokens").await.1["total"], 0);
+    srv.stop().await;
+}

@@ -817,3 +817,29 @@ async fn no_history_imports_a_bare_repositorys_head() {
     assert!(page(&api, &ws, "handbook").await["content"].as_str().unwrap().ends_with("And a section by Carol.\n"));
     srv.stop().await;
 }
+
+/// A zip entry named by an absolute path (or one climbing out of the zip) is skipped and
+/// reported, never imported as a page (docs/import.md).
+#[tokio::test]
+async fn absolute_and_climbing_zip_entries_are_skipped() {
+    let Setup { _env, srv, api, ws, dir } = setup().await;
+    let zip_path = dir.path().join("slip.zip");
+    {
+        let mut z = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+        let options = zip::write::SimpleFileOptions::default();
+        for (name, body) in
+            [("/zipslip-target/ABSOLUTE.md", "# Absolute\n"), ("../Climb.md", "# Climb\n"), ("Fine.md", "# Fine\n")]
+        {
+            z.start_file(name, options).unwrap();
+            std::io::Write::write_all(&mut z, body.as_bytes()).unwrap();
+        }
+        z.finish().unwrap();
+    }
+    let report = run(&srv, &ws, &zip_path, None, false).await;
+    assert!(skipped_reason(&report, "/zipslip-target/ABSOLUTE.md").contains("unsafe path"), "{:#?}", report.skipped);
+    assert!(skipped_reason(&report, "../Climb.md").contains("unsafe path"), "{:#?}", report.skipped);
+    let slugs: Vec<&str> = report.pages.iter().map(|p| p.slug.as_str()).collect();
+    assert_eq!(slugs, ["fine"], "{report:#?}");
+    assert_eq!(api.get(&format!("/api/pages/absolute?ws={ws}")).await.0, StatusCode::NOT_FOUND);
+    srv.stop().await;
+}

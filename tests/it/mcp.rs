@@ -199,6 +199,15 @@ async fn transport_rules() {
         "params": {"name": "create_page", "arguments": {"title": "Big", "content": "x".repeat(9 * 1024 * 1024)}}});
     let r = mcp.raw(&huge).await;
     assert_problem(&r, 413, "body_too_large");
+    // JSON nested deeper than any message is no JSON the server reads: said as such.
+    let deep = format!("{}{}", "[".repeat(2000), "]".repeat(2000));
+    let res = mcp.post(&list).body(deep).send().await.unwrap();
+    let r = Reply { status: res.status(), headers: res.headers().clone(), text: res.text().await.unwrap() };
+    assert_problem(&r, 422, "invalid_body");
+    // A Host with user info is no host, whatever it starts with.
+    let port = srv.url.rsplit(':').next().unwrap().to_owned();
+    let res = mcp.post(&list).header("host", format!("localhost:{port}@evil.example")).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
     srv.stop().await;
 
     // A configured host list is what real deployments use.

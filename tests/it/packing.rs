@@ -219,11 +219,7 @@ async fn kill_9_during_cairn_gc_loses_nothing() {
     let api = srv.user("killed@x.io").await;
     let repo = srv.ctx.workspace_dir("killed");
     let mut pages = save_many(&api, "k", 12, 120).await;
-    let vars = [
-        ("DATA_DIR", env.data_dir().display().to_string()),
-        ("LOG_DIR", env.dir.path().join("logs").display().to_string()),
-        ("DATABASE_URL", env.db_url.clone()),
-    ];
+    let vars = env.cli_vars();
     let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
     for (round, delay_ms) in [5u64, 20, 40, 80, 150, 300].into_iter().enumerate() {
         // New loose objects each round, so every kill lands on real work.
@@ -351,11 +347,7 @@ async fn cairn_gc_compacts_the_database_only_while_no_server_runs() {
     }
     let token = api.pat().await;
     srv.stop().await;
-    let vars = [
-        ("DATA_DIR", env.data_dir().display().to_string()),
-        ("LOG_DIR", env.dir.path().join("logs").display().to_string()),
-        ("DATABASE_URL", env.db_url.clone()),
-    ];
+    let vars = env.cli_vars();
     let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let sqlite = backend() == "sqlite";
     let (db, search) = (env.dir.path().join("cairn.db"), env.search_file());
@@ -402,11 +394,7 @@ async fn reindex_and_backup_wait_while_gc_compacts() {
     api.page("kept", "# Kept\n\nstill here").await;
     srv.stop().await;
     let backup_dir = env.dir.path().join("backup");
-    let vars = [
-        ("DATA_DIR", env.data_dir().display().to_string()),
-        ("LOG_DIR", env.dir.path().join("logs").display().to_string()),
-        ("DATABASE_URL", env.db_url.clone()),
-    ];
+    let vars = env.cli_vars();
     let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let lock = std::fs::File::options()
         .read(true)
@@ -547,5 +535,44 @@ async fn the_workers_pass_runs_in_a_child_process_that_ends_with_the_server() {
     assert_eq!((done.report.loose_packed, done.report.objects), (before, before));
     assert!(done.peak_rss_kib > 1024, "peak {} KiB", done.peak_rss_kib);
     assert_eq!((loose(&repo), packs(&repo)), (0, 1));
+    assert_fsck(&repo);
+}
+
+/// A server stopped while its packing worker runs a large pass stops within
+/// `SHUTDOWN_GRACE_SECS`, whatever the pass is doing (a pass asked to stop gives up, and
+/// the server waits for its workers no longer than the grace); the repository stays
+/// sound and the next pass packs what this one left.
+#[tokio::test]
+async fn a_shutdown_during_a_large_pass_ends_within_the_grace() {
+    let env = Env::new().await;
+    let srv = env.start(&["--shutdown-grace-secs=2"]).await;
+    let api = srv.user("grace@x.io").await;
+    api.page("seed", "# Seed\n\nkept\n").await;
+    let repo = srv.ctx.workspace_dir("grace");
+    {
+        let r = git2::Repository::open_bare(&repo).unwrap();
+        let base: String = (0..400).map(|w| format!("word{} ", w * 7919 % 1013)).collect();
+        for i in 0..20_000 {
+            r.blob(format!("# page {}\n\n{base}\nedit {i}\n", i % 50).as_bytes()).unwrap();
+        }
+    }
+    srv.ctx.test_hooks.pack_now.notify_one();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while pass_processes(&repo).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no pass started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let started = std::time::Instant::now();
+    srv.stop().await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(4), "the server took {took:?} to stop (grace 2 s)");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !pass_processes(&repo).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the pass outlived its server");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_fsck(&repo);
+    pack::pack(&repo, false, &|| false).unwrap();
+    assert_eq!(loose(&repo), 0);
     assert_fsck(&repo);
 }

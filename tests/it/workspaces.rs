@@ -329,6 +329,7 @@ async fn outsiders_get_404_on_every_read_that_takes_a_workspace() {
             .filter_map(|p| match p["name"].as_str() {
                 Some("q") => Some("&q=plan"),
                 Some("title") => Some("&title=Plan"),
+                Some("slugs") => Some("&slugs=plan"),
                 _ => None,
             })
             .collect();

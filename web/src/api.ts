@@ -78,6 +78,10 @@ export interface TheirSave {
   at: string;
 }
 
+/** `GET /api/embeds`: the live pages of a workspace named by `slugs` (an old slug of a
+ *  renamed page answers under the slug asked for), and the slugs that name none. */
+export type EmbedsAnswer = Schemas["Embeds"];
+
 /** `GET /api/slug`: the address a page would get (`title=`), or whether one is free (`slug=`). */
 export type SlugAnswer = Schemas["NewSlug"];
 
@@ -223,6 +227,9 @@ export const api = {
   // Pages
   tree: () => request<TreeNode[]>("GET", "/api/pages", { ws: true }),
   page: (slug: string, ws?: string | null) => request<Page>("GET", `/api/pages/${enc(slug)}`, { ws: ws ?? true }),
+  /** The pages embeds show, up to 50 slugs at once (src/embeds.ts batches them). */
+  embeds: (ws: string, slugs: string[]) =>
+    request<EmbedsAnswer>("GET", "/api/embeds", { query: { slugs: slugs.join(",") }, ws }),
   view: (slug: string, ws?: string | null) =>
     request<PageViewData>("GET", `/api/pages/${enc(slug)}/view`, { ws: ws ?? true }),
   createPage: (body: Schemas["CreatePage"]) =>
@@ -292,8 +299,10 @@ export const api = {
   // Settings and tokens
   updateProfile: (body: Schemas["ProfileRequest"]) =>
     request<User>("POST", "/api/settings/profile", { body }),
-  changePassword: (current_password: string, new_password: string) =>
-    request<void>("POST", "/api/settings/password", { body: { current_password, new_password } satisfies Schemas["PasswordRequest"] }),
+  changePassword: (current_password: string, new_password: string, revoke_tokens = false) =>
+    request<void>("POST", "/api/settings/password", {
+      body: { current_password, new_password, revoke_tokens } satisfies Schemas["PasswordRequest"],
+    }),
   tokens: () =>
     allItems((limit, offset) => request<Schemas["List_TokenInfo"]>("GET", "/api/tokens", { query: { limit, offset } })),
   createToken: (name: string) => request<Schemas["NewToken"]>("POST", "/api/tokens", { body: { name } satisfies Schemas["TokenRequest"] }),

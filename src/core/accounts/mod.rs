@@ -157,14 +157,18 @@ pub async fn update_profile(ctx: &Ctx, user: &User, change: ProfileChange, clien
 
 /// Changes the password. Every other session of the user ends and JWTs issued before
 /// now stop working; `keep_session` (the caller's own session, if any) stays.
-pub async fn change_password(
-    ctx: &Ctx,
-    user: &User,
-    current: &str,
-    new: &str,
-    keep_session: Option<i64>,
-    client: &str,
-) -> Result<()> {
+/// A password change as asked.
+pub struct PasswordChange<'a> {
+    pub current: &'a str,
+    pub new: &'a str,
+    /// The session making the change, which stays signed in.
+    pub keep_session: Option<i64>,
+    /// Revoke every personal access token of the account too.
+    pub revoke_tokens: bool,
+}
+
+pub async fn change_password(ctx: &Ctx, user: &User, change: PasswordChange<'_>, client: &str) -> Result<()> {
+    let PasswordChange { current, new, keep_session, revoke_tokens } = change;
     check_password(new)?;
     confirm_password(ctx, user, current, client).await?;
     let new_hash = ctx.passwords.hash(new).await?;
@@ -183,9 +187,12 @@ pub async fn change_password(
         .bind(keep_session.unwrap_or(-1))
         .execute(&mut *tx)
         .await?;
+    if revoke_tokens {
+        sqlx::query("DELETE FROM api_tokens WHERE user_id = $1").bind(user.id).execute(&mut *tx).await?;
+    }
     tx.commit().await?;
     credentials::changed(ctx).await;
-    tracing::info!(user_id = user.id, "password changed; other sessions ended");
+    tracing::info!(user_id = user.id, revoke_tokens, "password changed; other sessions ended");
     Ok(())
 }
 

@@ -44,6 +44,8 @@ pub struct Checked {
     pub user: User,
     pub token_id: i64,
     pub last_used: Option<String>,
+    /// The password generation the token is bound to, if any (`api_tokens.bound_generation`).
+    pub bound: Option<i64>,
 }
 
 /// Values checked against the database, by key, kept under the rules of a

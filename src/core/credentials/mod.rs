@@ -22,7 +22,11 @@ use crate::error::{Error, Result};
 pub enum Credential {
     Session(i64),
     Jwt,
-    Token(i64),
+    /// A personal access token, and the password generation it is bound to, if any.
+    Token {
+        id: i64,
+        bound: Option<i64>,
+    },
 }
 
 /// What a request carried.
@@ -46,6 +50,18 @@ impl Authenticated {
         match self.credential {
             Credential::Session(id) => Some(id),
             _ => None,
+        }
+    }
+
+    /// What a personal access token made with this credential is bound to: nothing for a
+    /// signed-in session (the token lasts until revoked); the password generation for a
+    /// JWT, and for a token bound in its turn, so that a stolen one cannot mint a token
+    /// that outlives the next password change.
+    pub fn token_binding(&self) -> Option<i64> {
+        match self.credential {
+            Credential::Session(_) => None,
+            Credential::Jwt => Some(self.user.credential_generation),
+            Credential::Token { bound, .. } => bound,
         }
     }
 }
@@ -76,11 +92,11 @@ async fn personal_token(ctx: &Ctx, bearer: &str) -> Result<(User, Credential)> {
     // tells nothing about a token that is not known.
     if let Some(hit) = ctx.credentials.get(&hash) {
         touch_token(ctx, &hash, hit.token_id, hit.last_used.as_deref()).await;
-        return Ok((hit.user, Credential::Token(hit.token_id)));
+        return Ok((hit.user, Credential::Token { id: hit.token_id, bound: hit.bound }));
     }
     let generation = ctx.credentials.generation();
     let sql = format!(
-        "SELECT {USER_COLUMNS}, t.id AS token_id, t.token_hash, t.last_used_at FROM api_tokens t \
+        "SELECT {USER_COLUMNS}, t.id AS token_id, t.token_hash, t.last_used_at, t.bound_generation FROM api_tokens t \
          JOIN users u ON u.id = t.user_id LEFT JOIN workspaces w ON w.id = u.default_workspace_id \
          WHERE t.token_hash = $1"
     );
@@ -92,14 +108,19 @@ async fn personal_token(ctx: &Ctx, bearer: &str) -> Result<(User, Credential)> {
     }
     let id: i64 = row.try_get("token_id")?;
     let last_used: Option<String> = row.try_get("last_used_at")?;
+    let bound: Option<i64> = row.try_get("bound_generation")?;
     let user = users::from_row(&row)?;
+    // Made with a JWT of an earlier password: ended by the change, as that JWT was.
+    if bound.is_some_and(|g| g < user.credential_generation) {
+        return Err(Error::invalid_bearer());
+    }
     ctx.credentials.put(
         hash.clone(),
         generation,
-        cache::Checked { user: user.clone(), token_id: id, last_used: last_used.clone() },
+        cache::Checked { user: user.clone(), token_id: id, last_used: last_used.clone(), bound },
     );
     touch_token(ctx, &hash, id, last_used.as_deref()).await;
-    Ok((user, Credential::Token(id)))
+    Ok((user, Credential::Token { id, bound }))
 }
 
 /// After a committed write that changes what a checked token or access stands for (a

@@ -210,10 +210,13 @@ fn read_zip(path: &Path, max_image: u64, out: &mut Source) -> anyhow::Result<()>
             continue;
         }
         let raw = f.name().map(|n| n.into_owned()).unwrap_or_else(|_| format!("entry {i}"));
+        // `enclosed_name` makes `/etc/x` the relative `etc/x`: an absolute name (or a drive
+        // letter's) is refused here on its own.
+        let absolute = raw.starts_with(['/', '\\']) || raw.as_bytes().get(1) == Some(&b':');
         let safe = f
             .enclosed_name()
             .and_then(|p| p.to_str().map(|s| s.replace('\\', "/")))
-            .filter(|s| !s.is_empty() && !s.starts_with('/'));
+            .filter(|s| !absolute && !s.is_empty() && !s.starts_with('/'));
         names.push((i, safe, raw));
     }
     let roots: std::collections::BTreeSet<&str> = names

@@ -148,7 +148,7 @@ pub async fn suggest_tags(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Tag
         items.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.tag.cmp(&b.tag)));
     }
     for (word, weight) in salient {
-        let Some(tag) = crate::ids::normalize_tag(&word) else { continue };
+        let Some(tag) = crate::ids::page_tag(&word) else { continue };
         if has.contains(&tag) || items.iter().any(|i| i.tag == tag) || tag.chars().count() < 3 {
             continue;
         }

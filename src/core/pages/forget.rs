@@ -45,9 +45,10 @@ pub async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &Slug) -> Resu
     let done: Result<()> = async {
         let row =
             rows::find(w.conn(), ws, slug, State::Trashed).await?.ok_or_else(|| Error::trash_entry_not_found(slug))?;
+        // The record names the page by its id only: its title or slug may be the secret.
         let change = Change {
             action: Action::Purge,
-            summary: format!("Purge {}", row.title),
+            summary: "Purge a page from the trash".to_owned(),
             before_path: Some(git::trash_path(slug)),
             state: super::ops::state_of(&row),
             previous_slug: None,
@@ -56,7 +57,8 @@ pub async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &Slug) -> Resu
         forget_pages(&mut w, HashSet::from([row.uid.clone()])).await
     }
     .await;
-    finish(ctx, access, w, done).await
+    finish(ctx, access, w, done).await?;
+    super::fulltext::forget_purged(ctx).await
 }
 
 /// Erases the content of revision `sha` of page `slug`: from that revision on, wherever

@@ -165,6 +165,32 @@ async fn remove_entries(writer: &mut AnyConnection, ids: &[i64]) -> Result<()> {
     Ok(())
 }
 
+/// SQLite: takes a purged page out of the search file for good: its entry removed, the
+/// index's segments merged without it (FTS5 keeps a deleted entry's words in its segments
+/// until they are merged), with the freed pages zeroed (`secure_delete`), and the
+/// write-ahead log emptied — so no byte of the file still holds its words.
+pub async fn forget_purged(ctx: &Ctx) -> Result<()> {
+    if ctx.db.search.is_none() {
+        return Ok(());
+    }
+    with_writer(ctx, |ctx, writer| {
+        Box::pin(async move {
+            remove_gone(&ctx, writer).await?;
+            sqlx::query("PRAGMA secure_delete = ON").execute(&mut *writer).await?;
+            let merged =
+                sqlx::query("INSERT INTO pages_fts (pages_fts) VALUES ('optimize')").execute(&mut *writer).await;
+            sqlx::query("PRAGMA secure_delete = OFF").execute(&mut *writer).await?;
+            merged?;
+            Ok(())
+        })
+    })
+    .await?;
+    if let Some(file) = &ctx.db.search {
+        file.truncate_log().await?;
+    }
+    Ok(())
+}
+
 /// SQLite: removes the entries of page rows that are gone (the maintenance pass, for
 /// pages purged one by one). Answers how many. Takes the file's write lock only when
 /// there is something to remove.

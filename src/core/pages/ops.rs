@@ -34,6 +34,9 @@ macro_rules! locked {
 }
 
 fn clean_title(title: &str) -> Result<Option<String>> {
+    if title.contains('\0') {
+        return Err(Error::invalid_text());
+    }
     let t = title.split(['\r', '\n']).map(str::trim).collect::<Vec<_>>().join(" ").trim().to_owned();
     if t.chars().count() > MAX_TITLE_CHARS {
         return Err(Error::title_too_long(MAX_TITLE_CHARS));

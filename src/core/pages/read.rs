@@ -48,6 +48,48 @@ pub async fn view(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<PageView> {
     Ok(PageView { page, breadcrumbs, children, backlinks, headings })
 }
 
+/// Most pages one embeds request may name.
+pub const MAX_EMBEDS: usize = 50;
+
+/// A page as another page's embed (`![[slug]]`) shows it.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct EmbedPage {
+    /// The slug the request named (an old slug of a renamed page answers under it).
+    pub slug: String,
+    pub title: String,
+    pub content: String,
+}
+
+/// The live pages named by `names` for embeds, in one read; the names that are no live
+/// page of the workspace in `missing` (a name that is no slug is one).
+pub async fn embeds(ctx: &Ctx, access: &Access, names: &[String]) -> Result<(Vec<EmbedPage>, Vec<String>)> {
+    let ws = access.workspace_id();
+    let mut conn = ctx.db.pool.acquire().await?;
+    let wanted: Vec<&str> = names.iter().map(String::as_str).filter(|n| Slug::is_valid(n)).collect();
+    let found = rows::find_listed_many(&mut conn, ws, &wanted).await?;
+    let (mut items, mut missing) = (Vec::new(), Vec::new());
+    for name in names {
+        let row = match found.get(name.as_str()) {
+            Some((row, _)) if row.deleted_at.is_none() => Some(row.clone()),
+            Some(_) => None,
+            // An old slug: the page where it is now.
+            None if Slug::is_valid(name) => match rows::live(&mut conn, ws, name).await {
+                Err(e) => match e.moved() {
+                    Some((_, to)) => rows::find(&mut conn, ws, to, State::Live).await?,
+                    None => None,
+                },
+                Ok(row) => Some(row),
+            },
+            None => None,
+        };
+        match row {
+            Some(r) => items.push(EmbedPage { slug: name.clone(), title: r.title, content: r.content }),
+            None => missing.push(name.clone()),
+        }
+    }
+    Ok((items, missing))
+}
+
 /// Live pages that link to a live page (MCP's `get_backlinks`; the view's backlinks).
 pub async fn backlinks(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Vec<PageRef>> {
     let (PageIds { page: id, workspace: ws_id }, page) = visible(ctx, access, slug).await?;

@@ -863,13 +863,17 @@ fn commit_message(c: &Change, actor: i64, time: &str, origin: Option<&Origin>) -
     let imported = origin.map_or_else(String::new, |o| {
         format!("Imported from {}\n\nCairn-{}: {}\n", o.commit, Origin::TRAILER, o.commit)
     });
+    // A purge's record keeps the page's id only: nothing of what it was called survives
+    // it in the history (its other commits are dropped by the purge's rewrite).
+    let (slug, title) =
+        if c.action == Action::Purge { ("", String::new()) } else { (st.slug.as_str(), one_line(&st.title)) };
     format!(
         "{}\n\n{imported}Cairn-Page: {}\nCairn-Action: {}\nCairn-Slug: {}\nCairn-Title: {}\nCairn-Parent: {}\n{}Cairn-Actor: {}\nCairn-Time: {}\n",
         one_line(&c.summary),
         st.uid,
         c.action.as_str(),
-        st.slug,
-        one_line(&st.title),
+        slug,
+        title,
         st.parent.as_ref().map_or("", |p| p.uid.as_str()),
         st.position.map_or_else(String::new, |p| format!("Cairn-Position: {p}\n")),
         actor,
@@ -886,6 +890,10 @@ pub fn new_uid() -> String {
 pub fn check_content(content: &str) -> Result<()> {
     if content.len() > super::MAX_CONTENT_BYTES {
         return Err(Error::content_too_large(content.len(), super::MAX_CONTENT_BYTES));
+    }
+    // PostgreSQL cannot store NUL in text; SQLite could, and both answer alike.
+    if content.contains('\0') {
+        return Err(Error::invalid_text());
     }
     Ok(())
 }

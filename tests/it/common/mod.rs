@@ -103,6 +103,15 @@ impl Env {
         Server::start(self, extra).await
     }
 
+    /// The settings a `cairn` command run on this environment's data needs.
+    pub fn cli_vars(&self) -> [(&'static str, String); 3] {
+        [
+            ("DATA_DIR", self.data_dir().display().to_string()),
+            ("LOG_DIR", self.dir.path().join("logs").display().to_string()),
+            ("DATABASE_URL", self.db_url.clone()),
+        ]
+    }
+
     /// SQLite: where the full-text index lives (`DATA_DIR/search.sqlite3`).
     pub fn search_file(&self) -> PathBuf {
         self.data_dir().join("search.sqlite3")

@@ -7,7 +7,7 @@
 // page re-renders one section. (Reference-style links and footnotes resolve within their
 // section only; the page view renders the whole page at once.)
 import { useEffect, useRef } from "preact/hooks";
-import { embedsVersion } from "../embeds";
+import { embedsVersion, watchEmbeds } from "../embeds";
 import { catalogue } from "../i18n";
 import { highlighter, renderMarkdown } from "../markdown/render";
 import { titles } from "../session";
@@ -82,6 +82,7 @@ export function LargePreview({ source, slug }: { source: string; slug?: string }
     done.current = [];
   }, [known, hl, embeds, messages, slug]);
   useEffect(() => watchImages(host.current!), []);
+  useEffect(() => watchEmbeds(host.current!), []);
 
   useEffect(() => {
     const el = host.current;

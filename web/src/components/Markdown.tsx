@@ -1,6 +1,6 @@
 // Rendered markdown (sanitised by DOMPurify inside renderMarkdown).
 import { useEffect, useMemo, useRef } from "preact/hooks";
-import { embedsVersion, lookupEmbed } from "../embeds";
+import { embedsVersion, lookupEmbed, watchEmbeds } from "../embeds";
 import { catalogue, t } from "../i18n";
 import { externalImages } from "../limits";
 import { highlighter, renderMarkdown, type Rendered } from "../markdown/render";
@@ -77,6 +77,7 @@ export function checkImages(host: HTMLElement): void {
 export function MarkdownBody({ html, class: cls }: { html: string; class?: string }) {
   const host = useRef<HTMLDivElement>(null);
   useEffect(() => watchImages(host.current!), []);
+  useEffect(() => watchEmbeds(host.current!), []); // embedded pages load as they come into view
   useEffect(() => checkImages(host.current!), [html]);
   return <div ref={host} class={"markdown " + (cls ?? "")} dangerouslySetInnerHTML={{ __html: html }} />;
 }

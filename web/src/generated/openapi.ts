@@ -57,6 +57,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/embeds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live pages for embeds, many in one request (an extension): what a page's `![[…]]`
+         *     show, so that a page of many embeds costs its readers a request per 50 of them.
+         */
+        get: operations["embeds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/graph": {
         parameters: {
             query?: never;
@@ -1123,6 +1143,19 @@ export interface components {
             source: string;
             target: string;
         };
+        /** @description A page as another page's embed (`![[slug]]`) shows it. */
+        EmbedPage: {
+            content: string;
+            /** @description The slug the request named (an old slug of a renamed page answers under it). */
+            slug: string;
+            title: string;
+        };
+        /** @description The pages a page embeds (`![[slug]]`), read in one request (an extension). */
+        Embeds: {
+            items: components["schemas"]["EmbedPage"][];
+            /** @description The names asked for that are no live page of the workspace. */
+            missing: string[];
+        };
         /** @description What an erasure answers. */
         Erased: {
             /** @description How many revision ids of the workspace changed. */
@@ -1614,6 +1647,11 @@ export interface components {
             current_password: string;
             /** @description At least 8 characters. */
             new_password: string;
+            /**
+             * @description Revoke every personal access token of the account too (an extension; default
+             *     false). Tokens made with a JWT end with the change in any case.
+             */
+            revoke_tokens?: boolean;
         };
         /** @description RFC 9457 problem details, the body of every error. */
         Problem: {
@@ -2031,6 +2069,63 @@ export interface operations {
                 };
             };
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    embeds: {
+        parameters: {
+            query: {
+                /** @description Workspace slug (default: the caller's default workspace). */
+                ws?: string;
+                /** @description The slugs of the embedded pages, comma-separated: at most 50. */
+                slugs: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Embeds"];
+                };
+            };
+            /** @description More than 50 slugs */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2525,6 +2620,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is not JSON (nested past any message's depth, say) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };

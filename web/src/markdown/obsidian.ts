@@ -62,8 +62,11 @@ function closing(tokens: Token[], open: number): number {
 export function callouts(md: MarkdownIt, env: () => WikiEnv): void {
   md.core.ruler.after("block", "callouts", (state: StateCore) => {
     const tokens = state.tokens;
+    // Built anew rather than spliced in place (a page of many callouts: quadratic).
+    const out: Token[] = [];
     for (let i = 0; i < tokens.length; i++) {
       const open = tokens[i]!;
+      out.push(open);
       if (open.type !== "blockquote_open") continue;
       const inline = tokens[i + 2];
       if (tokens[i + 1]?.type !== "paragraph_open" || inline?.type !== "inline") continue;
@@ -88,14 +91,15 @@ export function callouts(md: MarkdownIt, env: () => WikiEnv): void {
       head.level = open.level + 1;
       const sep = new state.Token("callout_body", "", 0);
       sep.level = open.level + 1;
+      out.push(head, sep);
       const rest = nl < 0 ? "" : inline.content.slice(nl + 1);
       if (rest.trim() === "") {
-        tokens.splice(i + 1, 3, head, sep); // the first paragraph held only the title
+        i += 3; // the first paragraph held only the title
       } else {
         inline.content = rest;
-        tokens.splice(i + 1, 0, head, sep);
       }
     }
+    state.tokens = out;
   });
 
   const esc = md.utils.escapeHtml;
@@ -133,30 +137,43 @@ const BLOCK_ID = /(?:^|[ \t\n])\^([A-Za-z0-9-]+)[ \t]*$/;
 export function blockIds(md: MarkdownIt): void {
   md.core.ruler.after("callouts", "block_ids", (state: StateCore) => {
     const tokens = state.tokens;
-    for (let i = 1; i < tokens.length; i++) {
-      const inline = tokens[i]!;
-      const para = tokens[i - 1]!;
-      if (inline.type !== "inline" || para.type !== "paragraph_open") continue;
-      const m = BLOCK_ID.exec(inline.content);
+    // One pass that builds the list anew and pairs each block's closing token with its
+    // opening one as it goes: no splices, no searches back (linear on any page).
+    const out: Token[] = [];
+    const opens: Token[] = [];
+    const openOf = new Map<Token, Token>();
+    for (let i = 0; i < tokens.length; i++) {
+      const tok = tokens[i]!;
+      if (tok.nesting === 1) opens.push(tok);
+      else if (tok.nesting === -1) {
+        const o = opens.pop();
+        if (o) openOf.set(tok, o);
+      }
+      out.push(tok);
+      const para = tokens[i - 1];
+      if (tok.type !== "inline" || para?.type !== "paragraph_open") continue;
+      const m = BLOCK_ID.exec(tok.content);
       if (!m) continue;
       const id = "^" + m[1];
-      const text = inline.content.slice(0, m.index).replace(/\s+$/, "");
+      const text = tok.content.slice(0, m.index).replace(/\s+$/, "");
       if (text !== "") {
-        inline.content = text;
+        tok.content = text;
         const item = tokens[i - 2];
         (item?.type === "list_item_open" ? item : para).attrSet("id", id);
         continue;
       }
-      // Only the id: it names the block just before, at the same level.
-      const before = tokens[i - 2];
-      if (!before || before.nesting !== -1 || before.level !== para.level) continue;
-      let o = i - 3;
-      while (o >= 0 && !(tokens[o]!.nesting === 1 && tokens[o]!.level === before.level)) o--;
-      if (o < 0) continue;
-      tokens[o]!.attrSet("id", id);
-      tokens.splice(i - 1, 3);
-      i -= 2;
+      // Only the id: it names the block just before (what is left of the page before
+      // it), at the same level.
+      const before = out[out.length - 3];
+      const named = before && before.nesting === -1 && before.level === para.level ? openOf.get(before) : undefined;
+      if (!named) continue;
+      named.attrSet("id", id);
+      out.length -= 2; // the paragraph's opening and its text…
+      opens.pop();
+      const end = tokens[i + 1];
+      if (end?.nesting === -1) i++; // … and its closing go
     }
+    state.tokens = out;
   });
 }
 
@@ -198,12 +215,22 @@ export function liftEmbeds(md: MarkdownIt): void {
   // wraps its own text only, never an embedded page.
   md.core.ruler.after("inline", "lift_embeds", (state: StateCore) => {
     const tokens = state.tokens;
-    for (let i = 0; i + 2 < tokens.length; i++) {
+    // Built anew rather than spliced in place: a page of 20,000 embeds made 20,000
+    // splices of the whole token list (quadratic).
+    const result: Token[] = [];
+    for (let i = 0; i < tokens.length; i++) {
       const para = tokens[i]!;
-      const inline = tokens[i + 1]!;
-      if (para.type !== "paragraph_open" || inline.type !== "inline" || tokens[i + 2]!.type !== "paragraph_close") continue;
-      const children = inline.children ?? [];
-      if (!children.some((c) => c.type === "link_open" && c.meta?.embed)) continue;
+      const inline = tokens[i + 1];
+      const children = inline?.children ?? [];
+      if (
+        para.type !== "paragraph_open" ||
+        inline?.type !== "inline" ||
+        tokens[i + 2]?.type !== "paragraph_close" ||
+        !children.some((c) => c.type === "link_open" && c.meta?.embed)
+      ) {
+        result.push(para);
+        continue;
+      }
       const out: Token[] = [];
       let run: Token[] = [];
       let first = true;
@@ -237,8 +264,9 @@ export function liftEmbeds(md: MarkdownIt): void {
       flush();
       // A block id the paragraph carried goes to the embed when no text is left.
       if (first && para.attrs && out[0]) out[0].attrs = [...para.attrs];
-      tokens.splice(i, 3, ...out);
-      i += out.length - 1;
+      for (const t of out) result.push(t);
+      i += 2;
     }
+    state.tokens = result;
   });
 }

@@ -12,6 +12,7 @@ import DOMPurify from "dompurify";
 import { pageHref } from "../router";
 import { externalImages } from "../limits";
 import { store } from "../store";
+import { boundedInline, cutLines, newBudget, type Budget } from "./budget";
 import { splitFrontMatter } from "./frontmatter";
 import { blockIds, callouts, imageSizes, liftEmbeds } from "./obsidian";
 import { deriveSlug, resolveTarget } from "./slug";
@@ -78,7 +79,33 @@ md.use(anchor, {
 });
 md.use(imageSizes);
 md.use(liftEmbeds); // after the task-list plugin, so that it runs before it
+md.use(boundedInline);
 md.renderer.rules.note_embed = (tokens, idx, _options, _env, slf) => renderEmbed(tokens[idx]!, slf.renderAttrs(tokens[idx]!));
+md.renderer.rules.render_notice = () =>
+  `<div class="embed-note render-notice" role="note">${md.utils.escapeHtml((wikiEnv.text ?? ((k: string) => k))("render.plain_notice"))}</div>\n`;
+
+md.renderer.rules.plain_rest = (tokens, idx) => `<div class="md-plain md-rest">${md.utils.escapeHtml(tokens[idx]!.content)}</div>\n`;
+
+/** The budget of the render under way (a page and everything it embeds share it). */
+let budget: Budget = newBudget();
+
+/** Parses markdown within the render's budget; a part shown as plain text is said at its top. */
+function parseBounded(body: string, env: Record<string, unknown>, dropTitle?: string): Token[] {
+  const plainBefore = budget.plain;
+  const [head, rest] = cutLines(body, budget);
+  const tokens = md.parse(head, { ...env, budget });
+  if (rest) {
+    const tok = new TokenClass("plain_rest", "div", 0);
+    tok.content = rest;
+    tokens.push(tok);
+  }
+  if (dropTitle !== undefined && tokens[0]?.type === "heading_open" && tokens[0].tag === "h1" && tokens[1]?.content.trim() === dropTitle.trim()) {
+    tokens.splice(0, 3);
+    if (headings[0]?.level === 1) headings.shift();
+  }
+  if (budget.plain > plainBefore) tokens.unshift(new TokenClass("render_notice", "div", 0));
+  return tokens;
+}
 
 // ---------------------------------------------------------------------------------------
 // Note embeds: the embedded page's markdown (all of it, one heading's section, or the
@@ -88,11 +115,20 @@ md.renderer.rules.note_embed = (tokens, idx, _options, _env, slf) => renderEmbed
 // already being shown around it is a placeholder: a cycle never loops.
 
 export const EMBED_DEPTH = 3;
+/** Embeds a page shows (at any depth, counted in the order they are rendered); the
+ *  rest are links, after a note. Every one shown may cost a request and a render. */
+export const EMBED_CAP = 50;
+/** Characters of embedded pages' markdown one page renders at most (then: links). */
+export const EMBED_CHARS = 2 * 1024 * 1024;
 /** What is being rendered, outermost first: "slug#" for a whole page, "slug#anchor" for a part. */
 let embedChain: string[] = [];
 /** How many embeds deep the renderer is (0: the page itself). */
 let embedDepth = 0;
 let embedCount = 0;
+/** Embeds shown by the render under way, their characters, and whether the cap's note is out. */
+let embedsShown = 0;
+let embedChars = 0;
+let capNoted = false;
 
 const esc = md.utils.escapeHtml;
 const TokenClass = new md.core.State("", md, {}).Token;
@@ -142,19 +178,32 @@ function renderEmbed(token: Token, attrs: string): string {
   const name = target.target || slug;
   const label = (title: string) => (target.section ? `${title} › ${target.section}` : title);
   const href = e.href(slug) + sectionAnchor(target.section);
-  const note = (kind: string, message: string, missing = false) =>
-    `<div${attrs} class="embed-note embed-${kind}" data-embed="${esc(slug)}"><span class="embed-note-icon"></span>${esc(message)} ` +
-    (missing
+  const link = (missing: boolean) =>
+    missing
       ? `<a class="wikilink wikilink-missing" href="${esc(e.href(slug, name))}" data-slug="${esc(slug)}" title="${esc(e.missingTitle(name))}">${esc(label(name))}</a>`
-      : `<a class="wikilink" href="${esc(href)}" data-slug="${esc(slug)}">${esc(label(name))}</a>`) +
-    `</div>\n`;
+      : `<a class="wikilink" href="${esc(href)}" data-slug="${esc(slug)}">${esc(label(name))}</a>`;
+  const note = (kind: string, message: string, missing = false) =>
+    `<div${attrs} class="embed-note embed-${kind}" data-embed="${esc(slug)}"><span class="embed-note-icon"></span>${esc(message)} ${link(missing)}</div>\n`;
+  // Past the cap: a plain wikilink in a paragraph of its own, the first one after a note.
+  const capped = () => {
+    const head = capNoted ? "" : `<div class="embed-note embed-capped" role="note">${esc(text("embed.capped", { count: EMBED_CAP }))}</div>\n`;
+    capNoted = true;
+    return `${head}<p${attrs} class="embed-link">${link(e.exists?.(slug) === false)}</p>\n`;
+  };
   const key = embedKey(slug, target.section);
   if (embedChain.includes(key)) return note("cycle", text("embed.cycle"));
   if (embedDepth >= EMBED_DEPTH) return note("deep", text("embed.too_deep", { depth: EMBED_DEPTH }));
+  if (embedsShown >= EMBED_CAP) return capped();
   const got = e.embed ? e.embed(slug) : ({ state: "failed" } as const);
+  if (got.state === "page" && embedChars + got.content.length > EMBED_CHARS) return capped();
+  embedsShown++;
+  // `data-embed-load`: the page is wanted once this is near the viewport (fetched, or
+  // fetched again when old; src/embeds.ts watches for it).
+  attrs += ` data-embed-load="${esc(slug)}"`;
   if (got.state === "loading") return note("loading", text("common.loading"));
   if (got.state === "missing") return note("missing", text("embed.missing"), true);
   if (got.state === "failed") return note("failed", text("embed.failed"));
+  embedChars += got.content.length;
 
   const saved = { env: wikiEnv, headings };
   wikiEnv = { ...e, self: slug };
@@ -164,10 +213,8 @@ function renderEmbed(token: Token, attrs: string): string {
   try {
     const env = { docId: `embed${++embedCount}` };
     const [, body] = splitFrontMatter(got.content);
-    const tokens = md.parse(body, env);
-    if (!target.section && tokens[0]?.type === "heading_open" && tokens[0].tag === "h1" && tokens[1]?.content.trim() === got.title.trim()) {
-      tokens.splice(0, 3); // the frame names the page already
-    }
+    // A whole page's title heading is left out: the frame names the page already.
+    const tokens = parseBounded(body, env, target.section ? undefined : got.title);
     const part = target.section ? sectionOf(tokens, target.section) : tokens;
     if (!part) return note("nosection", text("embed.section_missing"));
     // Ids belong to the page itself: inside the frame they would clash with the page's own.
@@ -324,13 +371,12 @@ export function renderMarkdown(source: string, env: WikiEnv, dropTitle?: string,
   wantsHighlight = false;
   embedChain = env.self ? [`${env.self}#`] : [];
   embedDepth = 0;
-  const tokens = md.parse(body, {});
+  embedsShown = 0;
+  embedChars = 0;
+  capNoted = false;
+  budget = newBudget();
+  const tokens = parseBounded(body, {}, dropTitle);
   markLines(tokens, body.length === source.length ? 0 : linesIn(source.slice(0, source.length - body.length)), lines);
-  const first = tokens[0];
-  if (dropTitle !== undefined && first?.type === "heading_open" && first.tag === "h1" && tokens[1]?.content.trim() === dropTitle.trim()) {
-    tokens.splice(0, 3);
-    if (headings[0]?.level === 1) headings.shift();
-  }
   const raw = md.renderer.render(tokens, md.options, {});
   if (wantsHighlight && !highlightFn) loadHighlighter();
   const out = headings;

@@ -81,6 +81,25 @@ export interface WikiEnv {
   embed?: (slug: string) => Embedded;
 }
 
+// The rule is tried at every "[[" (and, while markdown-it looks for a link's label, again
+// at every position inside it): searching the rest of the text each time made a paragraph
+// of 1 MiB of "[" take seconds (quadratic). The next occurrence of a needle at or after a
+// position is the same for every position up to that occurrence, so one search answers all
+// of them: each needle is searched for across the text about once (per inline parse).
+type Memo = Map<string, { from: number; at: number }>;
+const memos = new WeakMap<StateInline, Memo>();
+
+/** `src.indexOf(needle, from)` of the state's text, remembered (-1: none). */
+function scan(state: StateInline, needle: string, from: number): number {
+  let memo = memos.get(state);
+  if (!memo) memos.set(state, (memo = new Map()));
+  const hit = memo.get(needle);
+  if (hit && hit.from <= from && (from <= hit.at || hit.at < 0)) return hit.at;
+  const at = state.src.indexOf(needle, from);
+  memo.set(needle, { from, at });
+  return at;
+}
+
 export function wikilinks(md: MarkdownIt, env: () => WikiEnv): void {
   md.inline.ruler.before("link", "wikilink", (state: StateInline, silent: boolean): boolean => {
     const src = state.src;
@@ -91,10 +110,16 @@ export function wikilinks(md: MarkdownIt, env: () => WikiEnv): void {
       pos++;
     }
     if (src.charCodeAt(pos) !== 0x5b || src.charCodeAt(pos + 1) !== 0x5b) return false;
-    const close = src.indexOf("]]", pos + 2);
+    const close = scan(state, "]]", pos + 2);
     if (close < 0) return false;
+    // Neither a line break nor another "[[" inside (found by the same memo: linear).
+    const within = (needle: string) => {
+      const at = scan(state, needle, pos + 2);
+      return at >= 0 && at < close;
+    };
+    if (within("\n") || within("[[")) return false;
     const inner = src.slice(pos + 2, close);
-    if (inner.includes("\n") || inner.includes("[[") || inner.trim() === "") return false;
+    if (inner.trim() === "") return false;
 
     const { target, section: hashed, label, options } = wikilinkParts(inner);
     const section = hashed ?? "";

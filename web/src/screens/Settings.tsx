@@ -8,7 +8,12 @@ import { LanguageSelect } from "../components/LanguageSelect";
 import { formatDate, t, useI18n } from "../i18n";
 import { passwordMinLength, tokenNameMaxLength } from "../limits";
 import { user } from "../session";
-import { useStore } from "../store";
+import { store, useStore } from "../store";
+
+/** Bumped when the account's tokens change elsewhere on this screen (a password change
+ *  that revoked them): the token list reads them again. */
+const tokensVersion = store(0);
+const tokensChanged = () => tokensVersion.set(tokensVersion.get() + 1);
 
 function Profile() {
   const u = useStore(user)!;
@@ -59,12 +64,17 @@ function Profile() {
 function Password() {
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
+  // A password changed because it leaked should take the tokens made with it along.
+  const [revokeTokens, setRevokeTokens] = useState(false);
   const action = useAction();
   async function submit(e: Event) {
     e.preventDefault();
-    if (await action.run(() => api.changePassword(current, next), t("settings.password_changed"))) {
+    const done = revokeTokens ? t("settings.password_changed_tokens_revoked") : t("settings.password_changed");
+    if (await action.run(() => api.changePassword(current, next, revokeTokens), done)) {
       setCurrent("");
       setNext("");
+      setRevokeTokens(false);
+      if (revokeTokens) tokensChanged();
     }
   }
   return (
@@ -91,6 +101,15 @@ function Password() {
           onValue={setNext}
           hint={t("auth.password_hint", { min: passwordMinLength() })}
         />
+        <label class="checkbox-field">
+          <input
+            type="checkbox"
+            name="revoke-tokens"
+            checked={revokeTokens}
+            onChange={(e) => setRevokeTokens(e.currentTarget.checked)}
+          />
+          <span>{t("settings.revoke_tokens")}</span>
+        </label>
         <Feedback action={action} />
         <div>
           <button type="submit" class="primary" disabled={action.busy || !current || !next}>
@@ -108,7 +127,8 @@ function Tokens() {
   const [created, setCreated] = useState<{ name: string; token: string } | null>(null);
   const action = useAction();
   const load = async () => setItems((await api.tokens()).items);
-  useEffect(() => void action.run(load), []);
+  const version = useStore(tokensVersion);
+  useEffect(() => void action.run(load), [version]);
 
   async function create(e: Event) {
     e.preventDefault();
