@@ -86,3 +86,22 @@ test("personal access tokens: create (shown once, copy), use, revoke", async ({ 
   const after = await page.request.get("/api/me", { headers: { Authorization: `Bearer ${secret}` } });
   expect(after.status()).toBe(401);
 });
+
+test("a password change can revoke every personal access token", async ({ page, en, user }) => {
+  const made = await page.request.post("/api/tokens", { data: { name: "laptop" } });
+  expect(made.status()).toBe(201);
+  const secret = ((await made.json()) as { token: string }).token;
+  await page.goto("/app/-/settings");
+  await expect(page.getByTestId("token-list").getByRole("row", { name: /laptop/ })).toBeVisible();
+  const pw = page.getByRole("region", { name: en["settings.change_password"] });
+  await pw.getByLabel(en["settings.current_password"]!).fill(user.password);
+  await pw.getByLabel(en["settings.new_password"]!).fill("a brand new password");
+  await pw.getByLabel(en["settings.revoke_tokens"]!).check();
+  await pw.getByRole("button", { name: en["settings.change_password"] }).click();
+  await expect(pw.getByRole("status")).toHaveText(en["settings.password_changed_tokens_revoked"]!);
+  await expect(pw.getByLabel(en["settings.revoke_tokens"]!)).not.toBeChecked();
+  // The list says so at once, and the token fails.
+  await expect(page.getByTestId("token-list")).toHaveCount(0);
+  const after = await page.request.get("/api/me", { headers: { Authorization: `Bearer ${secret}` } });
+  expect(after.status()).toBe(401);
+});
