@@ -142,9 +142,14 @@ pub async fn serve(
     ctx: Ctx,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let max_connections = ctx.config.max_connections as usize;
+    crate::http::connections::warn_if_over_open_files(max_connections);
+    let per_address =
+        (!ctx.config.trust_proxy.on()).then(|| crate::http::connections::Limits::per_address_of(max_connections));
     let limits = crate::http::connections::Limits {
         header_timeout: Duration::from_secs(ctx.config.header_timeout_secs),
-        max_connections: ctx.config.max_connections as usize,
+        max_connections,
+        per_address,
         grace: Duration::from_secs(ctx.config.shutdown_grace_secs),
     };
     let workers = crate::workers::start(&ctx);

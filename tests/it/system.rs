@@ -606,37 +606,107 @@ async fn silent_trickling_and_idle_connections_are_closed() {
     srv.stop().await;
 }
 
-/// Past `MAX_CONNECTIONS` a connection is answered 503 with Retry-After and closed; once
-/// one closes, the next is served.
+/// A connection from `ip` (any address of the loopback network) to the server at `addr`.
+async fn connect_from(ip: &str, addr: &str) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{ip}:0").parse().unwrap()).unwrap();
+    socket.connect(addr.parse().unwrap()).await.unwrap()
+}
+
+/// One request on its own connection from `ip`: the status line's code, or 0 when the
+/// connection was closed without an answer.
+async fn status_from(ip: &str, addr: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = connect_from(ip, addr).await;
+    let _ = s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await;
+    let mut answer = String::new();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), s.read_to_string(&mut answer)).await;
+    answer.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0)
+}
+
+/// A connection from `ip` in the middle of a request (its body half sent): busy.
+async fn busy_from(ip: &str, addr: &str) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let mut s = connect_from(ip, addr).await;
+    s.write_all(
+        b"POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+    )
+    .await
+    .unwrap();
+    s
+}
+
+/// Past `MAX_CONNECTIONS`: a newcomer from an address within its share (a quarter) makes
+/// room by closing an idle connection of the address holding the most; one from an
+/// address over its share, or any when every connection is serving a request, is
+/// answered 503 with Retry-After and closed; once one closes, the next is served.
 #[tokio::test]
 async fn connections_past_the_cap_are_answered_503() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncReadExt;
     let env = Env::new().await;
-    let srv = env.start(&["--max-connections", "3", "--header-timeout-secs", "30"]).await;
+    let srv = env.start(&["--max-connections", "8", "--header-timeout-secs", "30"]).await;
     let addr = srv.url.trim_start_matches("http://").to_owned();
-    let mut held = Vec::new();
-    for _ in 0..3 {
-        held.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    let settle = || tokio::time::sleep(std::time::Duration::from_millis(200));
+    // Below the cap nobody is limited: one address may hold them all.
+    let mut idle = Vec::new();
+    for _ in 0..8 {
+        idle.push(connect_from("127.0.0.2", &addr).await);
     }
-    // Accepting is in order: the held three are counted before the fourth is read.
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let mut over = tokio::net::TcpStream::connect(&addr).await.unwrap();
-    over.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+    settle().await;
+    // Full: that address gets no more, another one's newcomer closes its oldest.
+    assert_eq!(status_from("127.0.0.2", &addr).await, 503);
+    assert_eq!(status_from("127.0.0.3", &addr).await, 200);
+    let mut first = idle.remove(0);
+    let mut buf = [0u8; 1];
+    let read = tokio::time::timeout(std::time::Duration::from_secs(5), first.read(&mut buf)).await;
+    assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "the oldest idle connection was closed: {read:?}");
+    drop(idle);
+    settle().await;
+    // Full of connections serving requests: the newcomer is answered 503.
+    let mut busy = Vec::new();
+    for ip in ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"] {
+        busy.push(busy_from(ip, &addr).await);
+        busy.push(busy_from(ip, &addr).await);
+    }
+    settle().await;
+    let mut over = connect_from("127.0.0.9", &addr).await;
+    tokio::io::AsyncWriteExt::write_all(&mut over, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
     let mut answer = String::new();
     over.read_to_string(&mut answer).await.unwrap();
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
     assert!(answer.contains("Retry-After: 1"), "{answer}");
     assert!(answer.contains("\"code\":\"busy\""), "{answer}");
-    drop(held.pop());
+    drop(busy);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let r = reqwest::get(format!("{}/health", srv.url)).await.unwrap();
-        if r.status() == reqwest::StatusCode::OK {
-            break;
-        }
+    while status_from("127.0.0.9", &addr).await != 200 {
         assert!(std::time::Instant::now() < deadline, "a freed slot is used again");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    srv.stop().await;
+}
+
+/// One address holding idle connections — reopening each as it is closed — cannot lock
+/// everyone else out: every request from another address is answered.
+#[tokio::test]
+async fn one_address_cannot_lock_everyone_out() {
+    let env = Env::new().await;
+    let srv = env.start(&["--max-connections", "40", "--header-timeout-secs", "30"]).await;
+    let addr = srv.url.trim_start_matches("http://").to_owned();
+    let mut held = Vec::new();
+    for _ in 0..60 {
+        held.push(connect_from("127.0.0.2", &addr).await);
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let mut answered = 0;
+    for i in 0..40 {
+        let ip = format!("127.0.0.{}", 3 + i % 3);
+        if status_from(&ip, &addr).await == 200 {
+            answered += 1;
+        }
+        // The attacker reopens what was closed.
+        held.push(connect_from("127.0.0.2", &addr).await);
+    }
+    assert_eq!(answered, 40);
     drop(held);
     srv.stop().await;
 }

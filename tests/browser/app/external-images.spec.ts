@@ -1,4 +1,4 @@
-// Images from other sites (`![](https://…)`, issue 79 point 11). By default the app's CSP
+// Images from other sites (`![](https://…)`). By default the app's CSP
 // allows https images and the page shows them, fetched lazily and without a Referer.
 // With BLOCK_EXTERNAL_IMAGES=1 the server answers `external_images: false` in
 // /api/system and the page shows a placeholder naming the link instead, requesting

@@ -1,5 +1,4 @@
-// The history's diff on a phone and within a line, and the graph's names at 85 pages
-// (issue 79, point 9).
+// The history's diff on a phone and within a line, and the graph's names at 85 pages.
 import { createPage, expect, pageUrl, test } from "../fixtures";
 
 test("on a phone the diff is inline; changed words are marked in both layouts", async ({ page, user }) => {

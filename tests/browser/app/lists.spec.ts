@@ -1,4 +1,4 @@
-// Lists that never quietly cut (issue 79): insights say how many each list holds and
+// Lists that never quietly cut: insights say how many each list holds and
 // show every item ("Show N more", read through GET /api/insights/<list>), with orphans
 // presented as decided (top-level pages nothing links to, apart from subpages reached
 // only from their parent; the home page in neither); and siblings without an order set

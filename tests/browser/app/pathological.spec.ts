@@ -1,5 +1,5 @@
-// Pages that used to make every reader's browser hammer the server or freeze (issue 80,
-// point 5; docs/web.md, "Bounded rendering"): many embeds load lazily, in a few batched
+// Pages that used to make every reader's browser hammer the server or freeze (docs/web.md,
+// "Bounded rendering"): many embeds load lazily, in a few batched
 // GET /api/embeds requests and never one per page, and past a cap show as links; and each
 // pathological page (20,000 embeds, 1 MiB of "[", 500,000 "*a", a deeply nested list and
 // quote; a page-sized flood of table rows, callouts or addresses) renders within a second

@@ -1,6 +1,6 @@
 // Without the embedding model (`semantic_search: false` in /api/system), the search
-// screen says plainly that search by meaning needs it and how to install it (issue 79,
-// point 7): one command, then a setting. The browser suite's servers run without the
+// screen says plainly that search by meaning needs it and how to install it:
+// one command, then a setting. The browser suite's servers run without the
 // model; one with it says nothing.
 import { createPage, expect, fmt, test } from "../fixtures";
 
