@@ -58,10 +58,7 @@ async fn target(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<Opti
 /// of a live page; `page_not_found` otherwise, saying who trashed it when the slug (or
 /// the page it is an old slug of) is in the trash, so an editor can offer to restore it.
 pub async fn missing(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Error {
-    match explain(conn, ws_id, slug).await {
-        Ok(e) => e,
-        Err(e) => e,
-    }
+    explain(conn, ws_id, slug).await.unwrap_or_else(|e| e)
 }
 
 async fn explain(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<Error> {
