@@ -117,6 +117,14 @@ pub struct Config {
     /// Failed logins allowed per (email, client address) inside the window.
     #[arg(long, env = "LOGIN_MAX_FAILURES", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub login_max_failures: u32,
+    /// Failed logins allowed per email from all addresses together inside the window;
+    /// devices that signed in to the account before are not counted or refused.
+    #[arg(long, env = "LOGIN_MAX_FAILURES_PER_ACCOUNT", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub login_max_failures_per_account: u32,
+    /// Failed logins allowed per client address for all emails together inside the
+    /// window; devices that signed in to the email tried before are not counted or refused.
+    #[arg(long, env = "LOGIN_MAX_FAILURES_PER_ADDRESS", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    pub login_max_failures_per_address: u32,
     /// Length of the failed-login window in seconds, counted from the first failure.
     #[arg(long, env = "LOGIN_WINDOW_SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     pub login_window_secs: u64,

@@ -27,15 +27,8 @@ pub struct Claims {
 }
 
 impl JwtKeys {
-    pub fn load(configured: Option<&str>, data_dir: &Path) -> anyhow::Result<Self> {
-        let secret = match configured {
-            Some(s) => s.to_owned(),
-            None => load_or_create(&data_dir.join("jwt_secret"))?,
-        };
-        Ok(Self {
-            encoding: EncodingKey::from_secret(secret.as_bytes()),
-            decoding: DecodingKey::from_secret(secret.as_bytes()),
-        })
+    pub fn new(secret: &[u8]) -> Self {
+        Self { encoding: EncodingKey::from_secret(secret), decoding: DecodingKey::from_secret(secret) }
     }
 
     /// A token for `user_id` under its credential generation, issued at `now` (unix
@@ -55,6 +48,16 @@ impl JwtKeys {
         validation.set_required_spec_claims(&["exp", "iss", "sub"]);
         let claims = jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation).ok()?.claims;
         (claims.exp > now).then_some(claims)
+    }
+}
+
+/// The server secret: `JWT_SECRET` when set, else the one kept in `DATA_DIR/jwt_secret`
+/// (made on first start). JWTs are signed with it and device cookies with a key derived
+/// from it.
+pub fn server_secret(configured: Option<&str>, data_dir: &Path) -> anyhow::Result<String> {
+    match configured {
+        Some(s) => Ok(s.to_owned()),
+        None => load_or_create(&data_dir.join("jwt_secret")),
     }
 }
 

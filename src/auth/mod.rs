@@ -1,8 +1,9 @@
 //! Credential primitives, below the core: password hashing, random secrets and their
-//! constant-time comparison, and JWT signing. No rule of Cairn lives here (the password
+//! constant-time comparison, JWT signing and device cookies. No rule of Cairn lives here (the password
 //! length rule is in `core::accounts`); turning a request's credential into a user is
 //! `core::credentials`, and the HTTP extractor is `http::auth`.
 
+pub mod device;
 pub mod jwt;
 pub mod password;
 pub mod secrets;

@@ -27,7 +27,8 @@ use test_hooks::TestHooks;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use crate::auth::jwt::JwtKeys;
+use crate::auth::device::DeviceKey;
+use crate::auth::jwt::{self, JwtKeys};
 use crate::auth::password::Passwords;
 use crate::config::Config;
 use crate::store::Db;
@@ -43,6 +44,9 @@ pub struct CtxInner {
     pub config: Config,
     pub db: Db,
     pub jwt: JwtKeys,
+    /// Signs the device cookies that spare an account's own devices from the login
+    /// ceilings across addresses.
+    pub devices: DeviceKey,
     pub passwords: Passwords,
     /// Open workspace repositories and their write locks.
     pub repos: crate::git::Repos,
@@ -80,7 +84,9 @@ impl Deref for Ctx {
 
 impl Ctx {
     pub fn new(config: Config, db: Db) -> anyhow::Result<Self> {
-        let jwt = JwtKeys::load(config.jwt_secret.as_ref().map(|s| s.expose()), &config.data_dir)?;
+        let secret = jwt::server_secret(config.jwt_secret.as_ref().map(|s| s.expose()), &config.data_dir)?;
+        let jwt = JwtKeys::new(secret.as_bytes());
+        let devices = DeviceKey::derive(secret.as_bytes());
         let passwords = Passwords::new(config.argon2_memory_kib, config.argon2_iterations)?;
         let models = semantic::models::Models::new(&config);
         let ocr = uploads::ocr::Ocr::detect(&config);
@@ -95,6 +101,7 @@ impl Ctx {
             config,
             db,
             jwt,
+            devices,
             passwords,
             repos: Default::default(),
             clock: Default::default(),

@@ -3,7 +3,7 @@
 use axum::extract::State;
 use axum::http::header::{ACCEPT_LANGUAGE, SET_COOKIE};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::{AppendHeaders, IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use utoipa::{IntoParams, ToSchema};
@@ -14,9 +14,9 @@ use crate::core::users::User;
 use crate::core::{Ctx, i18n};
 use crate::error::{Error, Result};
 use crate::http::Problem;
-use crate::http::auth::{AuthUser, MaybeAuthUser};
-use crate::http::auth::{clear_session_cookie, session_cookie};
-use crate::http::extract::{ClientAddr, Json, Path, Query};
+use crate::http::auth::{AuthUser, MaybeAuthUser, PasswordOrigin};
+use crate::http::auth::{clear_session_cookie, device_cookie, session_cookie};
+use crate::http::extract::{Json, Path, Query};
 
 pub fn router() -> OpenApiRouter<Ctx> {
     OpenApiRouter::new()
@@ -87,8 +87,14 @@ pub struct LangQuery {
     pub lang: Option<String>,
 }
 
-fn with_cookie(status: StatusCode, cookie: String, body: impl Serialize) -> Response {
-    (status, [(SET_COOKIE, cookie)], axum::Json(body)).into_response()
+/// The answer to a sign-in: the user, with the session and device cookies.
+fn signed_in(ctx: &Ctx, status: StatusCode, sign_in: accounts::SignIn) -> Response {
+    let secure = ctx.config.cookie_secure.on();
+    let cookies = AppendHeaders([
+        (SET_COOKIE, session_cookie(&sign_in.session, secure)),
+        (SET_COOKIE, device_cookie(&sign_in.device, secure)),
+    ]);
+    (status, cookies, axum::Json(sign_in.user)).into_response()
 }
 
 /// Creates an account with a personal workspace and signs it in. Open unless
@@ -104,24 +110,21 @@ async fn register(State(ctx): State<Ctx>, headers: HeaderMap, Json(req): Json<Re
     let asked = headers.get(ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
     let language = i18n::choose(None, None, asked);
     let user = accounts::register(&ctx, &req.email, &req.password, req.name.as_deref(), language).await?;
-    let token = accounts::create_session(&ctx, user.id).await?;
-    Ok(with_cookie(StatusCode::CREATED, session_cookie(&token, ctx.config.cookie_secure.on()), user))
+    Ok(signed_in(&ctx, StatusCode::CREATED, accounts::sign_in(&ctx, user).await?))
 }
 
-/// Signs in with email and password and sets the `cairn_session` cookie.
+/// Signs in with email and password; sets the session and device cookies.
+///
+/// `cairn_session` is the session; `cairn_device` spares this device from the login
+/// ceilings across addresses and accounts.
 #[utoipa::path(post, path = "/api/auth/login", tag = "accounts", request_body = LoginRequest,
     responses((status = 200, body = User, description = "Signed in; the session cookie is set"),
         (status = 401, body = Problem, description = "Wrong email or password"),
         (status = 422, body = Problem),
-        (status = 429, body = Problem, description = "Too many failures for this email and address; see Retry-After"),
+        (status = 429, body = Problem, description = "Too many failures for this email and address, for this email from devices it never signed in on, or from this address; see Retry-After"),
         (status = 503, body = Problem)))]
-async fn login(
-    State(ctx): State<Ctx>,
-    ClientAddr(client): ClientAddr,
-    Json(req): Json<LoginRequest>,
-) -> Result<Response> {
-    let (user, token) = accounts::login(&ctx, &req.email, &req.password, &client).await?;
-    Ok(with_cookie(StatusCode::OK, session_cookie(&token, ctx.config.cookie_secure.on()), user))
+async fn login(State(ctx): State<Ctx>, origin: PasswordOrigin, Json(req): Json<LoginRequest>) -> Result<Response> {
+    Ok(signed_in(&ctx, StatusCode::OK, accounts::login(&ctx, &req.email, &req.password, &origin.get()).await?))
 }
 
 /// Ends the current session (deleted server-side) and clears the cookie.
@@ -150,7 +153,7 @@ async fn me(auth: AuthUser) -> axum::Json<User> {
 async fn update_profile(
     State(ctx): State<Ctx>,
     auth: AuthUser,
-    ClientAddr(client): ClientAddr,
+    origin: PasswordOrigin,
     Json(req): Json<ProfileRequest>,
 ) -> Result<axum::Json<User>> {
     let change = ProfileChange {
@@ -159,7 +162,7 @@ async fn update_profile(
         language: req.language,
         current_password: req.current_password,
     };
-    Ok(axum::Json(accounts::update_profile(&ctx, &auth.user, change, &client).await?))
+    Ok(axum::Json(accounts::update_profile(&ctx, &auth.user, change, &origin.get()).await?))
 }
 
 /// Changes the password; every other session of the user ends.
@@ -172,13 +175,13 @@ async fn update_profile(
 async fn change_password(
     State(ctx): State<Ctx>,
     auth: AuthUser,
-    ClientAddr(client): ClientAddr,
+    origin: PasswordOrigin,
     Json(req): Json<PasswordRequest>,
 ) -> Result<StatusCode> {
     let (current, new) = (&req.current_password, &req.new_password);
     let change =
         accounts::PasswordChange { current, new, keep_session: auth.session_id(), revoke_tokens: req.revoke_tokens };
-    accounts::change_password(&ctx, &auth.user, change, &client).await?;
+    accounts::change_password(&ctx, &auth.user, change, &origin.get()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -9,9 +9,10 @@ use axum::http::header::{AUTHORIZATION, COOKIE};
 use axum::http::request::Parts;
 
 use crate::core::Ctx;
-use crate::core::accounts::SESSION_LIFETIME_SECS;
+use crate::core::accounts::{self, SESSION_LIFETIME_SECS};
 use crate::core::credentials::{self, Authenticated, Presented};
 use crate::error::Error;
+use crate::http::extract::ClientAddr;
 
 pub const SESSION_COOKIE: &str = "cairn_session";
 
@@ -78,4 +79,36 @@ pub fn session_cookie(token: &str, secure: bool) -> String {
 pub fn clear_session_cookie(secure: bool) -> String {
     let secure = if secure { "; Secure" } else { "" };
     format!("{SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0{secure}")
+}
+
+pub const DEVICE_COOKIE: &str = "cairn_device";
+
+/// The `Set-Cookie` value of a device note (`auth::device`): sent only to the API, which
+/// is where passwords are checked, for the note's lifetime; it outlives sign-out, as the
+/// device it vouches for does.
+pub fn device_cookie(note: &str, secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    let max_age = crate::auth::device::LIFETIME_SECS;
+    format!("{DEVICE_COOKIE}={note}; HttpOnly; SameSite=Strict; Path=/api; Max-Age={max_age}{secure}")
+}
+
+/// Where a password is being tried from: the client address and its device cookie.
+pub struct PasswordOrigin {
+    address: String,
+    device: Option<String>,
+}
+
+impl PasswordOrigin {
+    pub fn get(&self) -> accounts::Origin<'_> {
+        accounts::Origin { address: &self.address, device: self.device.as_deref() }
+    }
+}
+
+impl FromRequestParts<Ctx> for PasswordOrigin {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, ctx: &Ctx) -> Result<Self, Error> {
+        let ClientAddr(address) = ClientAddr::from_request_parts(parts, ctx).await?;
+        Ok(PasswordOrigin { address, device: cookie(parts, DEVICE_COOKIE).map(str::to_owned) })
+    }
 }

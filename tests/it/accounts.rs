@@ -150,44 +150,62 @@ async fn login_logout_and_wrong_credentials() {
     srv.stop().await;
 }
 
+/// One login attempt with `X-Forwarded-For` naming `addr` (the server trusts the proxy),
+/// and the device cookie `device` if given: status, `Retry-After`, and the device cookie
+/// a success sets.
+async fn login_from(
+    srv: &Server,
+    email: &str,
+    password: &str,
+    addr: &str,
+    device: Option<&str>,
+) -> (StatusCode, Option<u64>, Option<String>) {
+    let mut req = reqwest::Client::new()
+        .post(format!("{}/api/auth/login", srv.url))
+        .header("x-forwarded-for", format!("203.0.113.9, {addr}"))
+        .json(&json!({"email": email, "password": password}));
+    if let Some(note) = device {
+        req = req.header("cookie", format!("cairn_device={note}"));
+    }
+    let r = req.send().await.unwrap();
+    let retry = r.headers().get("retry-after").map(|v| v.to_str().unwrap().parse::<u64>().unwrap());
+    let device = r
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok()?.strip_prefix("cairn_device="))
+        .map(|v| v.split(';').next().unwrap().to_owned())
+        .next();
+    (r.status(), retry, device)
+}
+
 #[tokio::test]
 async fn failed_logins_are_limited_per_email_and_address() {
     let env = Env::new().await;
     let srv = env.start(&["--login-max-failures", "3", "--trust-proxy"]).await;
     srv.user("carol@x.io").await;
-    let attempt = |password: &'static str, addr: &'static str| {
-        let api = srv.anon();
-        async move {
-            let url = format!("{}/api/auth/login", api.base);
-            let r = api
-                .client
-                .post(url)
-                .header("x-forwarded-for", format!("203.0.113.9, {addr}"))
-                .json(&json!({"email": "carol@x.io", "password": password}))
-                .send()
-                .await
-                .unwrap();
-            (r.status(), r.headers().get("retry-after").map(|v| v.to_str().unwrap().parse::<u64>().unwrap()))
-        }
+    let attempt = async |password: &str, addr: &str, device: Option<&str>| {
+        login_from(&srv, "carol@x.io", password, addr, device).await
     };
     for _ in 0..3 {
-        assert_eq!(attempt("wrong-password", "198.51.100.1").await.0, StatusCode::UNAUTHORIZED);
+        assert_eq!(attempt("wrong-password", "198.51.100.1", None).await.0, StatusCode::UNAUTHORIZED);
     }
     // Over the limit: 429 with Retry-After, even with the right password.
-    let (s, retry) = attempt("wrong-password", "198.51.100.1").await;
+    let (s, retry, _) = attempt("wrong-password", "198.51.100.1", None).await;
     assert_eq!(s, StatusCode::TOO_MANY_REQUESTS);
     let retry = retry.expect("Retry-After");
     assert!((1..=900).contains(&retry), "{retry}");
-    assert_eq!(attempt(PASSWORD, "198.51.100.1").await.0, StatusCode::TOO_MANY_REQUESTS);
-    // Another address is not limited, and a success clears that pair's count.
-    for _ in 0..2 {
-        assert_eq!(attempt("wrong-password", "198.51.100.2").await.0, StatusCode::UNAUTHORIZED);
-    }
-    assert_eq!(attempt(PASSWORD, "198.51.100.2").await.0, StatusCode::OK);
+    assert_eq!(attempt(PASSWORD, "198.51.100.1", None).await.0, StatusCode::TOO_MANY_REQUESTS);
+    // Another address is not limited, and a success clears that pair's count (the
+    // device cookie it sets keeps the account's ceiling out of the way).
+    assert_eq!(attempt("wrong-password", "198.51.100.2", None).await.0, StatusCode::UNAUTHORIZED);
+    let (s, _, device) = attempt(PASSWORD, "198.51.100.2", None).await;
+    assert_eq!(s, StatusCode::OK);
+    let device = device.expect("a sign-in sets the device cookie");
     for _ in 0..3 {
-        assert_eq!(attempt("wrong-password", "198.51.100.2").await.0, StatusCode::UNAUTHORIZED);
+        assert_eq!(attempt("wrong-password", "198.51.100.2", Some(&device)).await.0, StatusCode::UNAUTHORIZED);
     }
-    assert_eq!(attempt("wrong-password", "198.51.100.2").await.0, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(attempt("wrong-password", "198.51.100.2", Some(&device)).await.0, StatusCode::TOO_MANY_REQUESTS);
     // The 429 body is problem+json.
     let r = srv
         .anon()
@@ -204,6 +222,94 @@ async fn failed_logins_are_limited_per_email_and_address() {
     srv.stop().await;
 }
 
+/// Guesses at one account from many addresses stop at `LOGIN_MAX_FAILURES_PER_ACCOUNT`,
+/// and guesses from one address across many accounts at `LOGIN_MAX_FAILURES_PER_ADDRESS`
+/// — except from a device that signed in to the account before, so strangers cannot
+/// lock the owner out.
+#[tokio::test]
+async fn guesses_across_addresses_and_across_accounts_are_limited() {
+    let env = Env::new().await;
+    let srv = env
+        .start(&[
+            "--login-max-failures",
+            "3",
+            "--login-max-failures-per-account",
+            "6",
+            "--login-max-failures-per-address",
+            "12",
+            "--trust-proxy",
+        ])
+        .await;
+    srv.user("owner@x.io").await;
+    // The owner signed in once, from home: that browser keeps a device cookie.
+    let (s, _, home) = login_from(&srv, "owner@x.io", PASSWORD, "192.0.2.1", None).await;
+    assert_eq!(s, StatusCode::OK);
+    let home = home.unwrap();
+
+    // Six guesses from six addresses pass (each address is far under its own limit)…
+    for i in 0..6 {
+        let (s, ..) = login_from(&srv, "owner@x.io", "guess", &format!("198.51.100.{i}"), None).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED, "guess {i}");
+    }
+    // …the seventh, from yet another address, is refused, the right password too.
+    let (s, retry, _) = login_from(&srv, "owner@x.io", "guess", "198.51.100.50", None).await;
+    assert_eq!(s, StatusCode::TOO_MANY_REQUESTS);
+    assert!(retry.is_some_and(|r| (1..=900).contains(&r)), "{retry:?}");
+    assert_eq!(login_from(&srv, "owner@x.io", PASSWORD, "198.51.100.51", None).await.0, StatusCode::TOO_MANY_REQUESTS);
+    // The owner's own browser still signs in, from anywhere.
+    let (s, ..) = login_from(&srv, "owner@x.io", PASSWORD, "192.0.2.77", Some(&home)).await;
+    assert_eq!(s, StatusCode::OK);
+    // A device cookie for another account, or a forged one, vouches for nothing.
+    srv.user("other@x.io").await;
+    let (_, _, other) = login_from(&srv, "other@x.io", PASSWORD, "192.0.2.2", None).await;
+    let (s, ..) = login_from(&srv, "owner@x.io", PASSWORD, "192.0.2.3", other.as_deref()).await;
+    assert_eq!(s, StatusCode::TOO_MANY_REQUESTS);
+    let forged = format!("v1.{}.AAAA", home.split('.').nth(1).unwrap());
+    let (s, ..) = login_from(&srv, "owner@x.io", PASSWORD, "192.0.2.3", Some(&forged)).await;
+    assert_eq!(s, StatusCode::TOO_MANY_REQUESTS);
+
+    // One address guessing across accounts: twelve wrong guesses pass, the next is refused
+    // for any account…
+    for i in 0..12 {
+        let (s, ..) = login_from(&srv, &format!("user{i}@x.io"), "guess", "203.0.113.66", None).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED, "account {i}");
+    }
+    let (s, retry, _) = login_from(&srv, "other@x.io", PASSWORD, "203.0.113.66", None).await;
+    assert_eq!((s, retry.is_some()), (StatusCode::TOO_MANY_REQUESTS, true));
+    // …but not for a device that signed in to that account before, nor from elsewhere.
+    assert_eq!(login_from(&srv, "other@x.io", PASSWORD, "203.0.113.66", other.as_deref()).await.0, StatusCode::OK);
+    assert_eq!(login_from(&srv, "user0@x.io", "guess", "203.0.113.67", None).await.0, StatusCode::UNAUTHORIZED);
+    srv.stop().await;
+}
+
+/// Refused attempts and successes are taken back from the counts across addresses and
+/// accounts: hammering a refused pair does not use up the account's allowance, and a
+/// script that signs in again and again without keeping cookies is never refused.
+#[tokio::test]
+async fn only_failures_fill_the_ceilings_across_addresses_and_accounts() {
+    let env = Env::new().await;
+    let srv = env.start(&["--login-max-failures", "3", "--login-max-failures-per-account", "6", "--trust-proxy"]).await;
+    srv.user("dora@x.io").await;
+    for _ in 0..3 {
+        assert_eq!(login_from(&srv, "dora@x.io", "guess", "198.51.100.1", None).await.0, StatusCode::UNAUTHORIZED);
+    }
+    for _ in 0..20 {
+        let (s, ..) = login_from(&srv, "dora@x.io", "guess", "198.51.100.1", None).await;
+        assert_eq!(s, StatusCode::TOO_MANY_REQUESTS);
+    }
+    // Three failures counted for the account so far: three more pass, from elsewhere.
+    for _ in 0..3 {
+        assert_eq!(login_from(&srv, "dora@x.io", "guess", "198.51.100.2", None).await.0, StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(login_from(&srv, "dora@x.io", "guess", "198.51.100.3", None).await.0, StatusCode::TOO_MANY_REQUESTS);
+
+    srv.user("erin@x.io").await;
+    for i in 0..30 {
+        let (s, ..) = login_from(&srv, "erin@x.io", PASSWORD, "198.51.100.9", None).await;
+        assert_eq!(s, StatusCode::OK, "sign-in {i}");
+    }
+    srv.stop().await;
+}
 #[tokio::test]
 async fn the_login_window_passes() {
     let env = Env::new().await;
@@ -255,7 +361,8 @@ async fn credentials_expire_and_maintenance_prunes_them() {
         pruned,
         cairn::workers::JobReport {
             sessions_pruned: 1,
-            login_failures_pruned: 1,
+            // The failure's rows: its (email, address) pair, its email's, its address's.
+            login_failures_pruned: 3,
             pages_embedded: 0,
             webhook_rows_pruned: 0,
             search_entries_removed: 0,
@@ -665,6 +772,31 @@ async fn the_login_limit_cannot_be_raced() {
     srv.stop().await;
 }
 
+/// The ceilings across addresses and across accounts hold under attempts sent at once,
+/// as the per-pair limit does: with the defaults, a hundred guesses at one account from a
+/// hundred addresses verify ten passwords; a hundred guesses from one address at a
+/// hundred accounts verify fifty.
+#[tokio::test]
+async fn the_ceilings_across_addresses_and_accounts_cannot_be_raced() {
+    let env = Env::new().await;
+    let srv = env.start(&["--trust-proxy"]).await;
+    srv.user("race@x.io").await;
+    let count = |statuses: Vec<StatusCode>| {
+        let verified = statuses.iter().filter(|s| **s == StatusCode::UNAUTHORIZED).count();
+        let refused = statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count();
+        (verified, refused)
+    };
+    let srv_ref = &srv;
+    let one_account = (0..100).map(|i| async move {
+        login_from(srv_ref, "race@x.io", "guess", &format!("198.51.{}.{}", i / 50, i % 50), None).await.0
+    });
+    assert_eq!(count(futures_util::future::join_all(one_account).await), (10, 90));
+    let one_address = (0..100)
+        .map(|i| async move { login_from(srv_ref, &format!("racer{i}@x.io"), "guess", "203.0.113.5", None).await.0 });
+    assert_eq!(count(futures_util::future::join_all(one_address).await), (50, 50));
+    srv.stop().await;
+}
+
 /// Hundreds of logins with unknown emails at the real Argon2 cost: hashes run one per
 /// core at most, the excess is answered 503 with Retry-After after a short wait, and the
 /// server's memory comes back down after the burst.
@@ -675,7 +807,12 @@ async fn a_burst_of_logins_is_bounded_and_its_memory_returned() {
     let p = Proc::start(
         env.dir.path(),
         &env.db_url,
-        &[("ARGON2_MEMORY_KIB", "19456"), ("ARGON2_ITERATIONS", "2"), ("LOGIN_MAX_FAILURES", "1000")],
+        &[
+            ("ARGON2_MEMORY_KIB", "19456"),
+            ("ARGON2_ITERATIONS", "2"),
+            ("LOGIN_MAX_FAILURES", "1000"),
+            ("LOGIN_MAX_FAILURES_PER_ADDRESS", "1000"),
+        ],
     );
     let rss = || -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", p.child.id())).unwrap();

@@ -62,6 +62,8 @@ fn help_lists_every_setting_with_its_default() {
         "UPLOAD_MAX_BYTES",
         "LOGIN_MAX_FAILURES",
         "LOGIN_WINDOW_SECS",
+        "LOGIN_MAX_FAILURES_PER_ACCOUNT",
+        "LOGIN_MAX_FAILURES_PER_ADDRESS",
         "WEBHOOK_ALLOW_PRIVATE",
     ] {
         assert!(stdout.contains(&format!("[env: {name}")), "{name} missing from --help");

@@ -3,6 +3,8 @@
 
 pub mod limiter;
 
+pub use limiter::Origin;
+
 use super::Ctx;
 use super::credentials;
 use super::users::{self, User};
@@ -71,15 +73,18 @@ pub async fn register(ctx: &Ctx, email: &str, password: &str, name: Option<&str>
     users::get(ctx, user_id).await
 }
 
-/// Checks email and password (with the limiter) and opens a session; answers the user
-/// and the session secret for the cookie.
-pub async fn login(ctx: &Ctx, email: &str, password: &str, client: &str) -> Result<(User, String)> {
-    // Unparseable emails still count against the limiter under their raw form.
-    let email = match Email::parse(email) {
-        Ok(e) => e.as_str().to_owned(),
-        Err(_) => email.trim().to_lowercase().replace('\0', ""),
-    };
-    limiter::attempt(ctx, &email, client).await?;
+/// A sign-in: the user, the secret of its new session (for the cookie), and a fresh
+/// device note (for the device cookie, `auth::device`).
+pub struct SignIn {
+    pub user: User,
+    pub session: String,
+    pub device: String,
+}
+
+/// Checks email and password (with the limiter) and opens a session.
+pub async fn login(ctx: &Ctx, email: &str, password: &str, origin: &Origin<'_>) -> Result<SignIn> {
+    let email = limiter::counted_email(email);
+    let attempt = limiter::attempt(ctx, &email, origin).await?;
     let row: Option<(i64, String)> = sqlx::query_as("SELECT id, password_hash FROM users WHERE email = $1")
         .bind(&email)
         .fetch_optional(&ctx.db.pool)
@@ -90,14 +95,20 @@ pub async fn login(ctx: &Ctx, email: &str, password: &str, client: &str) -> Resu
     };
     // An unknown email costs one hash verification too, so timing does not tell.
     let ok = ctx.passwords.verify(password, hash).await?;
-    // A failure stays counted (by `attempt`); a success clears the pair.
+    // A failure stays counted (by `attempt`); a success is taken back.
     let Some(user_id) = id.filter(|_| ok) else { return Err(Error::invalid_credentials()) };
-    limiter::clear(ctx, &email, client).await?;
-    let token = create_session(ctx, user_id).await?;
-    Ok((users::get(ctx, user_id).await?, token))
+    limiter::succeeded(ctx, attempt).await?;
+    sign_in(ctx, users::get(ctx, user_id).await?).await
 }
 
-pub async fn create_session(ctx: &Ctx, user_id: i64) -> Result<String> {
+/// Opens a session for `user` (signed in, or just registered) on this device.
+pub async fn sign_in(ctx: &Ctx, user: User) -> Result<SignIn> {
+    let session = create_session(ctx, user.id).await?;
+    let device = ctx.devices.issue(&user.email, ctx.clock.unix());
+    Ok(SignIn { user, session, device })
+}
+
+async fn create_session(ctx: &Ctx, user_id: i64) -> Result<String> {
     let token = secrets::new_session_token();
     sqlx::query("INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4)")
         .bind(user_id)
@@ -132,13 +143,13 @@ pub struct ProfileChange {
 
 /// Changes name, email or language. A new email needs the current password: a token
 /// alone (a stolen one) must not be enough to take the account's sign-in over.
-pub async fn update_profile(ctx: &Ctx, user: &User, change: ProfileChange, client: &str) -> Result<User> {
+pub async fn update_profile(ctx: &Ctx, user: &User, change: ProfileChange, origin: &Origin<'_>) -> Result<User> {
     let name = change.name.as_deref().map(users::check_name).transpose()?;
     let email = change.email.as_deref().map(Email::parse).transpose()?;
     let language = change.language.as_deref().map(super::i18n::check_language).transpose()?;
     if email.as_ref().is_some_and(|e| e.as_str() != user.email) {
         let current = change.current_password.as_deref().ok_or_else(Error::current_password_required)?;
-        confirm_password(ctx, user, current, client).await?;
+        confirm_password(ctx, user, current, origin).await?;
     }
     sqlx::query(
         "UPDATE users SET name = COALESCE($1, name), email = COALESCE($2, email), language = COALESCE($3, language) \
@@ -155,8 +166,6 @@ pub async fn update_profile(ctx: &Ctx, user: &User, change: ProfileChange, clien
     users::get(ctx, user.id).await
 }
 
-/// Changes the password. Every other session of the user ends and JWTs issued before
-/// now stop working; `keep_session` (the caller's own session, if any) stays.
 /// A password change as asked.
 pub struct PasswordChange<'a> {
     pub current: &'a str,
@@ -167,10 +176,12 @@ pub struct PasswordChange<'a> {
     pub revoke_tokens: bool,
 }
 
-pub async fn change_password(ctx: &Ctx, user: &User, change: PasswordChange<'_>, client: &str) -> Result<()> {
+/// Changes the password. Every other session of the user ends and JWTs issued before
+/// now stop working; `keep_session` (the caller's own session, if any) stays.
+pub async fn change_password(ctx: &Ctx, user: &User, change: PasswordChange<'_>, origin: &Origin<'_>) -> Result<()> {
     let PasswordChange { current, new, keep_session, revoke_tokens } = change;
     check_password(new)?;
-    confirm_password(ctx, user, current, client).await?;
+    confirm_password(ctx, user, current, origin).await?;
     let new_hash = ctx.passwords.hash(new).await?;
     let mut tx = ctx.db.write().await?;
     sqlx::query(
@@ -197,10 +208,10 @@ pub async fn change_password(ctx: &Ctx, user: &User, change: PasswordChange<'_>,
 }
 
 /// Checks the signed-in user's own password (400 `wrong_password`), counted by the
-/// failed-login limiter as a login for the account's email from `client` would be: a
+/// failed-login limiter as a login for the account's email from `origin` would be: a
 /// stolen session cannot guess it faster than a sign-in form could.
-async fn confirm_password(ctx: &Ctx, user: &User, password: &str, client: &str) -> Result<()> {
-    limiter::attempt(ctx, &user.email, client).await?;
+async fn confirm_password(ctx: &Ctx, user: &User, password: &str, origin: &Origin<'_>) -> Result<()> {
+    let attempt = limiter::attempt(ctx, &user.email, origin).await?;
     let hash: String = sqlx::query_scalar("SELECT password_hash FROM users WHERE id = $1")
         .bind(user.id)
         .fetch_one(&ctx.db.pool)
@@ -208,7 +219,7 @@ async fn confirm_password(ctx: &Ctx, user: &User, password: &str, client: &str) 
     if !ctx.passwords.verify(password, Some(hash)).await? {
         return Err(Error::wrong_password());
     }
-    limiter::clear(ctx, &user.email, client).await
+    limiter::succeeded(ctx, attempt).await
 }
 
 pub async fn set_language(ctx: &Ctx, user: &User, code: &str) -> Result<String> {

@@ -12,7 +12,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Signs in with email and password and sets the `cairn_session` cookie. */
+        /**
+         * Signs in with email and password; sets the session and device cookies.
+         * @description `cairn_session` is the session; `cairn_device` spares this device from the login
+         *     ceilings across addresses and accounts.
+         */
         post: operations["login"];
         delete?: never;
         options?: never;
@@ -1974,7 +1978,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many failures for this email and address; see Retry-After */
+            /** @description Too many failures for this email and address, for this email from devices it never signed in on, or from this address; see Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
