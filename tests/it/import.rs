@@ -195,11 +195,12 @@ Links: [[Getting Started]], [[alpha|the alpha]], [[Alpha#Goals]], [[notes-2|Proj
     assert_eq!(gs["title"], "Getting Started");
     assert_eq!(gs["tags"], json!(["onboarding"]));
     assert_eq!(gs["content"], format!("Some text #onboarding\n\n![logo](/uploads/{logo})\n").as_str());
-    // `[[Notes]]` from Projects/Alpha: Obsidian's shortest path wins (Archive/Notes.md),
-    // whose slug is `notes`: the link already says so and stays as written.
+    // `[[Notes]]` from Projects/Alpha: as in Obsidian, the note beside it
+    // (Projects/Notes.md, `notes-2`; Archive/Notes.md took `notes`), so the link is
+    // rewritten and keeps the words it showed.
     let alpha = page(&api, &ws, "alpha").await;
     // A relative link climbing out of its folder (`../Home.md`) is resolved too.
-    assert_eq!(alpha["content"], "# Alpha\n\n## Goals\n\nBack to [[Home]] and [[Notes]]; [[home|up]].\n");
+    assert_eq!(alpha["content"], "# Alpha\n\n## Goals\n\nBack to [[Home]] and [[notes-2|Notes]]; [[home|up]].\n");
     assert_eq!(alpha["parent"], "projects");
     assert_eq!(page(&api, &ws, "archive").await["title"], "The archive");
     // A folder's README.md is the folder's page.
@@ -617,9 +618,10 @@ async fn a_git_repository_is_imported_with_its_history_authors_dates_renames_and
     let third = run(&srv, &ws, dir.path(), None, false).await;
     let changed = changed(&third);
     assert_eq!(changed, [("home", PageAction::Updated, 1)], "{:#?}", third.pages);
-    // Home: created, its [[Guide]] link rewritten when the guide was renamed (as any
-    // rename in Cairn does), and this commit.
-    assert_eq!(history_of(&api, &ws, "home").await.len(), 3);
+    // Home: created, and this commit — as `git log --follow Home.md` lists it. The
+    // guide's rename left Home's `[[Guide]]` as the source had it (the old name stays an
+    // alias of the page, so the link still leads there).
+    assert_eq!(history_of(&api, &ws, "home").await.len(), 2);
 
     // Rebuilding the index from the repository gives the same history.
     let before = history_of(&api, &ws, "handbook").await;
@@ -772,14 +774,8 @@ async fn an_unreadable_file_is_reported_with_its_commit_and_the_import_goes_on()
         &[("Home.md", Some("# Home\n\nHello.\n")), ("Lost.md", Some("# Lost\n\nThis blob goes missing.\n"))],
     );
     commit(dir.path(), ALICE, "2022-02-02T10:00:00Z", "More", &[("More.md", Some("# More\n"))]);
-    // As in a partial clone: blobs missing from the object store.
-    let missing = |path: &str| {
-        let id = git(&dir.path().join(".git"), &["rev-parse", &format!("HEAD:{path}")]);
-        let id = id.trim();
-        std::fs::remove_file(dir.path().join(".git/objects").join(&id[..2]).join(&id[2..])).unwrap();
-    };
-    missing("Lost.md");
-    missing("video.mp4");
+    lose_blob(dir.path(), "Lost.md");
+    lose_blob(dir.path(), "video.mp4");
 
     let report = run(&srv, &ws, dir.path(), None, false).await;
     assert_eq!(report.commits, 2);
@@ -841,5 +837,154 @@ async fn absolute_and_climbing_zip_entries_are_skipped() {
     let slugs: Vec<&str> = report.pages.iter().map(|p| p.slug.as_str()).collect();
     assert_eq!(slugs, ["fine"], "{report:#?}");
     assert_eq!(api.get(&format!("/api/pages/absolute?ws={ws}")).await.0, StatusCode::NOT_FOUND);
+    srv.stop().await;
+}
+
+/// The shapes of Obsidian's help repository that its real history holds: a commit that
+/// removes notes and adds a video whose blob is missing (as in a partial clone), a
+/// markdown blob missing where git would look for a rename, the folder note of `en/`
+/// renamed into a subfolder and later removed, a subfolder's folder note renamed to a
+/// plain note, two notes of one name where a link means the one beside it, and an image
+/// embed with a size inside a table.
+fn help_history(dir: &Path) {
+    git_init(dir);
+    let long = |what: &str| {
+        format!(
+            "# {what}\n\n{}\n",
+            format!("{what} is described here at length, for git's rename detection. ").repeat(8)
+        )
+    };
+    let mut first: Vec<(String, String)> = [
+        ("en/Index.md", "# Obsidian Help\n\nWelcome to the help.\n".to_owned()),
+        ("en/Canvas.md", long("Canvas")),
+        ("en/Obsidian/Obsidian.md", long("Obsidian")),
+        ("en/Obsidian/Code of conduct.md", long("Code of conduct")),
+        ("en/Publish/Security and privacy.md", "# Security and privacy\n\nOf Publish.\n".to_owned()),
+        ("en/Publish/Setup.md", "# Setup\n\nRead [[Security and privacy]] first.\n".to_owned()),
+        ("en/Sync/Security and privacy.md", "# Security and privacy\n\nOf Sync.\n".to_owned()),
+        (
+            "en/People.md",
+            "# People\n\n| Who | Picture |\n|---|---|\n| Engelbart | ![[Engelbart.png\\|100]] |\n".to_owned(),
+        ),
+        ("en/Old4.md", long("Lost and found")),
+    ]
+    .into_iter()
+    .map(|(p, c)| (p.to_owned(), c))
+    .collect();
+    for i in 1..=3 {
+        first.push((format!("en/Old{i}.md"), format!("# Old {i}\n\nRemoved with the video's arrival.\n")));
+    }
+    write(dir, "en/Attachments/Engelbart.png", PNG);
+    let files: Vec<(&str, Option<&str>)> = first.iter().map(|(p, c)| (p.as_str(), Some(c.as_str()))).collect();
+    commit(dir, ALICE, "2023-01-01T10:00:00Z", "English", &files);
+    write(dir, "en/Attachments/demo.mp4", b"a video the clone does not hold");
+    commit(
+        dir,
+        ALICE,
+        "2023-01-02T10:00:00Z",
+        "A video, three notes removed",
+        &[("en/Old1.md", None), ("en/Old2.md", None), ("en/Old3.md", None)],
+    );
+    std::fs::create_dir_all(dir.join("en/Obsidian")).unwrap();
+    git_mv(dir, "en/Index.md", "en/Obsidian/Index.md");
+    commit(dir, ALICE, "2023-01-03T10:00:00Z", "Move the index", &[]);
+    git_mv(dir, "en/Obsidian/Obsidian.md", "en/Obsidian/About Obsidian.md");
+    commit(dir, ALICE, "2023-01-04T10:00:00Z", "About Obsidian", &[]);
+    commit(
+        dir,
+        ALICE,
+        "2023-01-05T10:00:00Z",
+        "Drop the index; lost and found",
+        &[
+            ("en/Obsidian/Index.md", None),
+            ("en/Old4.md", None),
+            ("en/Lost.md", Some(format!("{}One line more.\n", long("Lost and found")).as_str())),
+        ],
+    );
+    lose_blob(dir, "en/Attachments/demo.mp4");
+    lose_blob(dir, "en/Lost.md");
+}
+
+/// Removes the blob of `path` at HEAD from the object store of the repository at `dir`,
+/// as a partial clone lacks it.
+fn lose_blob(dir: &Path, path: &str) {
+    let id = git(&dir.join(".git"), &["rev-parse", &format!("HEAD:{path}")]);
+    let id = id.trim();
+    std::fs::remove_file(dir.join(".git/objects").join(&id[..2]).join(&id[2..])).unwrap();
+}
+
+#[tokio::test]
+async fn folder_notes_missing_blobs_tables_and_links_nearby_import_as_the_files_are() {
+    let Setup { _env, srv, api, ws, dir } = setup().await;
+    help_history(dir.path());
+    let report = run(&srv, &ws, dir.path(), None, false).await;
+    assert_eq!(report.commits, 5);
+    assert!(report.pages.iter().all(|p| p.action != PageAction::Failed), "{:#?}", report.pages);
+    let head = git(&dir.path().join(".git"), &["rev-parse", "HEAD"]);
+    let lost = skipped_reason(&report, "en/Lost.md");
+    assert!(lost.starts_with(&format!("unreadable in commit {}", head.trim())), "{lost}");
+    assert!(skipped_reason(&report, "en/Attachments/demo.mp4").contains("neither markdown nor an image"));
+    let slug_of = |source: &str| {
+        let entry = report.pages.iter().find(|p| p.source == source);
+        entry.unwrap_or_else(|| panic!("{source}: {:#?}", report.pages)).slug.clone()
+    };
+
+    // Every note at the head is a live page under its folder's page, with its text; the
+    // folders whose notes went are empty pages that keep their children.
+    let en = page(&api, &ws, "en").await;
+    assert_eq!(en["content"], "", "en/'s folder note moved away: its page is the folder's");
+    let obsidian = page(&api, &ws, "obsidian").await;
+    assert_eq!((obsidian["content"].as_str(), obsidian["parent"].as_str()), (Some(""), Some("en")));
+    let under = |path: &str, parent: &str| (path.to_owned(), parent.to_owned());
+    for (path, parent) in [
+        under("en/Canvas.md", "en"),
+        under("en/People.md", "en"),
+        under("en/Obsidian/About Obsidian.md", "obsidian"),
+        under("en/Obsidian/Code of conduct.md", "obsidian"),
+        under("en/Publish/Setup.md", "publish"),
+        under("en/Publish/Security and privacy.md", "publish"),
+        under("en/Sync/Security and privacy.md", "sync"),
+    ] {
+        let p = page(&api, &ws, &slug_of(&path)).await;
+        assert_eq!(p["parent"], parent.as_str(), "{path}");
+        if path != "en/People.md" {
+            let text = std::fs::read_to_string(dir.path().join(&path)).unwrap();
+            assert_eq!(p["content"], text.as_str(), "{path}");
+        }
+    }
+    // The link means the note beside it (it needed no rewriting).
+    let setup = page(&api, &ws, &slug_of("en/Publish/Setup.md")).await;
+    assert_eq!(setup["links"], json!([slug_of("en/Publish/Security and privacy.md")]));
+    // The image in a table keeps its cell: its pipe is escaped.
+    let people = page(&api, &ws, &slug_of("en/People.md")).await;
+    let png = upload_name(PNG);
+    assert_eq!(
+        people["content"],
+        format!("# People\n\n| Who | Picture |\n|---|---|\n| Engelbart | ![Engelbart.png\\|100](/uploads/{png}) |\n")
+    );
+    // The removed notes, and the index that was en/'s folder note, are in the trash:
+    // each on its own.
+    let (_, trash) = api.get(&format!("/api/trash?ws={ws}")).await;
+    let mut trashed: Vec<&str> =
+        trash["items"].as_array().unwrap().iter().map(|t| t["slug"].as_str().unwrap()).collect();
+    trashed.sort_unstable();
+    assert_eq!(trashed, ["index", "old1", "old2", "old3", "old4"], "{trash:#}");
+
+    // Every other page's history is its file's, as `git log --follow` lists it. The
+    // files that were a folder's note and are not any more start their own page's
+    // history at that commit (docs/import.md, "A git repository and its history").
+    for path in ["en/Canvas.md", "en/Obsidian/Code of conduct.md", "en/Publish/Setup.md", "en/People.md"] {
+        let slug = slug_of(path);
+        let messages: Vec<String> =
+            history_of(&api, &ws, &slug).await.iter().map(|r| r["message"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(messages, follow(dir.path(), path), "{path} → {slug}");
+    }
+    let about = history_of(&api, &ws, &slug_of("en/Obsidian/About Obsidian.md")).await;
+    let about: Vec<&str> = about.iter().map(|r| r["message"].as_str().unwrap()).collect();
+    assert_eq!(about, ["About Obsidian"]);
+
+    // Importing again changes nothing and finds nothing wrong.
+    let again = run(&srv, &ws, dir.path(), None, false).await;
+    assert!(again.pages.iter().all(|p| p.action == PageAction::Unchanged), "{:#?}", again.pages);
     srv.stop().await;
 }

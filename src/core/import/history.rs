@@ -109,12 +109,22 @@ pub fn steps(repo: &Repository) -> anyhow::Result<Vec<Step>> {
 }
 
 /// Markdown renames git finds between a commit and its parent: (old path, new path).
+///
+/// Only markdown files are compared (a pathspec), so git's similarity never reads an
+/// image or a video the import would not read either. When a markdown blob itself
+/// cannot be read (a partial or shallow clone), renames are found by identical content
+/// only, which reads nothing; the file is reported unreadable by the tree's reading.
 fn renames(repo: &Repository, step: &Step) -> anyhow::Result<Vec<(String, String)>> {
     let Some(parent) = step.parent else { return Ok(vec![]) };
     let old = repo.find_commit(parent)?.tree()?;
     let new = repo.find_commit(step.commit)?.tree()?;
-    let mut diff = repo.diff_tree_to_tree(Some(&old), Some(&new), None)?;
-    diff.find_similar(Some(git2::DiffFindOptions::new().renames(true)))?;
+    let mut options = git2::DiffOptions::new();
+    options.pathspec("*.[mM][dD]").pathspec("*.[mM][aA][rR][kK][dD][oO][wW][nN]");
+    let mut diff = repo.diff_tree_to_tree(Some(&old), Some(&new), Some(&mut options))?;
+    if diff.find_similar(Some(git2::DiffFindOptions::new().renames(true))).is_err() {
+        diff = repo.diff_tree_to_tree(Some(&old), Some(&new), Some(&mut options))?;
+        diff.find_similar(Some(git2::DiffFindOptions::new().renames(true).exact_match_only(true)))?;
+    }
     Ok(diff
         .deltas()
         .filter(|d| d.status() == git2::Delta::Renamed)
@@ -136,9 +146,10 @@ struct Slugs {
 
 impl Slugs {
     /// After a commit gave `next` (file → slug): files no longer there are gone, unless
-    /// renamed (their page went with the rename).
+    /// their page went with a rename — one from a note's own page to a note's own page
+    /// ([`followed`]); a folder's note renamed away leaves its page to the folder.
     fn advance(&mut self, next: HashMap<String, String>, renames: &[(String, String)]) {
-        let renamed: HashSet<&str> = renames.iter().map(|(from, _)| from.as_str()).collect();
+        let renamed: HashSet<&str> = followed(&self.live, &next, &self.gone, renames).map(|(from, _)| from).collect();
         let live_slugs: HashSet<&String> = next.values().collect();
         for (key, slug) in self.live.drain() {
             if !next.contains_key(&key) && !renamed.contains(key.as_str()) && !live_slugs.contains(&slug) {
@@ -148,6 +159,23 @@ impl Slugs {
         self.gone.retain(|k, s| !next.contains_key(k) && !live_slugs.contains(s));
         self.live = next;
     }
+}
+
+/// The renames a page follows: from a note's own page to a note's own page, onto a path
+/// whose earlier page is not in the trash (that page comes back instead). `before` and
+/// `after` are the slugs given by file (a folder's note is not a key of its own: its
+/// folder, `dir/`, is), so a rename into or out of a folder's note is not one; `gone`
+/// the files whose pages this import trashed.
+fn followed<'r>(
+    before: &HashMap<String, String>,
+    after: &HashMap<String, String>,
+    gone: &HashMap<String, String>,
+    renames: &'r [(String, String)],
+) -> impl Iterator<Item = (&'r str, &'r str)> {
+    renames
+        .iter()
+        .filter(|(from, to)| before.contains_key(from) && after.contains_key(to) && !gone.contains_key(to))
+        .map(|(from, to)| (from.as_str(), to.as_str()))
 }
 
 /// What one source commit is, read and planned on a blocking thread.
@@ -288,8 +316,36 @@ pub async fn replay(
         prev = planned.plan;
         progress("commits", n - start + 1, total);
     }
+    verify(ctx, access, &prev, &mut entries).await;
     finish(report, entries, prev);
     Ok(())
+}
+
+/// Checks that the workspace holds what the last commit's plan says — every page live,
+/// with its content and under its parent — and reports a failure for each page that is
+/// not: a save refused in this run or in an earlier one (whose commit a re-run does not
+/// replay) shows here every time.
+async fn verify(ctx: &Ctx, access: &Access, last: &Plan, entries: &mut BTreeMap<String, PageEntry>) {
+    for p in &last.pages {
+        let page = async { pages::get(ctx, access, &Slug::parse(&p.slug)?).await };
+        let wrong = match page.await {
+            Err(e) => Some(format!("not live at the end of the import: {e}")),
+            Ok(page) if page.parent != p.parent => Some(format!(
+                "under {} at the end of the import, not under {}",
+                page.parent.as_deref().unwrap_or("no page"),
+                p.parent.as_deref().unwrap_or("no page")
+            )),
+            Ok(page) if *page.content != *p.content => {
+                Some("its content at the end of the import is not the source's".to_owned())
+            }
+            Ok(_) => None,
+        };
+        if let Some(why) = wrong {
+            let entry = entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug));
+            entry.action = PageAction::Failed;
+            entry.error.get_or_insert(why);
+        }
+    }
 }
 
 /// The report's pages, and what the last commit's plan says of the source.
@@ -345,14 +401,19 @@ async fn apply(
     entries: &mut BTreeMap<String, PageEntry>,
     report: &mut Report,
 ) {
-    let slug_in = |plan: &Plan, source: &str| plan.pages.iter().find(|p| p.source == source).map(|p| p.slug.clone());
+    // A rename is followed from a note's own page to a note's own page. A folder's note
+    // renamed away (or a note renamed into a folder's) leaves the folder's page where it
+    // is, with its children: the file's new page starts there.
     let mut renamed_from: HashSet<String> = HashSet::new();
-    for (from, to) in c.moved {
-        let (Some(old), Some(new)) = (slug_in(c.prev, from), slug_in(c.next, to)) else { continue };
+    for (from, to) in followed(&c.prev.given, &c.next.given, c.gone, c.moved) {
+        let (old, new) = (c.prev.given[from].clone(), c.next.given[to].clone());
         if old == new {
             continue;
         }
-        let renamed = async { pages::rename(ctx, access, user, &Slug::parse(&old)?, &Slug::parse(&new)?, None).await };
+        let renamed = async {
+            let (old, new) = (Slug::parse(&old)?, Slug::parse(&new)?);
+            pages::rename_with(ctx, access, user, &old, &new, None, pages::Links::Keep).await
+        };
         match renamed.await {
             Ok(_) => {
                 renamed_from.insert(old.clone());
@@ -366,10 +427,14 @@ async fn apply(
                 report.followed_renames.push(FollowedRename { commit: c.step.commit.to_string(), from: old, to: new });
             }
             // Already renamed by an earlier run that stopped in this commit.
-            Err(e) if e.code == Code::PageNotFound => {
+            Err(e) if matches!(e.code, Code::PageNotFound | Code::PageMoved) => {
                 renamed_from.insert(old);
             }
-            Err(e) => tracing::warn!(from = %old, to = %new, error = %e, "import: a rename was not followed"),
+            Err(e) => {
+                let entry = entries.entry(old.clone()).or_insert_with(|| unchanged(from, &old));
+                entry.action = PageAction::Failed;
+                entry.error = Some(format!("renamed to {to} in {}, but not followed: {e}", c.step.commit));
+            }
         }
     }
 
@@ -378,11 +443,16 @@ async fn apply(
     // A file this import removed earlier is back: its page comes back from the trash.
     let back: HashSet<&String> = c.gone.values().collect();
     for p in c.next.pages.iter().filter(|p| back.contains(&p.slug)) {
-        let restored = async { pages::restore_from_trash(ctx, access, user, &Slug::parse(&p.slug)?).await };
+        let restored =
+            async { pages::restore_with(ctx, access, user, &Slug::parse(&p.slug)?, pages::Subpages::Alone).await };
         match restored.await {
             Ok(_) => entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug)).revisions += 1,
             Err(e) if e.code == Code::TrashEntryNotFound => {}
-            Err(e) => tracing::warn!(slug = %p.slug, error = %e, "import: a page was not restored from the trash"),
+            Err(e) => {
+                let entry = entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug));
+                entry.action = PageAction::Failed;
+                entry.error = Some(format!("back in {}, but not restored from the trash: {e}", c.step.commit));
+            }
         }
     }
 
@@ -409,7 +479,8 @@ async fn apply(
         c.prev.pages.iter().filter(|p| !kept.contains(p.slug.as_str()) && !renamed_from.contains(&p.slug)).collect();
     gone.sort_by_key(|p| std::cmp::Reverse(p.depth));
     for p in gone {
-        let trashed = async { pages::delete(ctx, access, user, &Slug::parse(&p.slug)?, true).await };
+        // That file's page only: its children were moved (above) where their files are.
+        let trashed = async { pages::delete(ctx, access, user, &Slug::parse(&p.slug)?, false).await };
         match trashed.await {
             Ok(()) => {
                 let entry = entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug));
@@ -419,7 +490,9 @@ async fn apply(
                 }
                 report.trashed.push(p.slug.clone());
             }
-            Err(e) if e.code == Code::PageNotFound => {}
+            // No page holds the slug any more (an earlier run trashed it, or it is an old
+            // name of a page renamed since).
+            Err(e) if matches!(e.code, Code::PageNotFound | Code::PageMoved) => {}
             Err(e) => {
                 let entry = entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug));
                 entry.action = PageAction::Failed;

@@ -208,6 +208,22 @@ fn by_shortest(a: &str, b: &str) -> std::cmp::Ordering {
     a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }
 
+/// Obsidian's choice among notes of one name, for a link from a note in `from_dir`: the
+/// one in the linking note's own folder, else the one in the fewest folders; between
+/// equally deep ones, one under the linking note's top folder (its language folder, in a
+/// vault kept in several languages); then byte order.
+fn nearest(a: &str, b: &str, from_dir: Option<&str>) -> std::cmp::Ordering {
+    let top = |p: &str| p.split_once('/').map(|(t, _)| t.to_owned());
+    let from_top = from_dir.map(|d| d.split('/').next().unwrap_or(d).to_owned());
+    let key = |p: &str| {
+        let here = parent_dir(p) == from_dir;
+        let depth = p.matches('/').count();
+        let same_top = from_top.is_some() && top(p) == from_top;
+        (!here, depth, !same_top)
+    };
+    key(a).cmp(&key(b)).then_with(|| a.cmp(b))
+}
+
 struct Index<'a> {
     nodes: &'a [Node],
     /// Lower-cased path without extension (notes) or folder path → node.
@@ -271,7 +287,7 @@ impl<'a> Index<'a> {
                 }
             }
         } else if let Some(v) = self.by_name.get(&t) {
-            return v.first().copied();
+            return v.iter().copied().min_by(|a, b| nearest(&self.nodes[*a].source, &self.nodes[*b].source, from_dir));
         }
         if wiki { self.by_slug.get(markdown::link_slug(target.trim()).as_str()).copied() } else { None }
     }
@@ -281,9 +297,10 @@ impl<'a> Index<'a> {
     fn image(&self, target: &str, from_dir: Option<&str>) -> Option<String> {
         let t = target.trim().to_lowercase();
         let by_path = |p: Option<String>| p.and_then(|p| self.image_by_path.get(&p).cloned());
-        by_path(join(from_dir, &t))
-            .or_else(|| by_path(normalize(&t)))
-            .or_else(|| self.image_by_name.get(file_name(&t)).and_then(|v| v.first().cloned()))
+        by_path(join(from_dir, &t)).or_else(|| by_path(normalize(&t))).or_else(|| {
+            let named = self.image_by_name.get(file_name(&t))?;
+            named.iter().min_by(|a, b| nearest(a, b, from_dir)).cloned()
+        })
     }
 }
 
@@ -487,8 +504,10 @@ pub fn plan(source: &Source, given: &Given, existing: &HashSet<String>, name: Na
                             edits.push((
                                 span.whole.clone(),
                                 match (span.kind, label) {
+                                    // Inside a table a bare `|` would end the cell.
                                     (LinkKind::WikiEmbed, Some(size)) if is_size(size) => {
-                                        format!("![{file}|{size}]({url})")
+                                        let pipe = if span.in_table { "\\|" } else { "|" };
+                                        format!("![{file}{pipe}{size}]({url})")
                                     }
                                     (kind, label) => {
                                         let text = label.unwrap_or(&file).replace(['[', ']'], "");
@@ -673,17 +692,20 @@ mod tests {
             ("Guides/Import notes.md", "how"),
             ("Import notes/a.md", "a"),
             ("Import notes.md", "x"),
-            ("b/Import notes.md", "See [[Import notes]], [[Import notes#Part|label]] and | [[import-notes]] |.\n"),
+            ("b/Import notes.md", "b"),
+            ("c/Links.md", "See [[Import notes]], [[Import notes#Part|label]] and | [[import-notes]] |.\n"),
         ]);
         let planned = plan(&src, &Given::default(), &HashSet::new(), &mut |_| Err("no images".to_owned()));
-        let b = planned.pages.iter().find(|p| p.source == "b/Import notes.md").unwrap();
+        let page = |source: &str| planned.pages.iter().find(|p| p.source == source).unwrap();
         // `Import notes.md` (the folder's own note, beside it) keeps the plain slug.
-        assert_eq!(b.slug, "import-notes-3");
-        assert_eq!(&*b.content, "See [[Import notes]], [[Import notes#Part|label]] and | [[import-notes]] |.\n");
-        let src = source(&[("a/Page.md", "p"), ("b/Page.md", "[[a/Page]] [[Page#Top]] ![[Page]]")]);
+        assert_eq!(page("b/Import notes.md").slug, "import-notes-3");
+        let links = "See [[Import notes]], [[Import notes#Part|label]] and | [[import-notes]] |.\n";
+        assert_eq!(&*page("c/Links.md").content, links);
+        let src =
+            source(&[("a/Page.md", "p"), ("b/Page.md", "b"), ("c/Links.md", "[[a/Page]] [[Page#Top]] ![[Page]]")]);
         let planned = plan(&src, &Given::default(), &HashSet::new(), &mut |_| Err("no images".to_owned()));
-        let b = planned.pages.iter().find(|p| p.source == "b/Page.md").unwrap();
-        assert_eq!(&*b.content, "[[page|a/Page]] [[Page#Top]] ![[Page]]");
+        let c = planned.pages.iter().find(|p| p.source == "c/Links.md").unwrap();
+        assert_eq!(&*c.content, "[[page|a/Page]] [[Page#Top]] ![[Page]]");
         let src = source(&[("x.md", "![[d.png|300]] ![[d.png|a caption]] [[d.png|see]] [[d.png]]")]);
         let mut with_image = src;
         with_image.images.insert("d.png".to_owned(), Ok(Image::Bytes(std::sync::Arc::new(vec![1]))));
@@ -698,6 +720,42 @@ mod tests {
             planned.broken_links,
             planned.skipped
         );
+    }
+
+    #[test]
+    fn names_resolve_to_the_nearest_note_and_table_embeds_keep_their_cell() {
+        let src = source(&[
+            ("en/Publish/Security and privacy.md", "publish"),
+            ("en/Publish/Setup.md", "[[Security and privacy]]"),
+            ("en/A Sync/Security and privacy.md", "sync"),
+            ("en/Home.md", "[[Canvas]] [[Security and privacy]]"),
+            ("de/Canvas.md", "de"),
+            ("en/Canvas.md", "en"),
+            ("fr/Accueil.md", "[[Canvas]]"),
+            ("fr/x/Canvas.md", "fr"),
+            ("ko/Home.md", "[[Canvas]]"),
+            ("t.md", "| a | ![[e.png\\|100]] |\n|---|---|\n| b | c |\n"),
+        ]);
+        let mut with_image = src;
+        with_image.images.insert("img/e.png".to_owned(), Ok(Image::Bytes(std::sync::Arc::new(vec![1]))));
+        let planned = plan(&with_image, &Given::default(), &HashSet::new(), &mut |_| Ok("h.png".to_owned()));
+        let content = |source: &str| planned.pages.iter().find(|p| p.source == source).unwrap().content.to_string();
+        let slug = |source: &str| planned.pages.iter().find(|p| p.source == source).unwrap().slug.clone();
+        // Same folder first, though another is as deep and shorter, and took the name first.
+        let publish = slug("en/Publish/Security and privacy.md");
+        assert_eq!(publish, "security-and-privacy-2");
+        assert_eq!(content("en/Publish/Setup.md"), format!("[[{publish}|Security and privacy]]"));
+        // Else the fewest folders, and between equally deep ones the linking note's own
+        // top folder: `en/Canvas.md` for English, the shallowest (`de`, then byte order)
+        // for a language without one at that depth.
+        let en = slug("en/Canvas.md");
+        assert!(content("en/Home.md").starts_with(&format!("[[{en}|Canvas]]")), "{}", content("en/Home.md"));
+        // `fr/x/Canvas.md` is deeper than `de/` and `en/`'s: the link goes to `de`'s (byte
+        // order), whose slug it already names.
+        assert_eq!(content("fr/Accueil.md"), "[[Canvas]]");
+        assert_eq!(content("ko/Home.md"), "[[Canvas]]");
+        // An image embed with a size keeps its cell: the pipe is escaped in a table.
+        assert_eq!(content("t.md"), "| a | ![e.png\\|100](/uploads/h.png) |\n|---|---|\n| b | c |\n");
     }
 
     #[test]

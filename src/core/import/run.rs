@@ -138,7 +138,9 @@ async fn save_inner(
     let slug = Slug::parse(&p.slug)?;
     let current = match pages::get(ctx, access, &slug).await {
         Ok(page) => Some(page),
-        Err(e) if e.code == Code::PageNotFound => None,
+        // No page holds the slug: none ever did, or it is the old name of a page renamed
+        // since (a create ends that alias).
+        Err(e) if matches!(e.code, Code::PageNotFound | Code::PageMoved) => None,
         Err(e) => return Err(e),
     };
     let Some(current) = current else {

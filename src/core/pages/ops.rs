@@ -380,6 +380,30 @@ pub async fn rename(
     new_slug: &Slug,
     title: Option<&str>,
 ) -> Result<Page> {
+    rename_with(ctx, access, user, slug, new_slug, title, Links::Rewrite).await
+}
+
+/// What a rename does to the links to the old slug in other pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Links {
+    /// Rewritten to the new slug, a commit for each page.
+    Rewrite,
+    /// Left as they are: the old slug stays an alias of the page, so they still lead to
+    /// it. An import replaying a history does this: the source's own commits say what
+    /// each page's text is, and a page gets no revision its file's history lacks.
+    Keep,
+}
+
+/// [`rename`], saying what becomes of the links to the old slug.
+pub async fn rename_with(
+    ctx: &Ctx,
+    access: &Access,
+    user: &User,
+    slug: &Slug,
+    new_slug: &Slug,
+    title: Option<&str>,
+    links: Links,
+) -> Result<Page> {
     let requested = title.map(clean_title).transpose()?.flatten();
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
@@ -406,7 +430,7 @@ pub async fn rename(
             state,
             previous_slug: Some(slug.to_string()),
         }];
-        if new_slug != slug {
+        if new_slug != slug && links == Links::Rewrite {
             for other in rows::backlinks(w.conn(), ws, row.id, slug).await? {
                 let (o, o_lists) = rows::live_listed(w.conn(), ws, &other.slug).await?;
                 if let Some(content) = markdown::rewrite_links(&o.content, slug, new_slug) {
@@ -460,6 +484,21 @@ pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, recurs
 /// with it, under it, the subpages the same delete trashed (one commit each, parents
 /// first). A subpage trashed on its own earlier stays in the trash.
 pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &Slug) -> Result<Page> {
+    restore_with(ctx, access, user, slug, Subpages::TrashedWith).await
+}
+
+/// Which subpages come back from the trash with a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subpages {
+    /// Those the same delete trashed.
+    TrashedWith,
+    /// None: an import replaying a history brings back each page whose file came back,
+    /// and only those.
+    Alone,
+}
+
+/// [`restore_from_trash`], saying which subpages come back with the page.
+pub async fn restore_with(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, subpages: Subpages) -> Result<Page> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let (row, lists) = rows::find_listed(w.conn(), ws, slug, State::Trashed)
@@ -471,8 +510,12 @@ pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &
         };
         let parent = if parent_live { parent_of(&row) } else { None };
         let deleted_at = row.deleted_at.clone().unwrap_or_default();
-        let with =
-            rows::descendants(w.conn(), ws, row.id, rows::Among::TrashedWith(&deleted_at, row.deleted_by)).await?;
+        let with = match subpages {
+            Subpages::TrashedWith => {
+                rows::descendants(w.conn(), ws, row.id, rows::Among::TrashedWith(&deleted_at, row.deleted_by)).await?
+            }
+            Subpages::Alone => vec![],
+        };
         let untrash = |r: &Row, lists, parent| Change {
             action: Action::Untrash,
             summary: format!("Restore {} from the trash", r.title),
