@@ -844,9 +844,11 @@ async fn absolute_and_climbing_zip_entries_are_skipped() {
 /// removes notes and adds a video whose blob is missing (as in a partial clone), a
 /// markdown blob missing where git would look for a rename, the folder note of `en/`
 /// renamed into a subfolder and later removed, a subfolder's folder note renamed to a
-/// plain note, two notes of one name where a link means the one beside it, and an image
-/// embed with a size inside a table.
-fn help_history(dir: &Path) {
+/// plain note, two notes of one name where a link means the one beside it, an image
+/// embed with a size inside a table, and a rename and a move that edit their notes too.
+/// Answers `git log --follow` of the files named in `followed`, read before the blobs
+/// went missing (git itself cannot follow renames without them).
+fn help_history(dir: &Path, followed: &[&str]) -> std::collections::HashMap<String, Vec<String>> {
     git_init(dir);
     let long = |what: &str| {
         format!(
@@ -901,8 +903,24 @@ fn help_history(dir: &Path) {
             ("en/Lost.md", Some(format!("{}One line more.\n", long("Lost and found")).as_str())),
         ],
     );
+    // One commit renames a note and edits it, and moves another to a subfolder and
+    // edits it: one revision each, as git has one commit each.
+    git_mv(dir, "en/Canvas.md", "en/Canvas view.md");
+    git_mv(dir, "en/Obsidian/Code of conduct.md", "en/Publish/Code of conduct.md");
+    commit(
+        dir,
+        ALICE,
+        "2023-01-06T10:00:00Z",
+        "Canvas view; the code of conduct under Publish",
+        &[
+            ("en/Canvas view.md", Some(format!("{}Now a view.\n", long("Canvas")).as_str())),
+            ("en/Publish/Code of conduct.md", Some(format!("{}For Publish too.\n", long("Code of conduct")).as_str())),
+        ],
+    );
+    let histories = followed.iter().map(|path| (path.to_string(), follow(dir, path))).collect();
     lose_blob(dir, "en/Attachments/demo.mp4");
     lose_blob(dir, "en/Lost.md");
+    histories
 }
 
 /// Removes the blob of `path` at HEAD from the object store of the repository at `dir`,
@@ -916,11 +934,12 @@ fn lose_blob(dir: &Path, path: &str) {
 #[tokio::test]
 async fn folder_notes_missing_blobs_tables_and_links_nearby_import_as_the_files_are() {
     let Setup { _env, srv, api, ws, dir } = setup().await;
-    help_history(dir.path());
+    let followed = ["en/Canvas view.md", "en/Publish/Code of conduct.md", "en/Publish/Setup.md", "en/People.md"];
+    let histories = help_history(dir.path(), &followed);
     let report = run(&srv, &ws, dir.path(), None, false).await;
-    assert_eq!(report.commits, 5);
+    assert_eq!(report.commits, 6);
     assert!(report.pages.iter().all(|p| p.action != PageAction::Failed), "{:#?}", report.pages);
-    let head = git(&dir.path().join(".git"), &["rev-parse", "HEAD"]);
+    let head = git(&dir.path().join(".git"), &["rev-parse", "HEAD~1"]);
     let lost = skipped_reason(&report, "en/Lost.md");
     assert!(lost.starts_with(&format!("unreadable in commit {}", head.trim())), "{lost}");
     assert!(skipped_reason(&report, "en/Attachments/demo.mp4").contains("neither markdown nor an image"));
@@ -937,10 +956,10 @@ async fn folder_notes_missing_blobs_tables_and_links_nearby_import_as_the_files_
     assert_eq!((obsidian["content"].as_str(), obsidian["parent"].as_str()), (Some(""), Some("en")));
     let under = |path: &str, parent: &str| (path.to_owned(), parent.to_owned());
     for (path, parent) in [
-        under("en/Canvas.md", "en"),
+        under("en/Canvas view.md", "en"),
         under("en/People.md", "en"),
         under("en/Obsidian/About Obsidian.md", "obsidian"),
-        under("en/Obsidian/Code of conduct.md", "obsidian"),
+        under("en/Publish/Code of conduct.md", "publish"),
         under("en/Publish/Setup.md", "publish"),
         under("en/Publish/Security and privacy.md", "publish"),
         under("en/Sync/Security and privacy.md", "sync"),
@@ -973,11 +992,11 @@ async fn folder_notes_missing_blobs_tables_and_links_nearby_import_as_the_files_
     // Every other page's history is its file's, as `git log --follow` lists it. The
     // files that were a folder's note and are not any more start their own page's
     // history at that commit (docs/import.md, "A git repository and its history").
-    for path in ["en/Canvas.md", "en/Obsidian/Code of conduct.md", "en/Publish/Setup.md", "en/People.md"] {
+    for path in followed {
         let slug = slug_of(path);
         let messages: Vec<String> =
             history_of(&api, &ws, &slug).await.iter().map(|r| r["message"].as_str().unwrap().to_owned()).collect();
-        assert_eq!(messages, follow(dir.path(), path), "{path} → {slug}");
+        assert_eq!(messages, histories[path], "{path} → {slug}");
     }
     let about = history_of(&api, &ws, &slug_of("en/Obsidian/About Obsidian.md")).await;
     let about: Vec<&str> = about.iter().map(|r| r["message"].as_str().unwrap()).collect();

@@ -40,7 +40,7 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Utc};
 use git2::{Oid, Repository};
 
-use super::plan::{self, Given, Plan, PlannedPage, PlannedUpload};
+use super::plan::{self, Given, Plan, PlannedPage, PlannedUpload, Prior};
 use super::report::{FollowedRename, PageAction, PageEntry, Report};
 use super::source::{self, TreeReader};
 use super::{Progress, run};
@@ -335,7 +335,7 @@ async fn verify(ctx: &Ctx, access: &Access, last: &Plan, entries: &mut BTreeMap<
                 page.parent.as_deref().unwrap_or("no page"),
                 p.parent.as_deref().unwrap_or("no page")
             )),
-            Ok(page) if *page.content != *p.content => {
+            Ok(page) if outside_links(&page.content) != outside_links(&p.content) => {
                 Some("its content at the end of the import is not the source's".to_owned())
             }
             Ok(_) => None,
@@ -346,6 +346,21 @@ async fn verify(ctx: &Ctx, access: &Access, last: &Plan, entries: &mut BTreeMap<
             entry.error.get_or_insert(why);
         }
     }
+}
+
+/// A page's text without its links: what must be the source's whatever the links were
+/// rewritten to (a page keeps the links of its file's last change; see `apply`).
+fn outside_links(content: &str) -> String {
+    let mut out = String::with_capacity(content.len());
+    let mut at = 0;
+    for span in crate::markdown::link_spans(content) {
+        if span.whole.start >= at {
+            out.push_str(&content[at..span.whole.start]);
+            at = span.whole.end;
+        }
+    }
+    out.push_str(&content[at..]);
+    out
 }
 
 /// The report's pages, and what the last commit's plan says of the source.
@@ -401,82 +416,68 @@ async fn apply(
     entries: &mut BTreeMap<String, PageEntry>,
     report: &mut Report,
 ) {
+    run::uploads(ctx, access, new_uploads, &HashSet::new(), false, report, &|_, _, _| {}).await;
+
     // A rename is followed from a note's own page to a note's own page. A folder's note
     // renamed away (or a note renamed into a folder's) leaves the folder's page where it
     // is, with its children: the file's new page starts there.
-    let mut renamed_from: HashSet<String> = HashSet::new();
-    for (from, to) in followed(&c.prev.given, &c.next.given, c.gone, c.moved) {
-        let (old, new) = (c.prev.given[from].clone(), c.next.given[to].clone());
-        if old == new {
-            continue;
-        }
-        let renamed = async {
-            let (old, new) = (Slug::parse(&old)?, Slug::parse(&new)?);
-            pages::rename_with(ctx, access, user, &old, &new, None, pages::Links::Keep).await
-        };
-        match renamed.await {
-            Ok(_) => {
-                renamed_from.insert(old.clone());
-                let mut entry = entries.remove(&old).unwrap_or_else(|| unchanged(from, &old));
-                entry.slug = new.clone();
-                entry.revisions += 1;
-                if entry.action == PageAction::Unchanged {
-                    entry.action = PageAction::Updated;
-                }
-                entries.insert(new.clone(), entry);
-                report.followed_renames.push(FollowedRename { commit: c.step.commit.to_string(), from: old, to: new });
-            }
-            // Already renamed by an earlier run that stopped in this commit.
-            Err(e) if matches!(e.code, Code::PageNotFound | Code::PageMoved) => {
-                renamed_from.insert(old);
-            }
-            Err(e) => {
-                let entry = entries.entry(old.clone()).or_insert_with(|| unchanged(from, &old));
-                entry.action = PageAction::Failed;
-                entry.error = Some(format!("renamed to {to} in {}, but not followed: {e}", c.step.commit));
-            }
-        }
-    }
-
-    run::uploads(ctx, access, new_uploads, &HashSet::new(), false, report, &|_, _, _| {}).await;
-
+    let renamed: HashMap<&str, &str> = followed(&c.prev.given, &c.next.given, c.gone, c.moved)
+        .map(|(from, to)| (c.next.given[to].as_str(), c.prev.given[from].as_str()))
+        .filter(|(new, old)| new != old)
+        .collect();
     // A file this import removed earlier is back: its page comes back from the trash.
     let back: HashSet<&String> = c.gone.values().collect();
-    for p in c.next.pages.iter().filter(|p| back.contains(&p.slug)) {
-        let restored =
-            async { pages::restore_with(ctx, access, user, &Slug::parse(&p.slug)?, pages::Subpages::Alone).await };
-        match restored.await {
-            Ok(_) => entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug)).revisions += 1,
-            Err(e) if e.code == Code::TrashEntryNotFound => {}
-            Err(e) => {
-                let entry = entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug));
-                entry.action = PageAction::Failed;
-                entry.error = Some(format!("back in {}, but not restored from the trash: {e}", c.step.commit));
-            }
-        }
-    }
-
     let before: HashMap<&str, &PlannedPage> = c.prev.pages.iter().map(|p| (p.slug.as_str(), p)).collect();
+    // Each page the commit changed, saved once: renamed, back from the trash, edited and
+    // moved in one revision (`pages::replay`).
     let changed: Vec<PlannedPage> = c
         .next
         .pages
         .iter()
-        .filter(|p| {
-            before.get(p.slug.as_str()).is_none_or(|b| {
-                !Arc::ptr_eq(&b.content, &p.content) && b.content != p.content
-                    || b.title != p.title
-                    || b.parent != p.parent
-            })
+        .filter_map(|p| {
+            let prior = match renamed.get(p.slug.as_str()) {
+                Some(old) => Prior::Renamed((*old).to_owned()),
+                None if back.contains(&p.slug) => Prior::InTrash,
+                None => Prior::Here,
+            };
+            // A page whose file the commit did not change is not saved, even when a link
+            // in it now leads elsewhere (another file came, went or was renamed): its
+            // links are written anew with its file's next change, so its history stays
+            // its file's. (The old slug of a renamed page is an alias: links to it lead on.)
+            let differs = before.get(p.slug.as_str()).is_none_or(|b| {
+                let same_text = match (&b.text, &p.text) {
+                    (Some(b), Some(p)) => Arc::ptr_eq(b, p) || b == p,
+                    (b, p) => b.is_none() && p.is_none(),
+                };
+                !same_text || b.title != p.title || b.parent != p.parent
+            });
+            (differs || prior != Prior::Here).then(|| PlannedPage { prior, ..p.clone() })
         })
-        .cloned()
         .collect();
     for done in run::pages(ctx, access, user, &changed, false, &|_, _, _| {}).await {
+        let planned = changed.iter().find(|p| p.slug == done.slug);
+        if let Some(Prior::Renamed(old)) = planned.map(|p| &p.prior)
+            && done.action != PageAction::Failed
+        {
+            // The page's entry so far is under its old slug.
+            if let Some(mut had) = entries.remove(old) {
+                had.slug = done.slug.clone();
+                entries.insert(done.slug.clone(), had);
+            }
+            let (from, to) = (old.clone(), done.slug.clone());
+            report.followed_renames.push(FollowedRename { commit: c.step.commit.to_string(), from, to });
+        }
         merge(entries, done);
     }
+    let renamed_from: HashSet<&str> = renamed.values().copied().collect();
 
     let kept: HashSet<&str> = c.next.pages.iter().map(|p| p.slug.as_str()).collect();
-    let mut gone: Vec<&PlannedPage> =
-        c.prev.pages.iter().filter(|p| !kept.contains(p.slug.as_str()) && !renamed_from.contains(&p.slug)).collect();
+    let mut gone: Vec<&PlannedPage> = c
+        .prev
+        .pages
+        .iter()
+        .filter(|p| !kept.contains(p.slug.as_str()) && !renamed_from.contains(p.slug.as_str()))
+        .collect();
     gone.sort_by_key(|p| std::cmp::Reverse(p.depth));
     for p in gone {
         // That file's page only: its children were moved (above) where their files are.

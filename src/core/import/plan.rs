@@ -55,6 +55,24 @@ pub struct PlannedPage {
     pub parent: Option<String>,
     /// Folders above it: pages are saved level by level, parents first.
     pub depth: usize,
+    /// Where the page is before this save.
+    pub prior: Prior,
+    /// The note's text as the source has it (before links are rewritten); None for a
+    /// folder without a note.
+    pub text: Option<Arc<str>>,
+}
+
+/// Where a page to save is before its save: a git history's replay knows when the commit
+/// renamed its file, or brought it back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Prior {
+    /// At its slug, or nowhere yet.
+    #[default]
+    Here,
+    /// At this slug: the commit renamed its file.
+    Renamed(String),
+    /// In the trash: its file came back.
+    InTrash,
 }
 
 /// One image to keep as an upload.
@@ -429,8 +447,19 @@ pub fn slugs(source: &Source, given: &Given) -> HashMap<String, String> {
 
 /// `[[x.png|300]]`'s size or label: the text after the first `|`, if any.
 fn wiki_label<'t>(text: &'t str, whole: &Range<usize>) -> Option<&'t str> {
-    let inner = text.get(whole.start..whole.end)?.trim_start_matches('!').strip_prefix("[[")?.strip_suffix("]]")?;
-    inner.split_once('|').map(|(_, label)| label.trim())
+    wiki_inner(text, whole)?.split_once('|').map(|(_, label)| label.trim())
+}
+
+/// `![[x.svg#icon]]`'s fragment (`icon`): kept on the upload's address, where themes
+/// and the help vault's CSS look for it.
+fn wiki_fragment<'t>(text: &'t str, whole: &Range<usize>) -> Option<&'t str> {
+    let target = wiki_inner(text, whole)?.split('|').next()?.trim_end_matches('\\');
+    target.split_once('#').map(|(_, fragment)| fragment.trim()).filter(|f| !f.is_empty())
+}
+
+/// What is between a wikilink's brackets.
+fn wiki_inner<'t>(text: &'t str, whole: &Range<usize>) -> Option<&'t str> {
+    text.get(whole.start..whole.end)?.trim_start_matches('!').strip_prefix("[[")?.strip_suffix("]]")
 }
 
 /// A size an image embed may carry: `600` or `600x400`.
@@ -482,6 +511,8 @@ pub fn plan(source: &Source, given: &Given, existing: &HashSet<String>, name: Na
                 content: "".into(),
                 parent,
                 depth: depth(n),
+                prior: Prior::Here,
+                text: None,
             });
             continue;
         };
@@ -500,7 +531,10 @@ pub fn plan(source: &Source, given: &Given, existing: &HashSet<String>, name: Na
                         Some(Ok(name)) => {
                             let file = file_name(target).replace(['[', ']', '|'], "");
                             let label = wiki_label(original, &span.whole).filter(|l| !l.is_empty());
-                            let url = format!("/uploads/{name}");
+                            let url = match wiki_fragment(original, &span.whole) {
+                                Some(fragment) => format!("/uploads/{name}#{fragment}"),
+                                None => format!("/uploads/{name}"),
+                            };
                             edits.push((
                                 span.whole.clone(),
                                 match (span.kind, label) {
@@ -600,6 +634,8 @@ pub fn plan(source: &Source, given: &Given, existing: &HashSet<String>, name: Na
             content,
             parent,
             depth: depth(n),
+            prior: Prior::Here,
+            text: Some(note.text.clone()),
         });
     }
     for path in images.keys() {
@@ -706,13 +742,14 @@ mod tests {
         let planned = plan(&src, &Given::default(), &HashSet::new(), &mut |_| Err("no images".to_owned()));
         let c = planned.pages.iter().find(|p| p.source == "c/Links.md").unwrap();
         assert_eq!(&*c.content, "[[page|a/Page]] [[Page#Top]] ![[Page]]");
-        let src = source(&[("x.md", "![[d.png|300]] ![[d.png|a caption]] [[d.png|see]] [[d.png]]")]);
+        let src = source(&[("x.md", "![[d.png|300]] ![[d.png|a caption]] [[d.png|see]] [[d.png]] ![[d.png#icon]]")]);
         let mut with_image = src;
         with_image.images.insert("d.png".to_owned(), Ok(Image::Bytes(std::sync::Arc::new(vec![1]))));
         let planned = plan(&with_image, &Given::default(), &HashSet::new(), &mut |_| Ok("h.png".to_owned()));
         assert_eq!(
             &*planned.pages[0].content,
-            "![d.png|300](/uploads/h.png) ![a caption](/uploads/h.png) [see](/uploads/h.png) [d.png](/uploads/h.png)"
+            "![d.png|300](/uploads/h.png) ![a caption](/uploads/h.png) [see](/uploads/h.png) [d.png](/uploads/h.png) \
+             ![d.png](/uploads/h.png#icon)"
         );
         assert!(
             planned.broken_links.is_empty() && planned.skipped.is_empty(),

@@ -9,11 +9,11 @@ use std::collections::HashSet;
 
 use futures_util::StreamExt;
 
-use super::plan::{PlannedPage, PlannedUpload};
+use super::plan::{PlannedPage, PlannedUpload, Prior};
 use super::report::{PageAction, PageEntry, Report, Skipped, UploadAction, UploadEntry};
 use super::source::Image;
 use crate::core::Ctx;
-use crate::core::pages::{self, NewPage, PageUpdate};
+use crate::core::pages::{self, NewPage, Replayed};
 use crate::core::uploads::Incoming;
 use crate::core::users::User;
 use crate::core::workspaces::Access;
@@ -136,6 +136,37 @@ async fn save_inner(
     entry: &mut PageEntry,
 ) -> Result<()> {
     let slug = Slug::parse(&p.slug)?;
+    let parent = p.parent.as_deref().map(Slug::parse).transpose()?;
+    let replayed = |from: Slug, from_trash: bool| Replayed {
+        slug: from,
+        from_trash,
+        new_slug: slug.clone(),
+        title: p.title.clone(),
+        content: p.content.to_string(),
+        parent: parent.clone(),
+    };
+    let wrote = |entry: &mut PageEntry, wrote: bool| {
+        if wrote {
+            entry.action = PageAction::Updated;
+            entry.revisions += 1;
+        }
+    };
+    if !dry_run && p.prior != Prior::Here {
+        let from = match &p.prior {
+            Prior::Renamed(old) => Slug::parse(old)?,
+            _ => slug.clone(),
+        };
+        match pages::replay(ctx, access, user, replayed(from, p.prior == Prior::InTrash)).await {
+            Ok((_, changed)) => {
+                wrote(entry, changed);
+                return Ok(());
+            }
+            // Done already by an earlier run that stopped in this commit: the page is
+            // found at its slug below.
+            Err(e) if matches!(e.code, Code::PageNotFound | Code::PageMoved | Code::TrashEntryNotFound) => {}
+            Err(e) => return Err(e),
+        }
+    }
     let current = match pages::get(ctx, access, &slug).await {
         Ok(page) => Some(page),
         // No page holds the slug: none ever did, or it is the old name of a page renamed
@@ -158,33 +189,15 @@ async fn save_inner(
         return Ok(());
     };
     let retitled = p.title.as_ref().is_some_and(|t| *t != current.title);
-    if *current.content != *p.content || retitled {
-        if dry_run {
-            entry.action = PageAction::Updated;
-            entry.revisions += 1;
-        } else {
-            let req = PageUpdate {
-                content: Some(p.content.to_string()),
-                title: p.title.clone(),
-                base_revision: Some(current.revision.clone()),
-                merge: false,
-                // A replayed commit's saves say what its subject says (`save`).
-                message: Some("Import".to_owned()),
-            };
-            let saved = pages::update(ctx, access, user, &slug, req).await?;
-            if saved.revision != current.revision {
-                entry.action = PageAction::Updated;
-                entry.revisions += 1;
-            }
-        }
+    if *current.content == *p.content && !retitled && current.parent == p.parent {
+        return Ok(());
     }
-    if current.parent != p.parent {
-        entry.action = PageAction::Updated;
-        entry.revisions += 1;
-        if !dry_run {
-            let parent = p.parent.as_deref().map(Slug::parse).transpose()?;
-            pages::move_page(ctx, access, user, &slug, parent.as_ref()).await?;
-        }
+    // Content, title and place in one revision.
+    if dry_run {
+        wrote(entry, true);
+    } else {
+        let (_, changed) = pages::replay(ctx, access, user, replayed(slug.clone(), false)).await?;
+        wrote(entry, changed);
     }
     Ok(())
 }

@@ -380,30 +380,6 @@ pub async fn rename(
     new_slug: &Slug,
     title: Option<&str>,
 ) -> Result<Page> {
-    rename_with(ctx, access, user, slug, new_slug, title, Links::Rewrite).await
-}
-
-/// What a rename does to the links to the old slug in other pages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Links {
-    /// Rewritten to the new slug, a commit for each page.
-    Rewrite,
-    /// Left as they are: the old slug stays an alias of the page, so they still lead to
-    /// it. An import replaying a history does this: the source's own commits say what
-    /// each page's text is, and a page gets no revision its file's history lacks.
-    Keep,
-}
-
-/// [`rename`], saying what becomes of the links to the old slug.
-pub async fn rename_with(
-    ctx: &Ctx,
-    access: &Access,
-    user: &User,
-    slug: &Slug,
-    new_slug: &Slug,
-    title: Option<&str>,
-    links: Links,
-) -> Result<Page> {
     let requested = title.map(clean_title).transpose()?.flatten();
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
@@ -430,7 +406,7 @@ pub async fn rename_with(
             state,
             previous_slug: Some(slug.to_string()),
         }];
-        if new_slug != slug && links == Links::Rewrite {
+        if new_slug != slug {
             for other in rows::backlinks(w.conn(), ws, row.id, slug).await? {
                 let (o, o_lists) = rows::live_listed(w.conn(), ws, &other.slug).await?;
                 if let Some(content) = markdown::rewrite_links(&o.content, slug, new_slug) {
@@ -448,6 +424,89 @@ pub async fn rename_with(
         // The renamed page is the first change; link rewrites in other pages follow.
         let mut pages = w.commit(user, changes).await?;
         Ok(pages.swap_remove(0))
+    })
+}
+
+/// What a replayed source commit makes of one page (`cairn import` of a git history):
+/// its slug, title, content and parent as the commit leaves them.
+pub struct Replayed {
+    /// The page's slug now: the old one when the commit renamed its file.
+    pub slug: Slug,
+    /// The page is in the trash (its file comes back).
+    pub from_trash: bool,
+    pub new_slug: Slug,
+    /// The title asked for; None: the content's, as a save decides it.
+    pub title: Option<String>,
+    pub content: String,
+    pub parent: Option<Slug>,
+}
+
+/// Gives a page all that a replayed source commit changed of it — slug, title, content,
+/// parent, a return from the trash — in one revision, so that its history has one
+/// revision for each commit that changed its file, as `git log --follow` lists them.
+/// Links to an old slug in other pages are left as the source has them (the old slug
+/// stays an alias of the page). Answers the page, and whether a revision was written.
+pub async fn replay(ctx: &Ctx, access: &Access, user: &User, r: Replayed) -> Result<(Page, bool)> {
+    check_content(&r.content)?;
+    let requested = r.title.as_deref().map(clean_title).transpose()?.flatten();
+    let ws = access.workspace_id();
+    locked!(ctx, access, |w| {
+        let (row, lists) = if r.from_trash {
+            rows::find_listed(w.conn(), ws, &r.slug, State::Trashed)
+                .await?
+                .ok_or_else(|| Error::trash_entry_not_found(&r.slug))?
+        } else {
+            rows::live_listed(w.conn(), ws, &r.slug).await?
+        };
+        let renamed = r.new_slug != r.slug;
+        if renamed && rows::find(w.conn(), ws, &r.new_slug, State::Any).await?.is_some() {
+            return Err(Error::page_exists(&r.new_slug));
+        }
+        let parent = match &r.parent {
+            Some(p) => {
+                let p = parent_row(&mut w, ws, p).await?;
+                if p.id == row.id || rows::ancestors(w.conn(), p.id).await?.iter().any(|(id, _)| *id == row.id) {
+                    return Err(Error::move_cycle());
+                }
+                Some(Parent { uid: p.uid, slug: p.slug })
+            }
+            None => None,
+        };
+        let before = listed_state_of(&row, lists);
+        let parsed = Arc::new(markdown::parse(&r.content));
+        let title = decide_title(requested, &parsed, Some(&before), r.new_slug.as_str());
+        let moved = parent.as_ref().map(|p| &p.uid) != before.parent.as_ref().map(|p| &p.uid);
+        let edited = r.content != before.content || title != before.title;
+        if !(renamed || moved || edited || r.from_trash) {
+            let lists = before.indexed.unwrap_or_default();
+            return Ok((row.into_page(lists.tags, lists.links, access.slug()), false));
+        }
+        // The action that writes every column the change touches: an update's rows keep
+        // their slug and parent (`rows::RowWrite::Content`).
+        let (action, summary) = if r.from_trash {
+            (Action::Untrash, format!("Restore {} from the trash", row.title))
+        } else if renamed {
+            (Action::Rename, format!("Rename {} → {}", r.slug, r.new_slug))
+        } else if moved {
+            (Action::Move, format!("Move {}", row.title))
+        } else {
+            (Action::Update, format!("Update {title}"))
+        };
+        let before_path = Some(if r.from_trash { git::trash_path(&r.slug) } else { git::live_path(&r.slug) });
+        let position = if moved { None } else { before.position };
+        let state = PageState {
+            slug: r.new_slug.to_string(),
+            title,
+            content: r.content.clone(),
+            parent,
+            position,
+            trashed: false,
+            parsed: Some(parsed),
+            ..before
+        };
+        let previous_slug = renamed.then(|| r.slug.to_string());
+        let page = w.commit_one(user, Change { action, summary, before_path, state, previous_slug }).await?;
+        Ok((page, true))
     })
 }
 
@@ -484,21 +543,6 @@ pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, recurs
 /// with it, under it, the subpages the same delete trashed (one commit each, parents
 /// first). A subpage trashed on its own earlier stays in the trash.
 pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &Slug) -> Result<Page> {
-    restore_with(ctx, access, user, slug, Subpages::TrashedWith).await
-}
-
-/// Which subpages come back from the trash with a page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Subpages {
-    /// Those the same delete trashed.
-    TrashedWith,
-    /// None: an import replaying a history brings back each page whose file came back,
-    /// and only those.
-    Alone,
-}
-
-/// [`restore_from_trash`], saying which subpages come back with the page.
-pub async fn restore_with(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, subpages: Subpages) -> Result<Page> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let (row, lists) = rows::find_listed(w.conn(), ws, slug, State::Trashed)
@@ -510,12 +554,8 @@ pub async fn restore_with(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, 
         };
         let parent = if parent_live { parent_of(&row) } else { None };
         let deleted_at = row.deleted_at.clone().unwrap_or_default();
-        let with = match subpages {
-            Subpages::TrashedWith => {
-                rows::descendants(w.conn(), ws, row.id, rows::Among::TrashedWith(&deleted_at, row.deleted_by)).await?
-            }
-            Subpages::Alone => vec![],
-        };
+        let with =
+            rows::descendants(w.conn(), ws, row.id, rows::Among::TrashedWith(&deleted_at, row.deleted_by)).await?;
         let untrash = |r: &Row, lists, parent| Change {
             action: Action::Untrash,
             summary: format!("Restore {} from the trash", r.title),
