@@ -142,6 +142,7 @@ async fn run(config: Config, command: Command) -> anyhow::Result<()> {
             compact(&ctx).await
         }
         Command::Import { workspace, as_email, report, dry_run, no_history, path } => {
+            crate::memory::configure_for_import();
             let opts = crate::core::import::Options { path, workspace, as_email, dry_run, history: !no_history };
             let bar = ProgressLine::new();
             let done = crate::core::import::import(&ctx, &opts, &|phase, n, total| bar.show(phase, n, total)).await?;

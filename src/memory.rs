@@ -76,6 +76,25 @@ pub fn configure() {
     }
 }
 
+/// libgit2's pack windows for `cairn import`: it reads one repository's pack from end to
+/// end once, so small windows (8 MiB, 16 MiB mapped at most) keep the pack's pages from
+/// adding up in the process's memory (on Obsidian's help repository: 62 → 27 MiB of
+/// file-backed RSS). Called by the `import` command before it opens a repository.
+pub fn configure_for_import() {
+    // SAFETY: libgit2's global options must not change while another thread uses
+    // libgit2; the import command has opened no repository yet.
+    let set = unsafe {
+        git2::opts::set_mwindow_size(IMPORT_WINDOW_BYTES)
+            .and_then(|()| git2::opts::set_mwindow_mapped_limit(2 * IMPORT_WINDOW_BYTES))
+    };
+    if let Err(e) = set {
+        eprintln!("cairn: cannot limit libgit2's pack windows: {e}");
+    }
+}
+
+/// The size of one libgit2 pack window during `cairn import`.
+const IMPORT_WINDOW_BYTES: usize = 8 << 20;
+
 /// Hands the heap's free pages back to the system (glibc keeps them otherwise).
 pub fn trim() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

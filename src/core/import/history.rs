@@ -315,6 +315,10 @@ pub async fn replay(
         report.commits += 1;
         prev = planned.plan;
         progress("commits", n - start + 1, total);
+        // Each commit's plan and reading free what the one before allocated; glibc keeps
+        // the freed pages unless asked (on Obsidian's help repository the peak went from
+        // 216 to 168 MiB of heap; asking every 8 commits instead kept 214).
+        crate::memory::trim();
     }
     verify(ctx, access, &prev, &mut entries).await;
     finish(report, entries, prev);
