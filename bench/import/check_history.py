@@ -48,6 +48,10 @@ def file_histories(source):
     out = git(source, "-c", "core.quotePath=false", "log", "--first-parent", "--diff-merges=first-parent",
               "-M", "--name-status", "--reverse", "--format=@%H", "--", ":(icase)*.md", ":(icase)*.markdown")
     lives = {}
+    # A path removed and added again later is one history for `--follow` (it walks the
+    # path back through the removal when the add has no rename source); a path a rename
+    # arrives at is the renamed file's history only (`--follow` turns to the old path).
+    removed = {}
     commit = None
     for line in out.splitlines():
         if line.startswith("@"):
@@ -59,10 +63,13 @@ def file_histories(source):
         status = parts[0]
         if status.startswith("R"):
             old, new = parts[1], parts[2]
+            removed.pop(new, None)
             lives[new] = lives.pop(old, []) + [commit]
         elif status.startswith("D"):
-            lives.pop(parts[1], None)
-        elif status[0] in "AMT":
+            removed[parts[1]] = lives.pop(parts[1], []) + [commit]
+        elif status.startswith("A"):
+            lives[parts[1]] = removed.pop(parts[1], []) + [commit]
+        elif status[0] in "MT":
             lives.setdefault(parts[1], []).append(commit)
         elif status.startswith("C"):
             lives[parts[2]] = [commit]
