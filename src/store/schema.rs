@@ -590,7 +590,10 @@ async fn converge_search(
     report: &mut ConvergeReport,
 ) -> anyhow::Result<()> {
     if backend == Backend::Sqlite {
-        let mut tx = conn.begin().await?;
+        // The write lock first: a deferred transaction whose write finds that another
+        // process starting beside this one wrote since it began is refused at once
+        // (SQLITE_BUSY, no waiting), where `BEGIN IMMEDIATE` waits its turn.
+        let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
         for stmt in SQLITE_SEARCH_DROP {
             exec(&mut tx, stmt.to_string()).await?;
         }
