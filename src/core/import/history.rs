@@ -48,7 +48,6 @@ use crate::core::Ctx;
 use crate::core::pages::{self, origin::Origin};
 use crate::core::users::User;
 use crate::core::workspaces::Access;
-use crate::error::Code;
 use crate::git;
 use crate::ids::Slug;
 
@@ -495,9 +494,8 @@ async fn apply(
                 }
                 report.trashed.push(p.slug.clone());
             }
-            // No page holds the slug any more (an earlier run trashed it, or it is an old
-            // name of a page renamed since).
-            Err(e) if matches!(e.code, Code::PageNotFound | Code::PageMoved) => {}
+            // An earlier run trashed it, or the slug names a renamed page now.
+            Err(e) if run::holds_no_page(&e) => {}
             Err(e) => {
                 let entry = entries.entry(p.slug.clone()).or_insert_with(|| unchanged(&p.source, &p.slug));
                 entry.action = PageAction::Failed;

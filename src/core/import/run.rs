@@ -75,6 +75,12 @@ async fn keep(ctx: &Ctx, access: &Access, bytes: &[u8]) -> Result<String> {
     Ok(incoming.finish(ctx, access).await?.name)
 }
 
+/// The error says no page holds the slug: none ever did, or it is the old name of a page
+/// renamed since (an alias).
+pub(super) fn holds_no_page(e: &crate::error::Error) -> bool {
+    matches!(e.code, Code::PageNotFound | Code::PageMoved)
+}
+
 /// Saves the planned pages, parents first; answers one entry per page, in plan order.
 pub async fn pages(
     ctx: &Ctx,
@@ -163,15 +169,14 @@ async fn save_inner(
             }
             // Done already by an earlier run that stopped in this commit: the page is
             // found at its slug below.
-            Err(e) if matches!(e.code, Code::PageNotFound | Code::PageMoved | Code::TrashEntryNotFound) => {}
+            Err(e) if holds_no_page(&e) || e.code == Code::TrashEntryNotFound => {}
             Err(e) => return Err(e),
         }
     }
     let current = match pages::get(ctx, access, &slug).await {
         Ok(page) => Some(page),
-        // No page holds the slug: none ever did, or it is the old name of a page renamed
-        // since (a create ends that alias).
-        Err(e) if matches!(e.code, Code::PageNotFound | Code::PageMoved) => None,
+        // A create ends an alias.
+        Err(e) if holds_no_page(&e) => None,
         Err(e) => return Err(e),
     };
     let Some(current) = current else {

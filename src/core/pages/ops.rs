@@ -307,17 +307,7 @@ pub async fn move_page(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, par
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
-        let new_parent = match parent {
-            Some(p) => {
-                let p = parent_row(&mut w, ws, p).await?;
-                // The new parent, or one of its ancestors, being the page means a cycle.
-                if p.id == row.id || rows::ancestors(w.conn(), p.id).await?.iter().any(|(id, _)| *id == row.id) {
-                    return Err(Error::move_cycle());
-                }
-                Some(p)
-            }
-            None => None,
-        };
+        let new_parent = parent_for(&mut w, ws, &row, parent).await?;
         if new_parent.as_ref().map(|p| p.id) == row.parent_id {
             return Ok(row.into_page(lists.tags, lists.links, access.slug()));
         }
@@ -330,6 +320,18 @@ pub async fn move_page(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, par
         w.commit_one(user, Change { action: Action::Move, summary, before_path: None, state, previous_slug: None })
             .await
     })
+}
+
+/// The row of the page `row` is to go under (None: the top level); `move_cycle` when that
+/// is the page itself or one of its descendants.
+async fn parent_for(w: &mut Writer, ws: i64, row: &Row, parent: Option<&Slug>) -> Result<Option<Row>> {
+    let Some(p) = parent else { return Ok(None) };
+    let p = parent_row(w, ws, p).await?;
+    // The new parent, or one of its ancestors, being the page means a cycle.
+    if p.id == row.id || rows::ancestors(w.conn(), p.id).await?.iter().any(|(id, _)| *id == row.id) {
+        return Err(Error::move_cycle());
+    }
+    Ok(Some(p))
 }
 
 /// Puts a page right after its sibling `after` (None: first among its siblings), and
@@ -462,16 +464,8 @@ pub async fn replay(ctx: &Ctx, access: &Access, user: &User, r: Replayed) -> Res
         if renamed && rows::find(w.conn(), ws, &r.new_slug, State::Any).await?.is_some() {
             return Err(Error::page_exists(&r.new_slug));
         }
-        let parent = match &r.parent {
-            Some(p) => {
-                let p = parent_row(&mut w, ws, p).await?;
-                if p.id == row.id || rows::ancestors(w.conn(), p.id).await?.iter().any(|(id, _)| *id == row.id) {
-                    return Err(Error::move_cycle());
-                }
-                Some(Parent { uid: p.uid, slug: p.slug })
-            }
-            None => None,
-        };
+        let parent =
+            parent_for(&mut w, ws, &row, r.parent.as_ref()).await?.map(|p| Parent { uid: p.uid, slug: p.slug });
         let before = listed_state_of(&row, lists);
         let parsed = Arc::new(markdown::parse(&r.content));
         let title = decide_title(requested, &parsed, Some(&before), r.new_slug.as_str());
