@@ -205,7 +205,7 @@ impl ProgressLine {
     }
 
     fn show(&self, phase: &str, done: usize, total: usize) {
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last = crate::sync::lock(&self.last);
         let total = total.max(1);
         let pct = done * 100 / total;
         match &self.bar {

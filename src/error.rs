@@ -440,6 +440,12 @@ impl Error {
         e.source = Some(cause.into());
         e
     }
+    /// Whether the error says the server could not do the work now (the database, a
+    /// busy resource, time), rather than that the request or the server is wrong: a
+    /// retry may succeed.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self.code, Code::DatabaseUnavailable | Code::Busy | Code::Timeout)
+    }
     /// A bare error status from a layer outside the handlers, given a problem body.
     pub fn from_status(status: StatusCode) -> Self {
         match status {

@@ -12,6 +12,7 @@
 //! - [`error`]: the one error type and its catalogue of codes, rendered as problem+json.
 //! - [`time`]: the clock; [`workers`]: background work beside the server.
 //! - [`text`]: text as the full-text index sees it (CJK characters stand alone).
+//! - [`sync`]: one way to take a lock, one value per workspace.
 //! - [`zlib`]: zlib streams by a coder kept per thread (git's objects, pages' rows).
 //! - [`cli`]: the `cairn` command and its sub-commands.
 //!
@@ -35,6 +36,7 @@ pub mod mcp;
 pub mod memory;
 pub mod ml;
 pub mod store;
+pub mod sync;
 pub mod text;
 pub mod time;
 pub mod workers;

@@ -267,44 +267,39 @@ async fn embedding(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
         Ok(n) => tracing::info!(pages = n, "pages embedded by another model queued again"),
         Err(e) => tracing::warn!(error = %e, "could not look for another model's vectors"),
     }
-    loop {
-        loop {
-            match embed::embed_pending(&ctx, embed::BATCH_PAGES).await {
-                Ok(0) => break,
-                Ok(_) if *stopped.borrow() => return,
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(error = %e, "embedding pass failed");
-                    break;
-                }
-            }
-        }
-        tokio::select! {
-            _ = stopped.wait_for(|s| *s) => return,
-            _ = ctx.models.wanted.notified() => {}
-            _ = tokio::time::sleep(EMBED_POLL) => {}
-        }
-    }
+    let pass = || embed::embed_pending(&ctx, embed::BATCH_PAGES);
+    drain_then_wait(&mut stopped, "embedding", pass, &ctx.models.wanted).await;
 }
 
 /// OCR of uploads: reads new images as they arrive (and, after a restart, those not
 /// read yet), one at a time — each in a process of its own.
 async fn ocr(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
+    drain_then_wait(&mut stopped, "OCR", || ocr_pending(&ctx, 1), &ctx.ocr_wake).await;
+}
+
+/// A queue worker's loop: runs `pass` until it finds nothing to do (or fails, or the
+/// server stops), then sleeps until woken, until `EMBED_POLL` passes (for work queued
+/// by other processes) or until the server stops.
+async fn drain_then_wait<F, Fut>(stopped: &mut watch::Receiver<bool>, what: &str, pass: F, wake: &tokio::sync::Notify)
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<usize>>,
+{
     loop {
         loop {
-            match ocr_pending(&ctx, 1).await {
+            match pass().await {
                 Ok(0) => break,
                 Ok(_) if *stopped.borrow() => return,
                 Ok(_) => {}
                 Err(e) => {
-                    tracing::warn!(error = %e, "OCR pass failed");
+                    tracing::warn!(error = %e, "{what} pass failed");
                     break;
                 }
             }
         }
         tokio::select! {
             _ = stopped.wait_for(|s| *s) => return,
-            _ = ctx.ocr_wake.notified() => {}
+            _ = wake.notified() => {}
             _ = tokio::time::sleep(EMBED_POLL) => {}
         }
     }

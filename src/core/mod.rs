@@ -64,6 +64,8 @@ pub struct CtxInner {
     pub ocr_wake: tokio::sync::Notify,
     /// The workspaces' write locks and their open batches.
     pub writers: pages::batch::Slots,
+    /// Creates and edits queued on each workspace's lock (`pages::group`).
+    pub queued: pages::group::Queues,
     /// Tokens already checked, and the rules (generation, usability) every kept
     /// credential follows (credentials/cache.rs).
     pub credentials: Arc<credentials::cache::CredentialCache>,
@@ -110,6 +112,7 @@ impl Ctx {
             ocr,
             ocr_wake: Default::default(),
             writers: Default::default(),
+            queued: Default::default(),
             test_hooks: Default::default(),
         })))
     }

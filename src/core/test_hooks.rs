@@ -13,6 +13,20 @@ pub use armed::TestHooks;
 #[cfg(not(feature = "test-hooks"))]
 pub use inert::TestHooks;
 
+/// The faults a test asked of one save, read once when the save begins (each hook fires
+/// for one save only): where the save is to fail or stop.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SaveFaults {
+    /// Its objects cannot be written.
+    pub objects: bool,
+    /// Its objects meet a full disk (ENOSPC).
+    pub disk_full: bool,
+    /// It panics between its commit and its rows.
+    pub panic_after_commit: bool,
+    /// Its rows fail half-way.
+    pub rows: bool,
+}
+
 #[cfg(feature = "test-hooks")]
 mod armed {
     use std::sync::Mutex;
@@ -57,34 +71,21 @@ mod armed {
             self.fail_next_flush.swap(false, Ordering::SeqCst)
         }
 
-        /// Whether the rows of the next group of queued saves are to fail (once).
-        pub fn group_fails(&self) -> bool {
-            self.fail_next_group.swap(false, Ordering::SeqCst)
-        }
-
         /// Whether embedding passes are held back.
         pub fn embedding_held(&self) -> bool {
             self.hold_embedding.load(Ordering::SeqCst)
         }
 
-        /// Whether the rows of a save of `slug` are to fail (once).
-        pub fn rows_fail(&self, slug: &str) -> bool {
-            Self::once(&self.fail_rows_of, slug)
-        }
-
-        /// Whether a save of `slug` is to panic after its commit (once).
-        pub fn panics_after_commit(&self, slug: &str) -> bool {
-            Self::once(&self.panic_after_commit_of, slug)
-        }
-
-        /// Whether the objects of a save of `slug` are to fail (once).
-        pub fn objects_fail(&self, slug: &str) -> bool {
-            Self::once(&self.fail_objects_of, slug)
-        }
-
-        /// Whether the disk is to be full for the objects of a save of `slug` (once).
-        pub fn disk_full(&self, slug: &str) -> bool {
-            Self::once(&self.disk_full_for, slug)
+        /// The faults asked of a save of the pages `slugs` (each hook once), `group` when
+        /// it is a group of queued saves (`pages::group`).
+        pub fn save_faults<'a>(&self, slugs: impl Iterator<Item = &'a str> + Clone, group: bool) -> super::SaveFaults {
+            let once = |hook: &Mutex<Option<String>>| slugs.clone().any(|s| Self::once(hook, s));
+            super::SaveFaults {
+                objects: once(&self.fail_objects_of),
+                disk_full: once(&self.disk_full_for),
+                panic_after_commit: once(&self.panic_after_commit_of),
+                rows: once(&self.fail_rows_of) || (group && self.fail_next_group.swap(false, Ordering::SeqCst)),
+            }
         }
 
         /// Whether any hook waits for a save of `slug` (a group of saves that holds one runs
@@ -92,11 +93,11 @@ mod armed {
         pub fn armed(&self, slug: &str) -> bool {
             [&self.fail_rows_of, &self.panic_after_commit_of, &self.fail_objects_of, &self.disk_full_for]
                 .iter()
-                .any(|h| h.lock().unwrap_or_else(|p| p.into_inner()).as_deref() == Some(slug))
+                .any(|h| crate::sync::lock(h).as_deref() == Some(slug))
         }
 
         fn once(hook: &Mutex<Option<String>>, slug: &str) -> bool {
-            let mut hook = hook.lock().unwrap_or_else(|p| p.into_inner());
+            let mut hook = crate::sync::lock(hook);
             if hook.as_deref() == Some(slug) {
                 *hook = None;
                 return true;
@@ -129,28 +130,16 @@ mod inert {
             false
         }
 
-        pub fn group_fails(&self) -> bool {
-            false
-        }
-
         pub fn embedding_held(&self) -> bool {
             false
         }
 
-        pub fn rows_fail(&self, _slug: &str) -> bool {
-            false
-        }
-
-        pub fn panics_after_commit(&self, _slug: &str) -> bool {
-            false
-        }
-
-        pub fn objects_fail(&self, _slug: &str) -> bool {
-            false
-        }
-
-        pub fn disk_full(&self, _slug: &str) -> bool {
-            false
+        pub fn save_faults<'a>(
+            &self,
+            _slugs: impl Iterator<Item = &'a str> + Clone,
+            _group: bool,
+        ) -> super::SaveFaults {
+            super::SaveFaults::default()
         }
 
         pub fn armed(&self, _slug: &str) -> bool {

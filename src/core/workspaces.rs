@@ -363,6 +363,7 @@ pub async fn delete(ctx: &Ctx, owner: Owner) -> Result<()> {
     super::credentials::changed(ctx).await;
     ctx.repos.forget(&owner.slug);
     ctx.writers.forget(&owner.slug);
+    ctx.queued.forget(&owner.slug);
     ctx.semantic.forget(owner.workspace_id);
     // Everything of the workspace goes aside, its repository and its uploads each on its
     // own (a workspace with no page has uploads but no repository): the next workspace

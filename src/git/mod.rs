@@ -23,6 +23,7 @@
 
 mod ofs_delta;
 pub mod pack;
+mod pack_index;
 pub mod rewrite;
 pub mod tree;
 

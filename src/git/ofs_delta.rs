@@ -126,12 +126,12 @@ struct Index {
 }
 
 /// Where the ids start in a version-2 index: after its header and fan-out table.
-const IDS: usize = super::pack::INDEX_HEAD;
+const IDS: usize = super::pack_index::INDEX_HEAD;
 
 impl Index {
-    /// The index of `pack` (read by `pack::index_of`, as the packing run reads them).
+    /// The index of `pack` (read by `pack_index::index_of`, as the packing run reads them).
     fn read(pack: &Path) -> anyhow::Result<Index> {
-        let (bytes, fanout, count) = super::pack::index_of(pack, true)?;
+        let (bytes, fanout, count) = super::pack_index::index_of(pack, true)?;
         let count = count as usize;
         ensure!(fanout + 256 * 4 == IDS, "{} has a version-1 index", pack.display());
         // Ids, CRCs and 4-byte offsets, then the pack's and the index's checksums at least.

@@ -114,7 +114,7 @@ static KEPT: LazyLock<Mutex<Kept>> = LazyLock::new(Default::default);
 
 /// The body of tree `id`: kept from a recent save, or read from the repository.
 pub fn body(repo: &Repository, id: Oid) -> anyhow::Result<Arc<Vec<u8>>> {
-    if let Some(kept) = KEPT.lock().unwrap_or_else(|p| p.into_inner()).trees.get(&id) {
+    if let Some(kept) = crate::sync::lock(&KEPT).trees.get(&id) {
         return Ok(kept.clone());
     }
     let odb = repo.odb()?;
@@ -130,7 +130,7 @@ pub fn keep(id: Oid, body: Arc<Vec<u8>>) {
     if body.len() > KEPT_BYTES / 4 {
         return;
     }
-    let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+    let mut kept = crate::sync::lock(&KEPT);
     let len = body.len();
     if kept.trees.insert(id, body).is_some() {
         return;

@@ -203,7 +203,7 @@ pub async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown:
 }
 
 fn lock(open: &Mutex<Open>) -> std::sync::MutexGuard<'_, Open> {
-    open.lock().unwrap_or_else(|p| p.into_inner())
+    crate::sync::lock(open)
 }
 
 /// Warns when `MAX_CONNECTIONS` is more than the process may open files: past the limit

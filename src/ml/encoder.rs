@@ -54,11 +54,6 @@ impl Encoder {
         self.max_tokens
     }
 
-    /// Words (roughly) that fit in one input: what a passage may hold.
-    pub fn token_count(&self, text: &str) -> usize {
-        self.tokenizer.encode(text, false).map(|e| e.get_ids().len()).unwrap_or(0)
-    }
-
     /// One L2-normalised vector per text, in the order given.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
         let mut order: Vec<usize> = (0..texts.len()).collect();

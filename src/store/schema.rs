@@ -155,7 +155,7 @@ const TABLES: &[Table] = &[
             ("path", "TEXT"),
             // No longer written ('' since the full-text index stopped reading it; columns
             // are never dropped). The search text is derived from `content` and
-            // `image_text` (`rows::search_body`) and lives only in the full-text index.
+            // `image_text` (`search_text::search_body`) and lives only in the full-text index.
             ("body", "TEXT NOT NULL DEFAULT ''"),
             // The title as full-text search indexes it; '' marks a row written before
             // this column existed, which the start-up check reindexes.

@@ -109,13 +109,13 @@ impl SearchFile {
 
     /// Notes that a workspace's saves committed, for the indexing worker.
     pub fn changed(&self, ws_id: i64) {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(ws_id);
+        crate::sync::lock(&self.pending).insert(ws_id);
         self.wake.notify_one();
     }
 
     /// The workspaces noted since the last call.
     pub fn take_changed(&self) -> Vec<i64> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).drain().collect()
+        crate::sync::lock(&self.pending).drain().collect()
     }
 
     /// Copies the write-ahead log into the file and empties it (at shutdown). SQLite does

@@ -39,7 +39,7 @@ async fn queued(srv: &Server, api: &Api, workspace: &str, requests: Vec<(Method,
 
 /// Saves saved together with others of their group (`pages::combine`).
 fn together(srv: &Server) -> u64 {
-    srv.ctx.writers.saved_together.load(Ordering::SeqCst)
+    srv.ctx.queued.saved_together.load(Ordering::SeqCst)
 }
 
 fn counters(srv: &Server) -> (u64, u64) {

@@ -69,7 +69,7 @@ impl<K: std::hash::Hash + Eq, V: Clone> Default for Kept<K, V> {
 
 impl<K: std::hash::Hash + Eq, V: Clone> Kept<K, V> {
     fn lock(&self) -> std::sync::MutexGuard<'_, Stamped<K, V>> {
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.map)
     }
 
     /// The value kept for `key`, if it was checked since the cache's last change and not

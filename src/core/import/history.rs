@@ -40,9 +40,9 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Utc};
 use git2::{Oid, Repository};
 
-use super::plan::{self, Given, Plan, PlannedPage, PlannedUpload, Prior};
+use super::plan::{self, Given, Plan, PlannedPage, Prior};
 use super::report::{FollowedRename, PageAction, PageEntry, Report};
-use super::source::{self, TreeReader};
+use super::source::{self, PlannedUpload, TreeReader};
 use super::{Progress, run};
 use crate::core::Ctx;
 use crate::core::pages::{self, origin::Origin};

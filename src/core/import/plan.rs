@@ -34,12 +34,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 use std::sync::Arc;
 
-use sha2::{Digest, Sha256};
-
 use super::report::{BrokenLink, Renamed, Skipped};
-use super::source::{self, Image, Source};
+use super::source::{self, Image, PlannedUpload, Source};
 use crate::core::pages::{MAX_CONTENT_BYTES, MAX_TITLE_CHARS};
-use crate::core::uploads;
 use crate::ids::{SLUG_MAX_LEN, Slug};
 use crate::markdown::{self, LinkKind};
 
@@ -73,14 +70,6 @@ pub enum Prior {
     Renamed(String),
     /// In the trash: its file came back.
     InTrash,
-}
-
-/// One image to keep as an upload.
-#[derive(Debug, Clone)]
-pub struct PlannedUpload {
-    pub source: String,
-    pub name: String,
-    pub image: Image,
 }
 
 /// The slugs already given to a source's files, by file: a note's path, or `folder/` for
@@ -320,14 +309,6 @@ impl<'a> Index<'a> {
             named.iter().min_by(|a, b| nearest(a, b, from_dir)).cloned()
         })
     }
-}
-
-/// The upload name an image will get, computed from the bytes it is kept as (an SVG's,
-/// sanitized).
-pub fn upload_name(bytes: &[u8]) -> Result<String, String> {
-    let (kept, _, ext) =
-        uploads::kept_form(bytes).ok_or("not an accepted image type (PNG, JPEG, GIF, WebP, AVIF or SVG)")?;
-    Ok(format!("{}.{ext}", hex::encode(Sha256::digest(&kept))))
 }
 
 /// Names an image: the upload it will be kept as, or why it will not be.

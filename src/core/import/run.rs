@@ -9,9 +9,9 @@ use std::collections::HashSet;
 
 use futures_util::StreamExt;
 
-use super::plan::{PlannedPage, PlannedUpload, Prior};
+use super::plan::{PlannedPage, Prior};
 use super::report::{PageAction, PageEntry, Report, Skipped, UploadAction, UploadEntry};
-use super::source::Image;
+use super::source::{Image, PlannedUpload};
 use crate::core::Ctx;
 use crate::core::pages::{self, NewPage, Replayed};
 use crate::core::uploads::Incoming;

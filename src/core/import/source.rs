@@ -20,10 +20,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use git2::{Oid, Repository};
+use sha2::{Digest, Sha256};
 
 use super::report::Skipped;
 use crate::core::export::Manifest;
 use crate::core::pages::MAX_CONTENT_BYTES;
+use crate::core::uploads;
 use crate::markdown::{self, LinkSpan};
 
 /// Why a file was passed over, for every hidden one.
@@ -389,12 +391,12 @@ impl TreeReader {
 
     /// `up` with its bytes read, when they are a blob's (what `run::uploads` keeps); a blob
     /// that cannot be read stays one, and is reported unreadable.
-    pub fn loaded(&self, up: &super::plan::PlannedUpload) -> super::plan::PlannedUpload {
+    pub fn loaded(&self, up: &PlannedUpload) -> PlannedUpload {
         let image = match &up.image {
             Image::Blob(oid) => self.bytes(*oid).map_or_else(|_| up.image.clone(), |b| Image::Bytes(Arc::new(b))),
             here => here.clone(),
         };
-        super::plan::PlannedUpload { image, ..up.clone() }
+        PlannedUpload { image, ..up.clone() }
     }
 
     /// The commit the repository's HEAD names.
@@ -406,15 +408,31 @@ impl TreeReader {
     /// once for the whole history.
     pub fn name(&mut self, image: &Image) -> Result<String, String> {
         match image {
-            Image::Bytes(bytes) => super::plan::upload_name(bytes),
+            Image::Bytes(bytes) => upload_name(bytes),
             Image::Blob(oid) => {
                 if let Some(known) = self.names.get(oid) {
                     return known.clone();
                 }
-                let name = self.bytes(*oid).and_then(|b| super::plan::upload_name(&b));
+                let name = self.bytes(*oid).and_then(|b| upload_name(&b));
                 self.names.insert(*oid, name.clone());
                 name
             }
         }
     }
+}
+
+/// One image to keep as an upload.
+#[derive(Debug, Clone)]
+pub struct PlannedUpload {
+    pub source: String,
+    pub name: String,
+    pub image: Image,
+}
+
+/// The upload name an image will get, computed from the bytes it is kept as (an SVG's,
+/// sanitized).
+pub fn upload_name(bytes: &[u8]) -> Result<String, String> {
+    let (kept, _, ext) =
+        uploads::kept_form(bytes).ok_or("not an accepted image type (PNG, JPEG, GIF, WebP, AVIF or SVG)")?;
+    Ok(format!("{}.{ext}", hex::encode(Sha256::digest(&kept))))
 }

@@ -30,7 +30,6 @@
 //! refused, since nobody can say what the cancelled step left in the transaction. The
 //! flush itself runs on a task of its own, so a cancelled request never interrupts one.
 
-use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -43,6 +42,7 @@ use crate::core::Ctx;
 use crate::error::{Error, Result};
 use crate::git::{self, Tip, WorkspaceRepo};
 use crate::store::save_conn::SaveTx;
+use crate::sync::BySlug;
 
 /// How a batch ended, for each save in it.
 #[derive(Debug, Clone)]
@@ -57,7 +57,7 @@ impl Outcome {
             Some(cause) => format!("{e}: {cause:#}"),
             None => e.to_string(),
         };
-        Outcome::Refused { unavailable: e.status.as_u16() == 503, detail }
+        Outcome::Refused { unavailable: e.is_unavailable(), detail }
     }
 
     pub fn into_result(self) -> Result<()> {
@@ -191,7 +191,7 @@ enum EarlyState {
 
 impl Early {
     fn state(&self) -> std::sync::MutexGuard<'_, EarlyState> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sync::lock(&self.0)
     }
 
     /// Records a move before it is made; false once the batch has ended, and then the
@@ -236,8 +236,6 @@ pub struct State {
 pub struct Slot {
     lock: Arc<Mutex<State>>,
     waiting: AtomicUsize,
-    /// Creates and edits queued for the next group of saves (`group`).
-    pub queue: super::group::Queue,
 }
 
 impl Slot {
@@ -265,25 +263,22 @@ impl Slot {
     }
 }
 
-/// The write locks, by workspace slug (slugs never change), and what they did.
+/// The write locks, by workspace slug, and what they did.
 #[derive(Default)]
 pub struct Slots {
-    open: std::sync::Mutex<HashMap<String, Arc<Slot>>>,
+    open: BySlug<Slot>,
     /// Batches flushed durably, and the saves they held (for tests and the bench).
     pub flushes: AtomicU64,
     pub flushed_saves: AtomicU64,
-    /// Saves decided, committed and indexed with others of their group (`group`).
-    pub saved_together: AtomicU64,
 }
 
 impl Slots {
     pub fn get(&self, slug: &str) -> Arc<Slot> {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        open.entry(slug.to_owned()).or_default().clone()
+        self.open.get(slug)
     }
 
     pub fn forget(&self, slug: &str) {
-        self.open.lock().unwrap_or_else(|p| p.into_inner()).remove(slug);
+        self.open.forget(slug);
     }
 }
 

@@ -10,9 +10,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::Page;
+use super::inputs::PageUpdate;
 use super::rows::{self, Lists, Row, State};
 use super::save::{Action, Change, PageState, Parent, Writer, new_uid, one_line};
-use super::{Page, ops};
 use crate::core::users::User;
 use crate::error::{Error, Result};
 use crate::markdown::{self, Parsed};
@@ -89,7 +90,7 @@ impl Creation {
 #[derive(Clone)]
 pub(super) struct Edit {
     pub slug: String,
-    pub req: ops::PageUpdate,
+    pub req: PageUpdate,
     /// The request's title, cleaned.
     pub requested: Option<String>,
     /// The request's content, parsed.
@@ -210,7 +211,7 @@ fn decide_edit(e: &Edit, known: &HashMap<String, Known>, workspace: &str) -> Dec
                 let theirs = super::theirs(&row.revision, &row.updated_by, &row.updated_at);
                 return Decided::now(Err(Error::stale_revision(&row.revision).with_extra("theirs", theirs)));
             }
-            match e.change(ops::listed_state_of(row, lists.clone()), content(&row.content)) {
+            match e.change(PageState::listed(row, lists.clone()), content(&row.content)) {
                 Some(change) => Decided::Commit(Box::new(change)),
                 None => Decided::now(Ok(row.clone().into_page(lists.tags.clone(), lists.links.clone(), workspace))),
             }
@@ -265,5 +266,165 @@ fn previous_h1(before: &PageState) -> Option<String> {
     match &before.parsed {
         Some(p) => p.h1.clone(),
         None => markdown::parse(&before.content).h1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::pages::Actor;
+    use crate::error::Code;
+
+    fn row(slug: &str, content: &str, trashed: bool) -> Row {
+        Row {
+            id: 1,
+            uid: format!("uid-{slug}"),
+            slug: slug.to_owned(),
+            title: slug.to_owned(),
+            content: content.to_owned(),
+            parent_id: None,
+            parent_slug: None,
+            parent_uid: None,
+            revision: "r1".to_owned(),
+            created_at: "2026-01-01T00:00:00Z".to_owned(),
+            updated_at: "2026-01-01T00:00:00Z".to_owned(),
+            updated_by: Actor { id: 7, name: "Ada".to_owned() },
+            deleted_at: trashed.then(|| "2026-01-02T00:00:00Z".to_owned()),
+            deleted_by: trashed.then_some(7),
+            position: None,
+        }
+    }
+
+    fn stored(rows: &[Row]) -> HashMap<String, Known> {
+        rows.iter().map(|r| (r.slug.clone(), Known::Stored(r.clone(), Lists::default()))).collect()
+    }
+
+    fn creation(slug: &str, parent: Option<&str>) -> Intent {
+        let content = "# A heading\n\nText #tag".to_owned();
+        Intent::Create(Creation {
+            slug: slug.to_owned(),
+            title: slug.to_owned(),
+            parsed: Arc::new(markdown::parse(&content)),
+            content,
+            parent: parent.map(str::to_owned),
+        })
+    }
+
+    fn edit(slug: &str, content: Option<&str>, base: Option<&str>) -> Intent {
+        let req = PageUpdate {
+            content: content.map(str::to_owned),
+            title: None,
+            base_revision: base.map(str::to_owned),
+            merge: false,
+            message: None,
+        };
+        let sent = req.content.as_deref().map(|c| Arc::new(markdown::parse(c)));
+        Intent::Edit(Edit { slug: slug.to_owned(), req, requested: None, sent })
+    }
+
+    fn refused(d: Decided) -> Code {
+        match d {
+            Decided::Answered(Answer::Now(answer)) => match *answer {
+                Err(e) => e.code,
+                Ok(page) => panic!("answered {} without a commit", page.slug),
+            },
+            Decided::Answered(_) => panic!("answered by a group's commit"),
+            Decided::Commit(c) => panic!("committed {:?}", c.action),
+        }
+    }
+
+    fn committed(d: Decided) -> Change {
+        match d {
+            Decided::Commit(c) => *c,
+            Decided::Answered(_) => panic!("answered without a commit"),
+        }
+    }
+
+    #[test]
+    fn a_create_is_refused_when_its_slug_is_taken_even_in_the_trash() {
+        let known = stored(&[row("a", "", false), row("b", "", true)]);
+        assert_eq!(refused(creation("a", None).decide(&known, "ws")), Code::PageExists);
+        assert_eq!(refused(creation("b", None).decide(&known, "ws")), Code::PageExists);
+    }
+
+    #[test]
+    fn a_create_needs_a_live_parent_and_takes_its_id() {
+        let known = stored(&[row("live", "", false), row("gone", "", true)]);
+        assert_eq!(refused(creation("c", Some("missing")).decide(&known, "ws")), Code::ParentNotFound);
+        assert_eq!(refused(creation("c", Some("gone")).decide(&known, "ws")), Code::ParentNotFound);
+        let change = committed(creation("c", Some("live")).decide(&known, "ws"));
+        assert_eq!(change.action, Action::Create);
+        assert_eq!(change.state.parent.map(|p| p.uid), Some("uid-live".to_owned()));
+        assert_eq!(change.summary, "Create c");
+    }
+
+    #[test]
+    fn an_edit_needs_a_live_page_and_a_current_base() {
+        let known = stored(&[row("a", "old", false), row("t", "old", true)]);
+        assert_eq!(refused(edit("missing", Some("x"), None).decide(&known, "ws")), Code::PageNotFound);
+        assert_eq!(refused(edit("t", Some("x"), None).decide(&known, "ws")), Code::PageNotFound);
+        let Decided::Answered(Answer::Now(answer)) = edit("a", Some("x"), Some("r0")).decide(&known, "ws") else {
+            panic!("a stale base is answered at once");
+        };
+        let e = answer.expect_err("a stale base is refused");
+        assert_eq!(e.code, Code::StaleRevision);
+        assert_eq!(e.extra.as_ref().and_then(|x| x["theirs"]["author"]["name"].as_str()), Some("Ada"));
+        let change = committed(edit("a", Some("new"), Some(" r1 ")).decide(&known, "ws"));
+        assert_eq!((change.action, change.state.content.as_str()), (Action::Update, "new"));
+        assert_eq!(change.summary, "Update a");
+    }
+
+    #[test]
+    fn an_edit_that_changes_nothing_makes_no_commit() {
+        let known = stored(&[row("a", "same", false)]);
+        match edit("a", Some("same"), None).decide(&known, "ws") {
+            Decided::Answered(Answer::Now(answer)) => {
+                let page = answer.expect("the page as it is");
+                assert_eq!((page.slug.as_str(), page.workspace.as_str(), page.revision.as_str()), ("a", "ws", "r1"));
+            }
+            _ => panic!("no commit for an edit that changes nothing"),
+        }
+    }
+
+    #[test]
+    fn in_a_group_a_save_sees_what_the_earlier_ones_leave() {
+        // An earlier create of the group: a later create of its slug is refused, an edit
+        // of it is decided against its content, a create under it finds its parent.
+        let mut known = stored(&[]);
+        let first = committed(creation("a", None).decide(&known, "ws"));
+        known.insert("a".to_owned(), after(&first, 0));
+        assert_eq!(refused(creation("a", None).decide(&known, "ws")), Code::PageExists);
+        let child = committed(creation("c", Some("a")).decide(&known, "ws"));
+        assert_eq!(child.state.parent.map(|p| p.uid), Some(first.state.uid.clone()));
+        let edited = committed(edit("a", Some("more"), None).decide(&known, "ws"));
+        assert_eq!(edited.state.uid, first.state.uid);
+        // Nothing to change: the page as the group's commit leaves it.
+        assert!(matches!(
+            edit("a", Some(&first.state.content), None).decide(&known, "ws"),
+            Decided::Answered(Answer::Page(0))
+        ));
+        // No request can have seen a revision not answered yet.
+        assert!(matches!(edit("a", Some("x"), Some("r1")).decide(&known, "ws"), Decided::Answered(Answer::Stale(0))));
+        // Its rows will hold the tags and links of its content.
+        let Known::Changed { state, .. } = &known["a"] else { panic!("changed by the group") };
+        assert_eq!(state.indexed.as_ref().map(|l| l.tags.clone()), Some(vec!["tag".to_owned()]));
+    }
+
+    #[test]
+    fn a_title_a_person_set_is_not_replaced_by_a_heading_nobody_touched() {
+        let parse = |s: &str| markdown::parse(s);
+        // The request's title first, then front matter, then a new page's heading.
+        assert_eq!(decide_title(Some("Asked".into()), &parse("# H"), None, "s"), "Asked");
+        assert_eq!(decide_title(None, &parse("---\ntitle: Front\n---\n# H"), None, "s"), "Front");
+        assert_eq!(decide_title(None, &parse("# Heading\n"), None, "s"), "Heading");
+        assert_eq!(decide_title(None, &parse("no heading"), None, "slug"), "slug");
+        // An existing page renamed by hand keeps its title while its heading stays ...
+        let mut before = PageState::of(&row("s", "# Heading\n\nold", false));
+        before.title = "Renamed".into();
+        assert_eq!(decide_title(None, &parse("# Heading\n\nnew"), Some(&before), "s"), "Renamed");
+        // ... and takes the heading when the edit changes it.
+        assert_eq!(decide_title(None, &parse("# Other\n\nnew"), Some(&before), "s"), "Other");
+        // Titles are one line.
+        assert_eq!(decide_title(Some("a\nb".into()), &parse(""), None, "s"), "a b");
     }
 }

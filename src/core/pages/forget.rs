@@ -18,7 +18,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::rows::{self, State};
-use super::save::{Action, Change, Writer};
+use super::save::{Action, Change, PageState, Writer};
 use crate::core::Ctx;
 use crate::core::users::User;
 use crate::core::workspaces::{Access, Owner};
@@ -50,7 +50,7 @@ pub async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &Slug) -> Resu
             action: Action::Purge,
             summary: "Purge a page from the trash".to_owned(),
             before_path: Some(git::trash_path(slug)),
-            state: super::ops::state_of(&row),
+            state: PageState::of(&row),
             previous_slug: None,
         };
         w.commit(user, vec![change]).await?;

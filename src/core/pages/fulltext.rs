@@ -1,7 +1,7 @@
 //! The full-text indexes: what they hold of a page, and how a query matches them (the
 //! one place where the backends' search SQL differs; `search/keyword.rs` ranks what they
 //! match). Neither engine stores the search text itself: it is derived from the markdown
-//! ([`super::rows::search_body`]).
+//! ([`super::search_text::search_body`]).
 //!
 //! PostgreSQL keeps it in the page row's `search_vector`, written with the row. SQLite
 //! keeps it in a file of its own (`store/search_file.rs`), written after the saves
@@ -12,18 +12,12 @@
 use futures_util::future::BoxFuture;
 use sqlx::{AnyConnection, AssertSqlSafe};
 
-use super::rows;
+use super::{rows, search_text};
 use crate::core::Ctx;
 use crate::core::paging::Paging;
 use crate::error::Result;
 use crate::store::{self, Backend, search_file};
 use crate::text;
-
-/// PostgreSQL's `search_vector` of a page, as an expression over two bound parameters:
-/// the title as indexed and the search text. The page row's own statement sets it.
-pub fn pg_vector(title: &str, body: &str) -> String {
-    format!("setweight(to_tsvector('english', {title}), 'A') || setweight(to_tsvector('english', {body}), 'B')")
-}
 
 /// Page rows read per statement while catching up (a first catch-up reads every page).
 const CHUNK: i64 = 256;
@@ -97,7 +91,7 @@ async fn write_entries(ctx: &Ctx, writer: &mut AnyConnection, ws_id: i64) -> Res
                 .into_iter()
                 .map(|mut t| {
                     let content = t.take_markdown()?;
-                    Ok((t.id, text::index_form(&t.title), rows::search_body(&content, &t.image_text)))
+                    Ok((t.id, text::index_form(&t.title), search_text::search_body(&content, &t.image_text)))
                 })
                 .collect::<Result<Vec<_>>>()
         })

@@ -30,7 +30,7 @@
 //! page operation does.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{OwnedMutexGuard, oneshot};
 
@@ -42,6 +42,7 @@ use crate::core::Ctx;
 use crate::core::users::User;
 use crate::core::workspaces::Access;
 use crate::error::{Error, Result};
+use crate::sync::BySlug;
 
 /// A save waiting for its group.
 pub struct Pending {
@@ -71,24 +72,45 @@ struct Taken {
 #[derive(Default)]
 pub struct Queue(std::sync::Mutex<Vec<Pending>>);
 
+/// The queues, by workspace slug (beside the write locks, `batch::Slots`), and how many
+/// saves were made together.
+#[derive(Default)]
+pub struct Queues {
+    open: BySlug<Queue>,
+    /// Saves decided, committed and indexed with others of their group (for tests and
+    /// the bench).
+    pub saved_together: AtomicU64,
+}
+
+impl Queues {
+    pub fn get(&self, slug: &str) -> Arc<Queue> {
+        self.open.get(slug)
+    }
+
+    pub fn forget(&self, slug: &str) {
+        self.open.forget(slug);
+    }
+}
+
 impl Queue {
     fn push(&self, p: Pending) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(p);
+        crate::sync::lock(&self.0).push(p);
     }
 
     fn take(&self) -> Vec<Pending> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+        std::mem::take(&mut *crate::sync::lock(&self.0))
     }
 }
 
 /// Queues a save and answers once the group that saved it is durable (or refused).
 pub(super) async fn submit(ctx: &Ctx, access: &Access, user: &User, intent: Intent) -> Result<Page> {
     let slot = ctx.writers.get(access.slug());
+    let queue = ctx.queued.get(access.slug());
     let (reply, mut answer) = oneshot::channel();
     let (taken, mut taken_rx) = oneshot::channel();
     // Queued before waiting for the lock: whoever holds it when we are counted as
     // waiting may take our save into its group.
-    slot.queue.push(Pending { user: user.clone(), intent, taken, reply });
+    queue.push(Pending { user: user.clone(), intent, taken, reply });
     let answered = tokio::select! {
         biased;
         answered = &mut answer => answered,
@@ -96,7 +118,7 @@ pub(super) async fn submit(ctx: &Ctx, access: &Access, user: &User, intent: Inte
         // hand the lock over to us before it flushes.
         _ = &mut taken_rx => answer.await,
         guard = slot.lock() => {
-            let group = slot.queue.take();
+            let group = queue.take();
             if group.is_empty() {
                 // A group holds our save already.
                 drop(guard);
@@ -228,7 +250,7 @@ async fn together(w: &mut Writer, group: &[Taken]) -> Result<Vec<Result<Page>>> 
     }
     let n = changes.len();
     let pages = if n == 0 { vec![] } else { w.commit_saves(changes, Saves::Group(n)).await? };
-    w.ctx.writers.saved_together.fetch_add(group.len() as u64, Ordering::Relaxed);
+    w.ctx.queued.saved_together.fetch_add(group.len() as u64, Ordering::Relaxed);
     Ok(decided
         .into_iter()
         .map(|d| match d {

@@ -11,17 +11,20 @@ pub mod forget;
 pub mod fulltext;
 pub mod group;
 pub mod history;
+pub mod inputs;
 pub mod ops;
 pub mod origin;
 pub mod read;
 pub mod rows;
 pub mod save;
+pub mod search_text;
 pub mod stored;
 
 use serde::Serialize;
 use utoipa::ToSchema;
 
 pub use forget::{Erased, erase, purge};
+pub use inputs::{NewPage, PageUpdate};
 pub use ops::*;
 pub use read::*;
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::decide::{Creation, Edit, Intent, decide_title};
 use super::group;
+use super::inputs::{NewPage, PageUpdate};
 use super::origin::Origin;
 use super::rows::{self, Row, State};
 use super::save::{Action, Change, PageState, Parent, Writer, check_content};
@@ -42,37 +43,6 @@ fn clean_title(title: &str) -> Result<Option<String>> {
         return Err(Error::title_too_long(MAX_TITLE_CHARS));
     }
     Ok((!t.is_empty()).then_some(t))
-}
-
-pub(super) fn state_of(row: &Row) -> PageState {
-    PageState {
-        uid: row.uid.clone(),
-        slug: row.slug.clone(),
-        title: row.title.clone(),
-        content: row.content.clone(),
-        parent: parent_of(row),
-        position: row.position,
-        trashed: row.deleted_at.is_some(),
-        parsed: None,
-        indexed: None,
-    }
-}
-
-/// [`state_of`] with the tags and links the page's rows hold, read with the row
-/// (`rows::find_listed`): its save writes them again only if the commit changes them.
-pub(super) fn listed_state_of(row: &Row, lists: rows::Lists) -> PageState {
-    PageState { indexed: Some(lists), ..state_of(row) }
-}
-
-fn parent_of(row: &Row) -> Option<Parent> {
-    Some(Parent { uid: row.parent_uid.clone()?, slug: row.parent_slug.clone()? })
-}
-
-pub struct NewPage {
-    pub title: Option<String>,
-    pub slug: Option<String>,
-    pub content: Option<String>,
-    pub parent: Option<String>,
 }
 
 pub async fn create(ctx: &Ctx, access: &Access, user: &User, req: NewPage) -> Result<Page> {
@@ -132,15 +102,6 @@ async fn save(ctx: &Ctx, access: &Access, user: &User, intent: Intent) -> Result
 
 async fn parent_row(w: &mut Writer, ws: i64, slug: &str) -> Result<Row> {
     rows::find(w.conn(), ws, slug, State::Live).await?.ok_or_else(|| Error::parent_not_found(slug))
-}
-
-#[derive(Clone)]
-pub struct PageUpdate {
-    pub content: Option<String>,
-    pub title: Option<String>,
-    pub base_revision: Option<String>,
-    pub merge: bool,
-    pub message: Option<String>,
 }
 
 /// Updates a page. A stale `base_revision` is 409 with the current revision; with
@@ -316,7 +277,7 @@ pub async fn move_page(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, par
             None => format!("Move {} to the top level", row.title),
         };
         let parent = new_parent.map(|p| Parent { uid: p.uid, slug: p.slug });
-        let state = PageState { parent, position: None, ..listed_state_of(&row, lists) };
+        let state = PageState { parent, position: None, ..PageState::listed(&row, lists) };
         w.commit_one(user, Change { action: Action::Move, summary, before_path: None, state, previous_slug: None })
             .await
     })
@@ -359,7 +320,7 @@ pub async fn reorder(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, after
                 action: Action::Order,
                 summary: format!("Order {} as number {} among its siblings", r.title, place + 1),
                 before_path: None,
-                state: PageState { position: Some(place), ..listed_state_of(&r, lists) },
+                state: PageState { position: Some(place), ..PageState::listed(&r, lists) },
                 previous_slug: None,
             })
             .collect();
@@ -395,7 +356,7 @@ pub async fn rename(
         let title = requested.clone().unwrap_or_else(|| row.title.clone());
         // A first heading that read the old title reads the new one, in the same commit.
         let retitled = (title != row.title).then(|| markdown::replace_h1(&row.content, &row.title, &title)).flatten();
-        let mut state = PageState { slug: new_slug.to_string(), title, ..listed_state_of(&row, lists) };
+        let mut state = PageState { slug: new_slug.to_string(), title, ..PageState::listed(&row, lists) };
         if let Some(content) = retitled {
             check_content(&content)?;
             state.parsed = Some(Arc::new(markdown::parse(&content)));
@@ -417,7 +378,7 @@ pub async fn rename(
                         action: Action::Relink,
                         summary: format!("Update links in {}: {slug} → {new_slug}", o.title),
                         before_path: None,
-                        state: PageState { content, ..listed_state_of(&o, o_lists) },
+                        state: PageState { content, ..PageState::listed(&o, o_lists) },
                         previous_slug: None,
                     });
                 }
@@ -466,7 +427,7 @@ pub async fn replay(ctx: &Ctx, access: &Access, user: &User, r: Replayed) -> Res
         }
         let parent =
             parent_for(&mut w, ws, &row, r.parent.as_ref()).await?.map(|p| Parent { uid: p.uid, slug: p.slug });
-        let before = listed_state_of(&row, lists);
+        let before = PageState::listed(&row, lists);
         let parsed = Arc::new(markdown::parse(&r.content));
         let title = decide_title(requested, &parsed, Some(&before), r.new_slug.as_str());
         let moved = parent.as_ref().map(|p| &p.uid) != before.parent.as_ref().map(|p| &p.uid);
@@ -524,7 +485,7 @@ pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, recurs
                 action: Action::Trash,
                 summary: format!("Trash {}", r.title),
                 before_path: Some(git::live_path(&r.slug)),
-                state: PageState { trashed: true, ..listed_state_of(&r, lists) },
+                state: PageState { trashed: true, ..PageState::listed(&r, lists) },
                 previous_slug: None,
             })
             .collect();
@@ -546,7 +507,7 @@ pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &
             Some(pid) => rows::is_live(w.conn(), pid).await?,
             None => false,
         };
-        let parent = if parent_live { parent_of(&row) } else { None };
+        let parent = if parent_live { Parent::of(&row) } else { None };
         let deleted_at = row.deleted_at.clone().unwrap_or_default();
         let with =
             rows::descendants(w.conn(), ws, row.id, rows::Among::TrashedWith(&deleted_at, row.deleted_by)).await?;
@@ -554,12 +515,12 @@ pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &
             action: Action::Untrash,
             summary: format!("Restore {} from the trash", r.title),
             before_path: Some(git::trash_path(&r.slug)),
-            state: PageState { trashed: false, parent, ..listed_state_of(r, lists) },
+            state: PageState { trashed: false, parent, ..PageState::listed(r, lists) },
             previous_slug: None,
         };
         let mut changes = vec![untrash(&row, lists, parent)];
         changes.extend(with.into_iter().map(|(r, lists)| {
-            let parent = parent_of(&r);
+            let parent = Parent::of(&r);
             untrash(&r, lists, parent)
         }));
         let mut pages = w.commit(user, changes).await?;
@@ -589,7 +550,7 @@ pub async fn restore_revision(
             action: Action::Restore,
             summary: format!("Restore {title} to {short}"),
             before_path: None,
-            state: PageState { title, content, parsed: Some(parsed), ..listed_state_of(&row, lists) },
+            state: PageState { title, content, parsed: Some(parsed), ..PageState::listed(&row, lists) },
             previous_slug: None,
         };
         w.commit_one(user, change).await

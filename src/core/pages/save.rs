@@ -13,13 +13,14 @@ use std::sync::Arc;
 use serde_json::json;
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
-use tokio::sync::{OwnedMutexGuard, watch};
+use tokio::sync::{OwnedMutexGuard, oneshot, watch};
 
 use super::batch::{self, Batch, Outcome, Slot, State};
 use super::origin::Origin;
 use super::rows::{self, IndexedPage, RevisionRow};
 use super::{Actor, Page};
 use crate::core::Ctx;
+use crate::core::test_hooks::SaveFaults;
 use crate::core::users::User;
 use crate::core::webhooks::{self, EventKind};
 use crate::core::workspaces::Access;
@@ -99,6 +100,13 @@ pub struct Parent {
     pub slug: String,
 }
 
+impl Parent {
+    /// The parent its row names, if any.
+    pub fn of(row: &rows::Row) -> Option<Parent> {
+        Some(Parent { uid: row.parent_uid.clone()?, slug: row.parent_slug.clone()? })
+    }
+}
+
 /// A page as one commit leaves it.
 #[derive(Debug, Clone)]
 pub struct PageState {
@@ -118,6 +126,27 @@ pub struct PageState {
 }
 
 impl PageState {
+    /// The page as its row holds it.
+    pub fn of(row: &rows::Row) -> PageState {
+        PageState {
+            uid: row.uid.clone(),
+            slug: row.slug.clone(),
+            title: row.title.clone(),
+            content: row.content.clone(),
+            parent: Parent::of(row),
+            position: row.position,
+            trashed: row.deleted_at.is_some(),
+            parsed: None,
+            indexed: None,
+        }
+    }
+
+    /// [`PageState::of`] with the tags and links the page's rows hold, read with the row
+    /// (`rows::find_listed`): its save writes them again only if the commit changes them.
+    pub fn listed(row: &rows::Row, lists: rows::Lists) -> PageState {
+        PageState { indexed: Some(lists), ..PageState::of(row) }
+    }
+
     pub fn path(&self) -> String {
         git::page_path(&self.slug, self.trashed)
     }
@@ -382,7 +411,9 @@ impl Writer {
     }
 
     /// [`Writer::commit`] of changes made by several users: each change is committed and
-    /// indexed as its user's.
+    /// indexed as its user's. Three steps: the commits laid out ([`lay_out`], pure), one
+    /// trip to the repository that makes them and writes their objects ([`Trip`]) while
+    /// their rows are written ([`Writer::index`]), then the batch told what it now holds.
     pub async fn commit_saves(&mut self, mut changes: Vec<(User, Change)>, saves: Saves) -> Result<Vec<Page>> {
         if changes.is_empty() {
             return Ok(vec![]);
@@ -391,121 +422,59 @@ impl Writer {
         let origin = Origin::current();
         let committed_at = self.ctx.clock.now();
         // A replayed save keeps its source commit's date: the revision's time.
-        let clock_now = origin.as_ref().map_or(committed_at, |o| o.time);
-        let now = crate::time::stored(clock_now);
-        // A replayed save says what its source commit says of itself.
-        if let Some(subject) = origin.as_ref().map(|o| one_line(&o.subject)).filter(|s| !s.is_empty()) {
-            for (_, c) in &mut changes {
-                c.summary.clone_from(&subject);
-            }
-        }
-        // Parse each page once: for its tags and links in the index and in the answer.
-        for (_, c) in &mut changes {
-            if c.state.parsed.is_none() && c.action != Action::Purge {
-                c.state.parsed = Some(Arc::new(markdown::parse(&c.state.content)));
-            }
-        }
-        let plan: Vec<Planned> = changes
-            .iter()
-            .map(|(user, c)| {
-                let mut files = Vec::new();
-                let after = c.after_path();
-                if let Some(before) = &c.before_path
-                    && Some(before) != after.as_ref()
-                {
-                    files.push(FileChange { path: before.clone(), content: None });
-                }
-                if let Some(after) = after {
-                    files.push(FileChange { path: after, content: Some(c.state.content.clone().into_bytes()) });
-                }
-                let message = commit_message(c, user.id, &now, origin.as_ref());
-                Planned { files, message, name: user.name.clone(), email: user.email.clone() }
-            })
-            .collect();
-        let heads = self.batch().heads;
+        let authored_at = origin.as_ref().map_or(committed_at, |o| o.time);
+        let now = crate::time::stored(authored_at);
+        let faults = self
+            .ctx
+            .test_hooks
+            .save_faults(changes.iter().map(|(_, c)| c.state.slug.as_str()), matches!(saves, Saves::Group(_)));
+        let planned = lay_out(&mut changes, origin.as_ref(), &now);
+
+        let b = self.batch();
         // Alone in its batch, with nobody waiting to join: the save makes its commit
         // durable and moves the branch in this same trip (see batch::Early). Whoever
         // arrives meanwhile joins the batch as usual. A group never does: it must be able
         // to take its rows back and leave the batch as it found it.
-        let alone = {
-            let b = self.batch();
-            !self.grouped && b.saves == 0 && !b.keep && !self.slot.others_waiting()
+        let alone = !self.grouped && b.saves == 0 && !b.keep && !self.slot.others_waiting();
+        let trip = Trip {
+            heads: b.heads,
+            planned,
+            origin,
+            committed_at: committed_at.timestamp(),
+            authored_at: authored_at.timestamp(),
+            // A group makes its objects durable in its own trip, and with them every
+            // object the batch wrote before: the barrier then runs while the group's rows
+            // are still being written (a group's rows take longer than its objects),
+            // instead of after them in the flush, during which nothing else moves
+            // (measured in commit eb2cd5a). Its objects stay unnamed until the flush
+            // moves the branch, so a group that is refused still leaves nothing behind.
+            sync_before: matches!(saves, Saves::Group(_)).then(|| b.written.clone()),
+            move_early: alone.then(|| b.moved.clone()),
+            faults,
         };
-        let moved = self.batch().moved.clone();
-        // A group makes its objects durable in its own trip, and with them every object
-        // the batch wrote before: the barrier then runs while the group's rows are still
-        // being written (a group's rows take longer than its objects), instead of after
-        // them in the flush, during which nothing else moves (measured in commit eb2cd5a).
-        // Its objects stay unnamed until the flush moves the
-        // branch, so a group that is refused still leaves nothing behind.
-        let sync_here = matches!(saves, Saves::Group(_)).then(|| self.batch().written.clone());
-        let fail_objects = changes.iter().any(|(_, c)| self.ctx.test_hooks.objects_fail(&c.state.slug));
-        let disk_full = changes.iter().any(|(_, c)| self.ctx.test_hooks.disk_full(&c.state.slug));
-        // One trip to the repository: it makes the commits in memory, hands their ids to
-        // the rows, and writes the objects while the rows are written (the two take
-        // about as long, on two threads).
+        // The trip makes the commits in memory and hands their ids to the rows, then
+        // writes the objects while the rows are written (the two take about as long, on
+        // two threads).
         let (made_tx, made_rx) = tokio::sync::oneshot::channel();
-        let trip = self.repo.start(move |repo| {
-            // The batch's first commit reads the branch (under the lock: see Heads).
-            let (start, mut parent) = match heads {
-                Some(h) => (h.start, h.tip),
-                None => {
-                    let tip = git::tip(repo)?;
-                    (tip.map(|t| t.commit), tip)
-                }
-            };
-            let mut commits = Vec::with_capacity(plan.len());
-            let mut made = git::Unwritten::default();
-            for p in &plan {
-                let committer = git::Author { name: &p.name, email: &p.email, time: committed_at.timestamp() };
-                let author = match &origin {
-                    Some(o) => git::Author { name: &o.author_name, email: &o.author_email, time: o.time.timestamp() },
-                    None => git::Author { time: clock_now.timestamp(), ..committer },
-                };
-                let commit = git::make_commit(repo, parent, &p.files, &author, &committer, &p.message, &mut made)?;
-                parent = Some(commit.tip);
-                commits.push(commit);
-            }
-            let _ = made_tx.send((start, commits));
-            anyhow::ensure!(!fail_objects, "test hook: the save's objects could not be written");
-            if disk_full {
-                return Err(std::io::Error::from_raw_os_error(libc::ENOSPC).into());
-            }
-            let mut written = Vec::new();
-            made.write(repo, &mut written)?;
-            if let Some(mut before) = sync_here {
-                before.append(&mut written);
-                git::sync_objects(repo, &before)?;
-                return Ok(Synced::All);
-            }
-            // Recorded before it is made, while this trip holds the repository (a save
-            // interrupted now must leave it known), and not made if the batch ended
-            // meanwhile (see batch::Early).
-            if let Some(to) = parent.map(|t| t.commit).filter(|_| alone)
-                && moved.record(batch::Moved { start, to })
-            {
-                git::sync_objects(repo, &written)?;
-                git::write_ref(repo, to, start)?;
-                return Ok(Synced::All);
-            }
-            Ok(Synced::No(written))
-        });
+        let objects = self.repo.start(move |repo| trip.run(repo, made_tx));
         let Ok((start, commits)) = made_rx.await else {
             // The trip failed before the commits were made: nothing was written.
-            return Err(match trip.await {
+            return Err(match objects.await {
                 Err(e) => e.into(),
                 Ok(_) => Error::internal(anyhow::anyhow!("the save's commits were written but never made")),
             });
         };
-        if changes.iter().any(|(_, c)| self.ctx.test_hooks.panics_after_commit(&c.state.slug)) {
+        if faults.panic_after_commit {
             panic!("test hook: a save interrupted between its commit and its rows");
         }
-        let sha_strings: Vec<String> = commits.iter().map(|c| c.tip.commit.to_string()).collect();
+        let shas: Vec<String> = commits.iter().map(|c| c.tip.commit.to_string()).collect();
         // Each change's content, by the id its commit gave it (a purge's commit has none).
         let blobs: Vec<Option<String>> =
             commits.iter().map(|c| c.blobs.iter().flatten().last().map(|b| b.to_string())).collect();
-        let ids = Commits { shas: &sha_strings, blobs: &blobs };
-        let (Indexed { created, deliveries }, written) = self.index(&changes, ids, &now, saves, trip).await?;
+        let ids = Commits { shas: &shas, blobs: &blobs };
+        let (Indexed { created, deliveries }, written) =
+            self.index(&changes, ids, &now, saves, faults.rows, objects).await?;
+
         let b = self.batch_mut();
         b.heads = Some(batch::Heads { start, tip: commits.last().map(|c| c.tip) });
         b.deliveries |= deliveries;
@@ -517,36 +486,17 @@ impl Writer {
         b.saves += saves.count();
         let follow = (b.id, b.follow());
         self.follows.get_or_insert(follow);
+        let workspace = self.access.slug();
         Ok(changes
             .into_iter()
-            .zip(sha_strings)
+            .zip(shas)
             .zip(created)
-            .map(|(((user, c), revision), created_at)| {
-                let st = c.state;
-                let (tags, links) = match &st.parsed {
-                    Some(p) => (p.tags.clone(), p.links.iter().map(|l| l.slug.clone()).collect()),
-                    None => (vec![], vec![]),
-                };
-                Page {
-                    slug: st.slug,
-                    title: st.title,
-                    content: st.content,
-                    parent: st.parent.map(|p| p.slug),
-                    tags,
-                    links,
-                    revision,
-                    created_at,
-                    updated_at: now.clone(),
-                    updated_by: Actor { id: user.id, name: user.name },
-                    workspace: self.access.slug().to_owned(),
-                    position: st.position,
-                }
-            })
+            .map(|(((user, c), revision), created_at)| answer(user, c, revision, created_at, &now, workspace))
             .collect())
     }
 
     /// Writes the index rows of committed changes into the batch while `objects` writes
-    /// their commits' objects; answers each page's creation time (kept from its row, or
+    /// their commits' objects (with `fail`, a test asks the rows to fail half-way); answers each page's creation time (kept from its row, or
     /// now for a new page) and what `objects` left to make durable. Once the batch
     /// holds another save, or for a group of saves, the rows go under a savepoint: a save
     /// refused by its rows takes back only its own (a group's, only the group's). A lone
@@ -559,14 +509,13 @@ impl Writer {
         commits: Commits<'_>,
         now: &str,
         saves: Saves,
+        fail: bool,
         objects: impl Future<Output = anyhow::Result<Synced>>,
     ) -> Result<(Indexed, Synced)> {
         let ws_id = self.access.workspace_id();
         let ws_slug = self.access.slug().to_owned();
         let shared = self.batch().saves > 0 || self.batch().keep || matches!(saves, Saves::Group(_));
         let mut savepoint = Savepoint::Wanted(shared);
-        let fail = changes.iter().any(|(_, c)| self.ctx.test_hooks.rows_fail(&c.state.slug))
-            || (matches!(saves, Saves::Group(_)) && self.ctx.test_hooks.group_fails());
         let write = Frame { savepoint: &mut savepoint, fail };
         let rows = index_rows(self.conn(), ws_id, &ws_slug, changes, commits, now, write);
         let e = match tokio::join!(rows, objects) {
@@ -632,6 +581,136 @@ struct Planned {
     message: String,
     name: String,
     email: String,
+}
+
+/// Lays out the commits of `changes`, one each, before the trip to the repository: a
+/// replayed save's summaries become its source commit's subject, each page's content is
+/// parsed once (for its tags and links, in the rows and the answer), and each commit's
+/// files and message are written down.
+fn lay_out(changes: &mut [(User, Change)], origin: Option<&Origin>, now: &str) -> Vec<Planned> {
+    // A replayed save says what its source commit says of itself.
+    if let Some(subject) = origin.map(|o| one_line(&o.subject)).filter(|s| !s.is_empty()) {
+        for (_, c) in changes.iter_mut() {
+            c.summary.clone_from(&subject);
+        }
+    }
+    for (_, c) in changes.iter_mut() {
+        if c.state.parsed.is_none() && c.action != Action::Purge {
+            c.state.parsed = Some(Arc::new(markdown::parse(&c.state.content)));
+        }
+    }
+    changes
+        .iter()
+        .map(|(user, c)| {
+            let mut files = Vec::new();
+            let after = c.after_path();
+            if let Some(before) = &c.before_path
+                && Some(before) != after.as_ref()
+            {
+                files.push(FileChange { path: before.clone(), content: None });
+            }
+            if let Some(after) = after {
+                files.push(FileChange { path: after, content: Some(c.state.content.clone().into_bytes()) });
+            }
+            let message = commit_message(c, user.id, now, origin);
+            Planned { files, message, name: user.name.clone(), email: user.email.clone() }
+        })
+        .collect()
+}
+
+/// A save's one trip to the repository: everything it needs, taken from the writer
+/// before it leaves for the blocking pool.
+struct Trip {
+    /// Where the batch has taken the branch; None before its first commit.
+    heads: Option<batch::Heads>,
+    planned: Vec<Planned>,
+    origin: Option<Origin>,
+    /// Unix seconds: the commits' committer time, and their author time.
+    committed_at: i64,
+    authored_at: i64,
+    /// A group's: the objects the batch wrote before, made durable with the group's.
+    sync_before: Option<Vec<git2::Oid>>,
+    /// A save alone in its batch: the cell in which it records moving the branch.
+    move_early: Option<Arc<batch::Early>>,
+    faults: SaveFaults,
+}
+
+impl Trip {
+    /// Makes the commits (on the batch's newest one, or the branch's head for the batch's
+    /// first), hands them to the rows through `made`, then writes their objects and
+    /// answers what the flush has left to make durable.
+    fn run(self, repo: &git2::Repository, made: oneshot::Sender<Made>) -> anyhow::Result<Synced> {
+        // The batch's first commit reads the branch (under the lock: see Heads).
+        let (start, mut parent) = match self.heads {
+            Some(h) => (h.start, h.tip),
+            None => {
+                let tip = git::tip(repo)?;
+                (tip.map(|t| t.commit), tip)
+            }
+        };
+        let mut commits = Vec::with_capacity(self.planned.len());
+        let mut unwritten = git::Unwritten::default();
+        for p in &self.planned {
+            let committer = git::Author { name: &p.name, email: &p.email, time: self.committed_at };
+            let author = match &self.origin {
+                Some(o) => git::Author { name: &o.author_name, email: &o.author_email, time: o.time.timestamp() },
+                None => git::Author { time: self.authored_at, ..committer },
+            };
+            let commit = git::make_commit(repo, parent, &p.files, &author, &committer, &p.message, &mut unwritten)?;
+            parent = Some(commit.tip);
+            commits.push(commit);
+        }
+        let _ = made.send((start, commits));
+        anyhow::ensure!(!self.faults.objects, "test hook: the save's objects could not be written");
+        if self.faults.disk_full {
+            return Err(std::io::Error::from_raw_os_error(libc::ENOSPC).into());
+        }
+        let mut written = Vec::new();
+        unwritten.write(repo, &mut written)?;
+        if let Some(mut before) = self.sync_before {
+            before.append(&mut written);
+            git::sync_objects(repo, &before)?;
+            return Ok(Synced::All);
+        }
+        // Recorded before it is made, while this trip holds the repository (a save
+        // interrupted now must leave it known), and not made if the batch ended
+        // meanwhile (see batch::Early).
+        if let (Some(early), Some(to)) = (&self.move_early, parent.map(|t| t.commit))
+            && early.record(batch::Moved { start, to })
+        {
+            git::sync_objects(repo, &written)?;
+            git::write_ref(repo, to, start)?;
+            return Ok(Synced::All);
+        }
+        Ok(Synced::No(written))
+    }
+}
+
+/// The commits a trip made, as soon as they are made: where the branch stood when the
+/// batch began, and each change's commit.
+type Made = (Option<git2::Oid>, Vec<git::Written>);
+
+/// A changed page as its commit leaves it: the save's answer.
+fn answer(user: User, c: Change, revision: String, created_at: String, now: &str, workspace: &str) -> Page {
+    let st = c.state;
+    let (tags, links) = match &st.parsed {
+        Some(p) => (p.tags.clone(), p.links.iter().map(|l| l.slug.clone()).collect()),
+        None => (vec![], vec![]),
+    };
+    Page {
+        slug: st.slug,
+        title: st.title,
+        content: st.content,
+        parent: st.parent.map(|p| p.slug),
+        tags,
+        links,
+        revision,
+        created_at,
+        updated_at: now.to_owned(),
+        updated_by: Actor { id: user.id, name: user.name },
+        workspace: workspace.to_owned(),
+        position: st.position,
+    }
 }
 
 /// The commits of a save's changes, one per change: ids, and the id of each one's

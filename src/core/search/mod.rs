@@ -210,7 +210,7 @@ async fn hits_of(ctx: &Ctx, ws_id: i64, ranked: &[(i64, f64)], paging: Paging, q
     let mut hits = Vec::with_capacity(window.len());
     for (id, score) in window {
         let Some(mut t) = by_id.remove(&id) else { continue };
-        let body = super::pages::rows::search_body(&t.take_markdown()?, &t.image_text);
+        let body = super::pages::search_text::search_body(&t.take_markdown()?, &t.image_text);
         hits.push(Hit { slug: t.slug, title: t.title, snippet: passage::best(&body, &marks), score });
     }
     Ok(hits)

@@ -48,7 +48,7 @@ impl Marks {
     }
 }
 
-/// The best window of `body` (a page's search text: `rows::search_body`) for `marks`.
+/// The best window of `body` (a page's search text: `search_text::search_body`) for `marks`.
 pub fn best(body: &str, marks: &Marks) -> String {
     // Words are read from the text as indexed (CJK characters spaced apart: they are
     // words of their own either way); only the snippet is put back together, by

@@ -137,7 +137,7 @@ async fn catch_up(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>> 
             ix.words.remove(&id);
         } else {
             let content = row.take_markdown()?;
-            let body = crate::core::pages::rows::search_body(&content, &row.image_text);
+            let body = crate::core::pages::search_text::search_body(&content, &row.image_text);
             ix.words.insert(id, crate::text::words(&body).len());
             ix.tfidf.upsert(id, &crate::text::term_pairs(&row.title), &crate::text::term_pairs(&body));
         }

@@ -2,7 +2,7 @@
 //! every page event reaches each of them, signed, through a durable outbox.
 //!
 //! The save path writes the event row and one `deliveries` row per interested webhook
-//! in its own transaction ([`fan_out_in_tx`]), so an event exists exactly when its write
+//! in its own transaction ([`push_event`]), so an event exists exactly when its write
 //! does, and a delivery record exists from the start for `GET …/deliveries` to show. An
 //! event no webhook wants is not written at all: nothing would ever read it (a webhook
 //! receives the events after its creation only).
@@ -13,8 +13,8 @@ pub mod sign;
 pub mod target;
 
 use serde::Serialize;
+use sqlx::Row as _;
 use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row as _};
 use utoipa::ToSchema;
 
 use super::Ctx;
@@ -284,28 +284,13 @@ const WANTING: &str =
     "FROM webhooks WHERE workspace_id = $1 AND active = 1 AND (events = '' OR events LIKE '%,' || $2 || ',%')";
 
 /// Writes a page event into the outbox, and a pending delivery for every webhook of the
-/// workspace that wants its kind — in the save's transaction. Without such a webhook,
+/// workspace that wants its kind — as the last statements of a save's script, so in the
+/// save's transaction and in its one hand-off to the database. Without such a webhook,
 /// nothing (two statements that find no webhook: most workspaces have none, and every
-/// save comes here). Answers whether a delivery was queued.
-pub async fn fan_out_in_tx(
-    tx: &mut AnyConnection,
-    ws_id: i64,
-    page_uid: &str,
-    kind: &str,
-    payload: &str,
-    now: &str,
-) -> Result<bool> {
-    let mut script = Script::new();
-    push_event(&mut script, ws_id, page_uid, kind, payload, now);
-    // The event's row, returned only when some webhook wanted it.
-    Ok(!script.run(tx).await?.is_empty())
-}
-
-/// [`fan_out_in_tx`] as the last statements of a save's script (one hand-off to the
-/// database for the whole save): the event, written only if some webhook wants it, which
-/// returns its id as the script's last row; then a pending delivery for each webhook that
-/// wants it, naming that event — the newest of the page's events in the workspace, as
-/// writers of a workspace are serialised.
+/// save comes here). The event is written only if some webhook wants it, which returns
+/// its id as the script's last row (so the save knows a delivery was queued); then a
+/// pending delivery for each webhook that wants it, naming that event — the newest of
+/// the page's events in the workspace, as writers of a workspace are serialised.
 pub fn push_event(script: &mut Script, ws_id: i64, page_uid: &str, kind: &str, payload: &str, now: &str) {
     script.push(
         format!(

@@ -10,6 +10,7 @@ import { appHref, navigate, pageHref } from "../router";
 import { signOut, titles } from "../session";
 import { store, useStore } from "../store";
 import { toggleTheme } from "../theme";
+import { useListbox } from "./listbox";
 
 interface Item {
   id: string;
@@ -58,7 +59,6 @@ function Palette({ onClose }: { onClose: () => void }) {
   const all = useStore(titles);
   const [q, setQ] = useState("");
   const [found, setFound] = useState<Item[]>([]);
-  const [active, setActive] = useState(0);
   const input = useRef<HTMLInputElement>(null);
 
   useEffect(() => {
@@ -102,11 +102,7 @@ function Palette({ onClose }: { onClose: () => void }) {
       ]
     : [];
   const items = [...pages, ...acts, ...create];
-  const current = Math.min(active, Math.max(items.length - 1, 0));
-
-  useEffect(() => {
-    document.getElementById(`palette-item-${current}`)?.scrollIntoView({ block: "nearest" });
-  }, [current]);
+  const { current, setActive, move } = useListbox(items.length, "palette-item-");
 
   function run(item: Item | undefined) {
     if (!item) return;
@@ -115,14 +111,8 @@ function Palette({ onClose }: { onClose: () => void }) {
   }
 
   function onKeyDown(e: KeyboardEvent) {
-    const n = items.length;
-    if (e.key === "ArrowDown") {
-      e.preventDefault();
-      if (n) setActive((current + 1) % n);
-    } else if (e.key === "ArrowUp") {
-      e.preventDefault();
-      if (n) setActive((current - 1 + n) % n);
-    } else if (e.key === "Enter") {
+    if (move(e)) return;
+    if (e.key === "Enter") {
       e.preventDefault();
       run(items[current]);
     } else if (e.key === "Escape") {

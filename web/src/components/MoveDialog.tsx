@@ -1,12 +1,13 @@
 // The move dialog's form ("⋯" → Move): the new parent is found by searching the
 // workspace's pages, not picked from one <select> of every page. Its own chunk, loaded
 // when the dialog opens (PageActions.tsx).
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, type Page, type TreeNode } from "../api";
 import { t, useI18n } from "../i18n";
 import { pagesChanged, tree } from "../session";
 import { useStore } from "../store";
 import { DialogActions, FormError, useAction } from "./Form";
+import { useListbox } from "./listbox";
 
 /** A page the moved page can go under, with the titles of its ancestors (to tell apart
  *  pages of the same title). */
@@ -39,34 +40,19 @@ function ParentPicker({ page, parent, onChoose }: { page: Page; parent: string; 
   const nodes = useStore(tree) ?? [];
   const all = useMemo(() => choices(nodes, page.slug), [nodes, page.slug]);
   const [query, setQuery] = useState("");
-  const [active, setActive] = useState(0);
   const q = fold(query.trim());
   const matching = q ? all.filter((c) => fold(c.title).includes(q) || fold(c.slug).includes(q)) : all;
   const top: ParentChoice = { slug: "", title: t("page.move.top_level"), path: "" };
   const options = [top, ...matching.slice(0, SHOWN_CHOICES)];
-  const current = Math.min(active, options.length - 1);
+  const { current, setActive, move } = useListbox(options.length, "move-choice-");
   const chosenTitle = parent ? (all.find((c) => c.slug === parent)?.title ?? parent) : "";
-  const list = useRef<HTMLUListElement>(null);
   const input = useRef<HTMLInputElement>(null);
   // Focused when it appears (the dialog opened before this chunk had loaded).
   useLayoutEffect(() => input.current?.focus(), []);
 
-  useEffect(() => {
-    list.current?.querySelector(`#move-choice-${current}`)?.scrollIntoView({ block: "nearest" });
-  }, [current]);
-
   function onKeyDown(e: KeyboardEvent) {
-    const n = options.length;
-    if (e.key === "ArrowDown") {
-      e.preventDefault();
-      setActive((current + 1) % n);
-    } else if (e.key === "ArrowUp") {
-      e.preventDefault();
-      setActive((current - 1 + n) % n);
-    } else if (e.key === "Home" || e.key === "End") {
-      e.preventDefault();
-      setActive(e.key === "Home" ? 0 : n - 1);
-    } else if (e.key === "Enter" && options[current]!.slug !== parent) {
+    if (move(e)) return;
+    if (e.key === "Enter" && options[current]!.slug !== parent) {
       // Enter chooses the highlighted page; once it is the choice, Enter moves the page.
       e.preventDefault();
       onChoose(options[current]!.slug);
@@ -93,7 +79,7 @@ function ParentPicker({ page, parent, onChoose }: { page: Page; parent: string; 
           onKeyDown={onKeyDown}
         />
       </label>
-      <ul id="move-choices" role="listbox" aria-labelledby="move-parent-label" class="choice-list" ref={list}>
+      <ul id="move-choices" role="listbox" aria-labelledby="move-parent-label" class="choice-list">
         {options.map((o, i) => (
           <li
             key={o.slug}

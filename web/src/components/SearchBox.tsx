@@ -10,6 +10,7 @@ import { appHref, location, navigate, pageHref } from "../router";
 import { currentWorkspace } from "../session";
 import { store, useStore } from "../store";
 import { FormError } from "./Form";
+import { useListbox } from "./listbox";
 
 export const MODES: SearchMode[] = ["keyword", "semantic", "hybrid"];
 export const searchMode = store<SearchMode>("keyword");
@@ -35,8 +36,8 @@ export function SearchBox() {
   const [items, setItems] = useState<SearchResult[] | null>(null);
   const [total, setTotal] = useState(0);
   const [error, setError] = useState<ErrorText>("");
-  const [active, setActive] = useState(-1);
   const [open, setOpen] = useState(false);
+  const { current: active, setActive, move } = useListbox(items?.length ?? 0, "search-result-", -1);
   const input = useRef<HTMLInputElement>(null);
   const box = useRef<HTMLDivElement>(null);
 
@@ -102,15 +103,10 @@ export function SearchBox() {
   }
 
   function onKeyDown(e: KeyboardEvent) {
-    const n = items?.length ?? 0;
-    if (e.key === "ArrowDown") {
-      e.preventDefault();
-      setOpen(true);
-      if (n) setActive((active + 1) % n);
-    } else if (e.key === "ArrowUp") {
-      e.preventDefault();
-      if (n) setActive((active - 1 + n) % n);
-    } else if (e.key === "Enter") {
+    // The keys that move the highlight do so only in the list shown (ArrowDown shows it).
+    if (e.key === "ArrowDown") setOpen(true);
+    if ((open || e.key === "ArrowDown") && move(e)) return;
+    if (e.key === "Enter") {
       e.preventDefault();
       const item = items?.[active];
       if (item && open) go(item);

@@ -18,8 +18,9 @@ use serde_json::json;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AssertSqlSafe, Row as _};
 
+use super::search_text::{self, search_body, search_body_of};
+use super::stored;
 use super::{Actor, Page, PageRef, PageSummary, TrashEntry};
-use super::{fulltext, stored};
 use crate::core::paging::Paging;
 use crate::error::{Error, Result};
 use crate::markdown::{self, Parsed};
@@ -875,23 +876,6 @@ pub async fn set_parent_in_tx(tx: &mut AnyConnection, ws_id: i64, page_id: i64, 
     Ok(())
 }
 
-/// The text a page is searched by: its markdown's text, then the text read from the
-/// images it embeds (`image_text`). Derived, never stored: the full-text indexes keep
-/// only their index of it.
-pub fn search_body(content: &str, image_text: &str) -> String {
-    search_body_of(&markdown::parse(content).text, image_text)
-}
-
-/// [`search_body`] from the markdown's text, when it is parsed already.
-fn search_body_of(text: &str, image_text: &str) -> String {
-    let mut body = text::index_form(text);
-    if !image_text.is_empty() {
-        body.push('\n');
-        body.push_str(image_text);
-    }
-    body
-}
-
 /// The text read (OCR, when it has run) from the images `content` embeds, in index form.
 async fn image_text_in_tx(tx: &mut AnyConnection, ws_id: i64, content: &str) -> Result<String> {
     let mut out = String::new();
@@ -957,7 +941,7 @@ pub async fn refresh_search_body_in_tx(tx: &mut AnyConnection, ws_id: i64, pages
         let image_text = image_text_in_tx(tx, ws_id, &content).await?;
         let seq = next_index_seq_in_tx(tx, ws_id).await?;
         let vector = match backend {
-            Backend::Postgres => format!(", search_vector = {}", fulltext::pg_vector("$5", "$6")),
+            Backend::Postgres => format!(", search_vector = {}", search_text::pg_vector("$5", "$6")),
             Backend::Sqlite => String::new(),
         };
         let sql = format!("UPDATE pages SET image_text = $1, index_seq = $2{vector} WHERE id = $3 AND index_seq = $4");
@@ -1082,7 +1066,7 @@ pub fn page_written(rows: &[AnyRow]) -> Result<(i64, String)> {
 /// one extra parameter, the search text (given by their numbers); SQLite's search file is
 /// written after the commit, from the row (`fulltext::catch_up`).
 fn search_vector(backend: Backend, title: &str, body: &str) -> Option<String> {
-    (backend == Backend::Postgres).then(|| fulltext::pg_vector(title, body))
+    (backend == Backend::Postgres).then(|| search_text::pg_vector(title, body))
 }
 
 /// One statement for new and existing rows: the row is keyed by the page id kept in the
