@@ -183,7 +183,7 @@ const enc = encodeURIComponent;
 
 // TODO(server): `list_max_limit` in /api/system (the largest `limit` a list takes).
 /** The most items one list request may ask for (lists take limit ≤ 500). */
-export const PAGE_LIMIT = 500;
+const PAGE_LIMIT = 500;
 
 /** Every item of a paged list, asked for `PAGE_LIMIT` at a time until `total` is reached
  *  (one request for any list of up to 500: nothing is silently cut at the first page). */

@@ -44,7 +44,7 @@ function size(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB` : `${Math.round(bytes / 1024)} KB`;
 }
 
-export function errorMessage(e: unknown): string {
+function errorMessage(e: unknown): string {
   if (e instanceof ApiError) {
     if (e.status === 429) return t("auth.error.rate_limited");
     if (e.status === 503) return t("common.database_unavailable");

@@ -35,7 +35,7 @@ export function childrenOf(nodes: TreeNode[], parent: string | null): TreeNode[]
 }
 
 /** The page's parent and its siblings (itself included), in the tree's order. */
-export function siblingsOf(nodes: TreeNode[], slug: string, parent: string | null = null): Sibling | null {
+function siblingsOf(nodes: TreeNode[], slug: string, parent: string | null = null): Sibling | null {
   for (const n of nodes) {
     if (n.slug === slug) return { parent, list: nodes };
     const found = siblingsOf(n.children ?? [], slug, n.slug);
@@ -44,7 +44,7 @@ export function siblingsOf(nodes: TreeNode[], slug: string, parent: string | nul
   return null;
 }
 
-export interface Sibling {
+interface Sibling {
   parent: string | null;
   list: TreeNode[];
 }

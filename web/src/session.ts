@@ -119,7 +119,7 @@ export async function signedIn(u: User): Promise<void> {
 }
 
 /** The session ended (signed out here, or expired): back to the sign-in screen. */
-export async function signedOut(expired = false): Promise<void> {
+async function signedOut(expired = false): Promise<void> {
   user.set(null);
   workspaces.set([]);
   currentWorkspace.set(null);

@@ -3,7 +3,7 @@
 import { store } from "./store";
 
 const KEY = "cairn.theme";
-export type ThemeChoice = "light" | "dark" | "system";
+type ThemeChoice = "light" | "dark" | "system";
 
 function stored(): ThemeChoice {
   try {
@@ -15,11 +15,11 @@ function stored(): ThemeChoice {
 }
 
 const media = window.matchMedia("(prefers-color-scheme: dark)");
-export const themeChoice = store<ThemeChoice>(stored());
+const themeChoice = store<ThemeChoice>(stored());
 /** The theme in effect. */
 export const theme = store<"light" | "dark">("light");
 
-export function effectiveTheme(): "light" | "dark" {
+function effectiveTheme(): "light" | "dark" {
   const c = themeChoice.get();
   return c === "system" ? (media.matches ? "dark" : "light") : c;
 }
@@ -30,7 +30,7 @@ function apply(): void {
   theme.set(t);
 }
 
-export function setTheme(choice: ThemeChoice): void {
+function setTheme(choice: ThemeChoice): void {
   try {
     if (choice === "system") localStorage.removeItem(KEY);
     else localStorage.setItem(KEY, choice);

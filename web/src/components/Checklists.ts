@@ -15,7 +15,7 @@ const TASK = /^((?:[ \t]*>)*[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[)[ xX](?=\])/;
 
 /** `source` with the box of the task item on line `line` (0-based) ticked or not, or null
  *  when that line holds no task box. */
-export function tickLine(source: string, line: number, checked: boolean): string | null {
+function tickLine(source: string, line: number, checked: boolean): string | null {
   let start = 0;
   for (let i = 0; i < line; i++) {
     const nl = source.indexOf("\n", start);

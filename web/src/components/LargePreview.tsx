@@ -32,7 +32,7 @@ function yieldThen(fn: () => void): () => void {
   };
 }
 
-export function sections(source: string): string[] {
+function sections(source: string): string[] {
   // One native regex pass over fence markers and headings (a 1 MiB page takes a few ms).
   const out: string[] = [];
   const marks = /^ {0,3}(`{3,}|~{3,})|^#{1,6}[ \t]/gm;

@@ -68,7 +68,7 @@ export function watchImages(host: HTMLElement): () => void {
 }
 
 /** Images of `host` that had already failed before it was watched. */
-export function checkImages(host: HTMLElement): void {
+function checkImages(host: HTMLElement): void {
   for (const img of host.querySelectorAll("img")) {
     if (isUpload(img) && img.complete && img.naturalWidth === 0) showMissing(img);
   }

@@ -129,7 +129,7 @@ function confirmDelete(page: Page, subpages: string[]): Promise<boolean> {
   });
 }
 
-export async function deletePage(page: Page): Promise<void> {
+async function deletePage(page: Page): Promise<void> {
   // The tree tells which subpages go with the page, so the one question can name them.
   await treeReady();
   const subpages = subpageTitles(tree.get() ?? [], page.slug) ?? [];

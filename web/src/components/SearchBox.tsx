@@ -13,7 +13,7 @@ import { FormError } from "./Form";
 import { useListbox } from "./listbox";
 
 export const MODES: SearchMode[] = ["keyword", "semantic", "hybrid"];
-export const searchMode = store<SearchMode>("keyword");
+const searchMode = store<SearchMode>("keyword");
 
 function isTyping(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;

@@ -31,7 +31,7 @@ import { FormError } from "./Form";
 const expanded = store<Set<string>>(new Set());
 /** A long list of siblings shows its first PAGE_SIZE entries, then "show more" (per parent,
  *  "" = top level): a workspace of 10,000 pages stays quick to open and to expand. */
-export const PAGE_SIZE = 200;
+const PAGE_SIZE = 200;
 const shownCount = store<Map<string, number>>(new Map());
 
 /** The slug of the page being dragged, and the last move's error. */
@@ -143,7 +143,7 @@ function pathTo(nodes: TreeNode[], slug: string, trail: string[] = []): string[]
 }
 
 /** The slug of the page the URL shows, if it is one of the current workspace. */
-export function currentSlug(): string | null {
+function currentSlug(): string | null {
   const route = pageRoute(location.get().segments);
   if (!route || (route.ws && route.ws !== currentWorkspace.get())) return null;
   return route.slug;
@@ -617,8 +617,8 @@ export function OrderStatus() {
 // The column's width ------------------------------------------------------------------
 
 const WIDTH_KEY = "cairn.sidebarWidth";
-export const SIDEBAR_MIN = 180;
-export const SIDEBAR_MAX = 600;
+const SIDEBAR_MIN = 180;
+const SIDEBAR_MAX = 600;
 const SIDEBAR_DEFAULT = 270;
 const clampWidth = (w: number) => Math.round(Math.min(SIDEBAR_MAX, Math.max(SIDEBAR_MIN, w)));
 

@@ -23,7 +23,7 @@ function wikilink(slug: string, title: string): string {
 }
 
 /** The content with a link added to its "See also" line (made at the end if missing). */
-export function withLink(content: string, link: string): string {
+function withLink(content: string, link: string): string {
   const lines = content.replace(/\s+$/, "").split("\n");
   const at = lines.findIndex((l) => SEE_ALSO.test(l.trim()));
   if (at >= 0) lines[at] = `${lines[at]!.replace(/\s+$/, "")}, ${link}`;
@@ -32,7 +32,7 @@ export function withLink(content: string, link: string): string {
 }
 
 /** The content with a #tag added: on its last line when that holds only tags. */
-export function withTag(content: string, tag: string): string {
+function withTag(content: string, tag: string): string {
   const lines = content.replace(/\s+$/, "").split("\n");
   const last = lines[lines.length - 1] ?? "";
   if (/^(#[^\s#]+\s*)+$/.test(last.trim())) lines[lines.length - 1] = `${last.trim()} #${tag}`;

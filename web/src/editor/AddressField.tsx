@@ -11,7 +11,7 @@ import { BASE } from "../router";
 
 /** What is known of the address: `free`, `taken`, `invalid` (no page may have it), or
  *  still being asked (`checking`, also while the title is typed); `idle` without one. */
-export type AddressState = "idle" | "checking" | "free" | "taken" | "invalid";
+type AddressState = "idle" | "checking" | "free" | "taken" | "invalid";
 
 export interface NewAddress {
   /** The slug shown: the one typed, else the one the title would get. */

@@ -61,7 +61,7 @@ export function cutLines(body: string, budget: Budget): [string, string] {
 }
 
 /** How many markup characters `text` has, counting no further than `limit` + 1. */
-export function countMarks(text: string, limit: number): number {
+function countMarks(text: string, limit: number): number {
   let n = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);

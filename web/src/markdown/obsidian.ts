@@ -10,7 +10,7 @@ import { IMAGE_SIZE, type EmbedTarget, type WikiEnv } from "./wikilinks";
 // a note. `+`/`-` make it foldable (open/closed): <details>/<summary>, no script.
 
 /** Obsidian's callout types and their families. */
-export const CALLOUT_FAMILIES: Record<string, string> = {
+const CALLOUT_FAMILIES: Record<string, string> = {
   note: "note",
   abstract: "abstract",
   summary: "abstract",

@@ -18,7 +18,7 @@ import { blockIds, callouts, imageSizes, liftEmbeds } from "./obsidian";
 import { deriveSlug, resolveTarget } from "./slug";
 import { imageMissing, sectionAnchor, wikilinks, type EmbedTarget, type WikiEnv } from "./wikilinks";
 
-export interface TocEntry {
+interface TocEntry {
   level: number;
   text: string;
   anchor: string;
@@ -114,12 +114,12 @@ function parseBounded(body: string, env: Record<string, unknown>, dropTitle?: st
 // Embeds inside embeds go EMBED_DEPTH deep at most, and an embed of a page (or section)
 // already being shown around it is a placeholder: a cycle never loops.
 
-export const EMBED_DEPTH = 3;
+const EMBED_DEPTH = 3;
 /** Embeds a page shows (at any depth, counted in the order they are rendered); the
  *  rest are links, after a note. Every one shown may cost a request and a render. */
 export const EMBED_CAP = 50;
 /** Characters of embedded pages' markdown one page renders at most (then: links). */
-export const EMBED_CHARS = 2 * 1024 * 1024;
+const EMBED_CHARS = 2 * 1024 * 1024;
 /** What is being rendered, outermost first: "slug#" for a whole page, "slug#anchor" for a part. */
 let embedChain: string[] = [];
 /** How many embeds deep the renderer is (0: the page itself). */

@@ -15,7 +15,7 @@ function slugChar(c: string): boolean {
   );
 }
 
-export function isValidSlug(slug: string): boolean {
+function isValidSlug(slug: string): boolean {
   const chars = [...slug];
   return (
     chars.length >= 1 &&

@@ -76,7 +76,7 @@ const cache: { markdown: string; h1: string | null }[] = [];
  *  next line that could be a heading, and at least doubles each time, so a page whose
  *  code is full of `# comments` costs at most about twice one parse, and a page with
  *  none costs a regular expression's scan. */
-export function firstH1(markdown: string): string | null {
+function firstH1(markdown: string): string | null {
   const hit = cache.find((c) => c.markdown === markdown);
   if (hit) return hit.h1;
   const [, raw] = splitFrontMatter(markdown);
@@ -105,7 +105,7 @@ export function frontMatterTitle(markdown: string): string | null {
 }
 
 /** Where the title a save will give comes from. */
-export type TitleSource = "field" | "front_matter" | "heading" | "previous" | "slug";
+type TitleSource = "field" | "front_matter" | "heading" | "previous" | "slug";
 
 export interface SavedTitle {
   title: string;

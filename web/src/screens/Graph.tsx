@@ -38,9 +38,9 @@ const HEIGHT = 600;
 const MIN_K = 0.2;
 const MAX_K = 5;
 /** Above this many nodes the names overlap: only those of the neighbourhood in view show. */
-export const LABEL_LIMIT = 40;
+const LABEL_LIMIT = 40;
 /** From this zoom on every name shows (11 px text then reads at 15 px and up). */
-export const LABEL_ZOOM = 1.4;
+const LABEL_ZOOM = 1.4;
 
 function radius(n: Node): number {
   return n.missing ? 5 : 5 + Math.sqrt(n.degree) * 2.5;

@@ -91,7 +91,7 @@ export function inlineLines(unified: string): InlineLine[] {
 
 /** A unified diff, line by line: additions, deletions, hunk headers; the words that
  *  changed within a changed line marked. */
-export function DiffView({ unified }: { unified: string }) {
+function DiffView({ unified }: { unified: string }) {
   return (
     <div class="diff" data-testid="diff">
       {inlineLines(unified).map((l, i) => (
@@ -168,7 +168,7 @@ function Cells({ side, cls }: { side: Side | null; cls: "add" | "del" | "" }) {
 }
 
 /** The same diff as two columns: the older text on the left, the newer on the right. */
-export function SideBySideDiff({ unified }: { unified: string }) {
+function SideBySideDiff({ unified }: { unified: string }) {
   const rows = sideBySide(unified);
   return (
     <table class="diff diff-split" data-testid="diff-split">

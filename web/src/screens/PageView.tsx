@@ -31,7 +31,7 @@ function showAt(data: PageViewData, ws: string | null) {
   void navigate(pageHref(data.page.slug) + search + hash, { replace: true, force: true });
 }
 
-export function usePageView(slug: string) {
+function usePageView(slug: string) {
   const version = useStore(pagesVersion);
   const ws = useStore(currentWorkspace);
   // A prefetched answer (hover or focus on a link) shows at once, without a loading step.

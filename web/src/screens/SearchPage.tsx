@@ -15,7 +15,7 @@ import { currentWorkspace } from "../session";
 import { useStore } from "../store";
 
 /** Results per page. */
-export const PER_PAGE = 50;
+const PER_PAGE = 50;
 
 /** The search page's URL; a page number of 1 is left out. */
 function searchHref(q: string, mode: SearchMode, tag: string, page = 1): string {

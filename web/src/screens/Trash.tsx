@@ -27,7 +27,7 @@ interface TrashGroup {
 
 /** Groups the trash by `group` (the server gives every entry one) and nests each
  *  group's pages by the parent they had. Newest deletes first. */
-export function groupTrash(items: TrashEntry[]): TrashGroup[] {
+function groupTrash(items: TrashEntry[]): TrashGroup[] {
   const byGroup = new Map<string, TrashEntry[]>();
   for (const it of items) {
     byGroup.set(it.group, [...(byGroup.get(it.group) ?? []), it]);
