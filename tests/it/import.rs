@@ -564,6 +564,8 @@ async fn a_git_repository_is_imported_with_its_history_authors_dates_renames_and
     let report = run(&srv, &ws, dir.path(), None, false).await;
     assert_eq!(report.kind, "git");
     assert_eq!(report.commits, 4, "{report:#?}");
+    // git reads the repository: its own rename detection pairs the files.
+    assert_eq!(report.renames_found_by.as_deref(), Some("git"));
     assert_eq!(report.followed_renames.len(), 1, "{report:#?}");
     assert_eq!(
         (report.followed_renames[0].from.as_str(), report.followed_renames[0].to.as_str()),
@@ -845,7 +847,8 @@ async fn absolute_and_climbing_zip_entries_are_skipped() {
 /// markdown blob missing where git would look for a rename, the folder note of `en/`
 /// renamed into a subfolder and later removed, a subfolder's folder note renamed to a
 /// plain note, two notes of one name where a link means the one beside it, an image
-/// embed with a size inside a table, and a rename and a move that edit their notes too.
+/// embed with a size inside a table, a rename and a move that edit their notes too, and
+/// a link spelled anew that leads where it led.
 /// Answers `git log --follow` of the files named in `followed`, read before the blobs
 /// went missing (git itself cannot follow renames without them).
 fn help_history(dir: &Path, followed: &[&str]) -> std::collections::HashMap<String, Vec<String>> {
@@ -863,6 +866,7 @@ fn help_history(dir: &Path, followed: &[&str]) -> std::collections::HashMap<Stri
         ("en/Obsidian/Code of conduct.md", long("Code of conduct")),
         ("en/Publish/Security and privacy.md", "# Security and privacy\n\nOf Publish.\n".to_owned()),
         ("en/Publish/Setup.md", "# Setup\n\nRead [[Security and privacy]] first.\n".to_owned()),
+        ("en/Publish/Notes.md", "# Notes\n\nSee [[Publish/Security and privacy|the policy]].\n".to_owned()),
         ("en/Sync/Security and privacy.md", "# Security and privacy\n\nOf Sync.\n".to_owned()),
         (
             "en/People.md",
@@ -917,6 +921,15 @@ fn help_history(dir: &Path, followed: &[&str]) -> std::collections::HashMap<Stri
             ("en/Publish/Code of conduct.md", Some(format!("{}For Publish too.\n", long("Code of conduct")).as_str())),
         ],
     );
+    // A link spelled anew, from the top folder, leading where it led (git has the
+    // commit; the page's content, its links rewritten, stays the same).
+    commit(
+        dir,
+        ALICE,
+        "2023-01-07T10:00:00Z",
+        "Links with their folders",
+        &[("en/Publish/Notes.md", Some("# Notes\n\nSee [[en/Publish/Security and privacy|the policy]].\n"))],
+    );
     let histories = followed.iter().map(|path| (path.to_string(), follow(dir, path))).collect();
     lose_blob(dir, "en/Attachments/demo.mp4");
     lose_blob(dir, "en/Lost.md");
@@ -934,12 +947,21 @@ fn lose_blob(dir: &Path, path: &str) {
 #[tokio::test]
 async fn folder_notes_missing_blobs_tables_and_links_nearby_import_as_the_files_are() {
     let Setup { _env, srv, api, ws, dir } = setup().await;
-    let followed = ["en/Canvas view.md", "en/Publish/Code of conduct.md", "en/Publish/Setup.md", "en/People.md"];
+    let followed = [
+        "en/Canvas view.md",
+        "en/Publish/Code of conduct.md",
+        "en/Publish/Setup.md",
+        "en/People.md",
+        "en/Publish/Notes.md",
+    ];
     let histories = help_history(dir.path(), &followed);
     let report = run(&srv, &ws, dir.path(), None, false).await;
-    assert_eq!(report.commits, 6);
+    assert_eq!(report.commits, 7);
+    // git cannot compare a markdown blob it lacks: libgit2 finds the renames, and says why.
+    let found_by = report.renames_found_by.as_deref().unwrap_or_default();
+    assert!(found_by.starts_with("libgit2 (git log failed: "), "{found_by}");
     assert!(report.pages.iter().all(|p| p.action != PageAction::Failed), "{:#?}", report.pages);
-    let head = git(&dir.path().join(".git"), &["rev-parse", "HEAD~1"]);
+    let head = git(&dir.path().join(".git"), &["rev-parse", "HEAD~2"]);
     let lost = skipped_reason(&report, "en/Lost.md");
     assert!(lost.starts_with(&format!("unreadable in commit {}", head.trim())), "{lost}");
     assert!(skipped_reason(&report, "en/Attachments/demo.mp4").contains("neither markdown nor an image"));
@@ -998,6 +1020,17 @@ async fn folder_notes_missing_blobs_tables_and_links_nearby_import_as_the_files_
             history_of(&api, &ws, &slug).await.iter().map(|r| r["message"].as_str().unwrap().to_owned()).collect();
         assert_eq!(messages, histories[path], "{path} → {slug}");
     }
+    // The respelled link's commit is a revision of its own, though the content it leaves
+    // is the one before.
+    let notes = slug_of("en/Publish/Notes.md");
+    let revisions = history_of(&api, &ws, &notes).await;
+    let content_at = |sha: &str| {
+        let url = format!("/api/pages/{notes}/history/{sha}?ws={ws}");
+        let api = &api;
+        async move { api.get(&url).await.1["content"].as_str().unwrap().to_owned() }
+    };
+    let (newest, before) = (revisions[0]["sha"].as_str().unwrap(), revisions[1]["sha"].as_str().unwrap());
+    assert_eq!(content_at(newest).await, content_at(before).await);
     let about = history_of(&api, &ws, &slug_of("en/Obsidian/About Obsidian.md")).await;
     let about: Vec<&str> = about.iter().map(|r| r["message"].as_str().unwrap()).collect();
     assert_eq!(about, ["About Obsidian"]);

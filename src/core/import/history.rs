@@ -12,8 +12,9 @@
 //! For each source commit:
 //! 1. its tree is read like a folder ([`source::TreeReader`], each blob read once for the
 //!    whole history) and planned ([`plan::plan`]) with the slugs the commit before gave;
-//! 2. renames git finds in it rename the page when the file's name changed (a file moved
-//!    to another folder keeps its slug), so its history follows it;
+//! 2. renames git finds in it ([`Renames`]: git's own, else libgit2's) rename the page
+//!    when the file's name changed (a file moved to another folder keeps its slug), so
+//!    its history follows it;
 //! 3. images new to it become uploads; pages whose planned content, title or parent
 //!    differ from the previous commit's plan are saved (`run::pages`: created, updated,
 //!    moved), a page this import trashed coming back first restored;
@@ -41,8 +42,9 @@ use chrono::{DateTime, Utc};
 use git2::{Oid, Repository};
 
 use super::plan::{self, Given, Plan, PlannedPage, Prior};
+use super::renames::Renames;
 use super::report::{FollowedRename, PageAction, PageEntry, Report};
-use super::source::{self, PlannedUpload, TreeReader};
+use super::source::{PlannedUpload, TreeReader};
 use super::{Progress, run};
 use crate::core::Ctx;
 use crate::core::pages::{self, origin::Origin};
@@ -107,34 +109,6 @@ pub fn steps(repo: &Repository) -> anyhow::Result<Vec<Step>> {
     Ok(out)
 }
 
-/// Markdown renames git finds between a commit and its parent: (old path, new path).
-///
-/// Only markdown files are compared (a pathspec), so git's similarity never reads an
-/// image or a video the import would not read either. When a markdown blob itself
-/// cannot be read (a partial or shallow clone), renames are found by identical content
-/// only, which reads nothing; the file is reported unreadable by the tree's reading.
-fn renames(repo: &Repository, step: &Step) -> anyhow::Result<Vec<(String, String)>> {
-    let Some(parent) = step.parent else { return Ok(vec![]) };
-    let old = repo.find_commit(parent)?.tree()?;
-    let new = repo.find_commit(step.commit)?.tree()?;
-    let mut options = git2::DiffOptions::new();
-    options.pathspec("*.[mM][dD]").pathspec("*.[mM][aA][rR][kK][dD][oO][wW][nN]");
-    let mut diff = repo.diff_tree_to_tree(Some(&old), Some(&new), Some(&mut options))?;
-    if diff.find_similar(Some(git2::DiffFindOptions::new().renames(true))).is_err() {
-        diff = repo.diff_tree_to_tree(Some(&old), Some(&new), Some(&mut options))?;
-        diff.find_similar(Some(git2::DiffFindOptions::new().renames(true).exact_match_only(true)))?;
-    }
-    Ok(diff
-        .deltas()
-        .filter(|d| d.status() == git2::Delta::Renamed)
-        .filter_map(|d| {
-            let from = d.old_file().path()?.to_str()?.to_owned();
-            let to = d.new_file().path()?.to_str()?.to_owned();
-            (source::is_markdown(&from) && source::is_markdown(&to)).then_some((from, to))
-        })
-        .collect())
-}
-
 /// The slugs the history gave so far: each file's of the last commit (`live`), and those
 /// of files removed since whose pages this import trashed (`gone`).
 #[derive(Debug, Default, Clone)]
@@ -191,12 +165,13 @@ type Reader = Arc<Mutex<TreeReader>>;
 /// the images that are not among them.
 fn plan_step(
     reader: &mut TreeReader,
+    renames: &Renames,
     step: &Step,
     slugs: &Slugs,
     existing: &HashSet<String>,
     known_uploads: Option<&HashSet<String>>,
 ) -> anyhow::Result<Planned> {
-    let renames = renames(reader.repo(), step)?;
+    let renames = renames.of(reader.repo(), step.commit, step.parent)?;
     let given = Given::next(&slugs.live, &slugs.gone, &renames);
     let source = reader.read(step.commit)?;
     let plan = plan::plan(&source, &given, existing, &mut |image| reader.name(image));
@@ -207,10 +182,10 @@ fn plan_step(
 }
 
 /// The slugs the commits in `steps` gave, decided again from their trees alone.
-fn slugs_through(reader: &mut TreeReader, steps: &[Step]) -> anyhow::Result<Slugs> {
+fn slugs_through(reader: &mut TreeReader, renames: &Renames, steps: &[Step]) -> anyhow::Result<Slugs> {
     let mut slugs = Slugs::default();
     for step in steps {
-        let renames = renames(reader.repo(), step)?;
+        let renames = renames.of(reader.repo(), step.commit, step.parent)?;
         let given = Given::next(&slugs.live, &slugs.gone, &renames);
         let next = plan::slugs(&reader.read(step.commit)?, &given);
         slugs.advance(next, &renames);
@@ -265,6 +240,9 @@ pub async fn replay(
     let reader: Reader =
         Arc::new(Mutex::new(tokio::task::spawn_blocking(move || TreeReader::open(&repo_path, max_image)).await??));
     let all = Arc::new(blocking(&reader, |r| steps(r.repo())).await?);
+    let source = path.to_owned();
+    let renames = Arc::new(tokio::task::spawn_blocking(move || Renames::find(&source)).await?);
+    report.renames_found_by = Some(renames.found_by());
     let existing = Arc::new(existing);
     let start = if report.dry_run { all.len() } else { resume_point(ctx, access, &all).await?.unwrap_or(0) };
     // Where the commits before `start` left the slugs, and the last one's plan (what the
@@ -272,10 +250,10 @@ pub async fn replay(
     let (mut slugs, mut prev) = if start == 0 {
         (Slugs::default(), Plan::default())
     } else {
-        let (all, existing) = (all.clone(), existing.clone());
+        let (all, existing, renames) = (all.clone(), existing.clone(), renames.clone());
         blocking(&reader, move |r| {
-            let mut slugs = slugs_through(r, &all[..start - 1])?;
-            let planned = plan_step(r, &all[start - 1], &slugs, &existing, None)?;
+            let mut slugs = slugs_through(r, &renames, &all[..start - 1])?;
+            let planned = plan_step(r, &renames, &all[start - 1], &slugs, &existing, None)?;
             slugs.advance(planned.plan.given.clone(), &planned.renames);
             Ok((slugs, planned.plan))
         })
@@ -303,7 +281,8 @@ pub async fn replay(
         not_before = step.time;
         let planned = {
             let (s, slugs, existing, known) = (step.clone(), slugs.clone(), existing.clone(), known_uploads.clone());
-            blocking(&reader, move |r| plan_step(r, &s, &slugs, &existing, Some(&known))).await?
+            let renames = renames.clone();
+            blocking(&reader, move |r| plan_step(r, &renames, &s, &slugs, &existing, Some(&known))).await?
         };
         let (user, at) = authors.of(ctx, &step).await;
         let commit =
@@ -447,14 +426,16 @@ async fn apply(
             // in it now leads elsewhere (another file came, went or was renamed): its
             // links are written anew with its file's next change, so its history stays
             // its file's. (The old slug of a renamed page is an alias: links to it lead on.)
-            let differs = before.get(p.slug.as_str()).is_none_or(|b| {
-                let same_text = match (&b.text, &p.text) {
-                    (Some(b), Some(p)) => Arc::ptr_eq(b, p) || b == p,
-                    (b, p) => b.is_none() && p.is_none(),
-                };
-                !same_text || b.title != p.title || b.parent != p.parent
+            let had = before.get(p.slug.as_str());
+            let same_text = had.is_some_and(|b| match (&b.text, &p.text) {
+                (Some(b), Some(p)) => Arc::ptr_eq(b, p) || b == p,
+                (b, p) => b.is_none() && p.is_none(),
             });
-            (differs || prior != Prior::Here).then(|| PlannedPage { prior, ..p.clone() })
+            let differs = had.is_none_or(|b| !same_text || b.title != p.title || b.parent != p.parent);
+            // A file the commit changed gets its revision even when only how its links
+            // are spelled changed (they lead where they led: the same content).
+            let recorded = had.is_some() && !same_text && p.text.is_some();
+            (differs || prior != Prior::Here).then(|| PlannedPage { prior, recorded, ..p.clone() })
         })
         .collect();
     for done in run::pages(ctx, access, user, &changed, false, &|_, _, _| {}).await {

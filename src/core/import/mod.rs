@@ -21,6 +21,7 @@
 
 pub mod history;
 pub mod plan;
+pub mod renames;
 pub mod report;
 pub mod run;
 pub mod source;
@@ -103,7 +104,7 @@ pub async fn import(ctx: &Ctx, opts: &Options, progress: Progress<'_>) -> anyhow
             }
             let source = source::read(&path, max_image)?;
             Ok(plan::plan(&source, &given, &existing, &mut |image| match image {
-                source::Image::Bytes(bytes) => plan::upload_name(bytes),
+                source::Image::Bytes(bytes) => source::upload_name(bytes),
                 source::Image::Blob(_) => Err("a repository's file, outside the repository".to_owned()),
             }))
         })

@@ -57,6 +57,9 @@ pub struct PlannedPage {
     /// The note's text as the source has it (before links are rewritten); None for a
     /// folder without a note.
     pub text: Option<Arc<str>>,
+    /// A git history's commit changed the note's file: the page gets a revision for it
+    /// even when its content, once the links are rewritten, stays the same.
+    pub recorded: bool,
 }
 
 /// Where a page to save is before its save: a git history's replay knows when the commit
@@ -494,6 +497,7 @@ pub fn plan(source: &Source, given: &Given, existing: &HashSet<String>, name: Na
                 depth: depth(n),
                 prior: Prior::Here,
                 text: None,
+                recorded: false,
             });
             continue;
         };
@@ -617,6 +621,7 @@ pub fn plan(source: &Source, given: &Given, existing: &HashSet<String>, name: Na
             depth: depth(n),
             prior: Prior::Here,
             text: Some(note.text.clone()),
+            recorded: false,
         });
     }
     for path in images.keys() {

@@ -101,6 +101,10 @@ pub struct Report {
     pub followed_renames: Vec<FollowedRename>,
     /// A git source: pages moved to the trash because a commit removed their file.
     pub trashed: Vec<String>,
+    /// A git source: what found the renames in its history — `git` (git's own rename
+    /// detection, as `git log --follow` follows files), or libgit2 and why git could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renames_found_by: Option<String>,
     /// Seconds the import took.
     pub seconds: f64,
 }
@@ -145,9 +149,10 @@ impl Report {
         if self.kind == "git" {
             let _ = writeln!(
                 s,
-                "history: {} replayed, {} followed, {} trashed",
+                "history: {} replayed, {} followed (found by {}), {} trashed",
                 counted(self.commits, "commit", "commits"),
                 counted(self.followed_renames.len(), "rename", "renames"),
+                self.renames_found_by.as_deref().unwrap_or("libgit2"),
                 counted(self.trashed.len(), "page", "pages")
             );
         }

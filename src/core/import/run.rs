@@ -150,6 +150,7 @@ async fn save_inner(
         title: p.title.clone(),
         content: p.content.to_string(),
         parent: parent.clone(),
+        recorded: p.recorded,
     };
     let wrote = |entry: &mut PageEntry, wrote: bool| {
         if wrote {
@@ -194,7 +195,7 @@ async fn save_inner(
         return Ok(());
     };
     let retitled = p.title.as_ref().is_some_and(|t| *t != current.title);
-    if *current.content == *p.content && !retitled && current.parent == p.parent {
+    if *current.content == *p.content && !retitled && current.parent == p.parent && !p.recorded {
         return Ok(());
     }
     // Content, title and place in one revision.

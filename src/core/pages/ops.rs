@@ -402,6 +402,10 @@ pub struct Replayed {
     pub title: Option<String>,
     pub content: String,
     pub parent: Option<Slug>,
+    /// The source commit changed the page's file: it gets a revision even when nothing
+    /// of the page changes (the commit only spelled its links otherwise, and they lead
+    /// where they led), so the page lists every commit of its file.
+    pub recorded: bool,
 }
 
 /// Gives a page all that a replayed source commit changed of it — slug, title, content,
@@ -432,7 +436,10 @@ pub async fn replay(ctx: &Ctx, access: &Access, user: &User, r: Replayed) -> Res
         let title = decide_title(requested, &parsed, Some(&before), r.new_slug.as_str());
         let moved = parent.as_ref().map(|p| &p.uid) != before.parent.as_ref().map(|p| &p.uid);
         let edited = r.content != before.content || title != before.title;
-        if !(renamed || moved || edited || r.from_trash) {
+        // A recorded commit that changes nothing writes its revision once, even when an
+        // import stopped in the middle of it runs again.
+        let changed = renamed || moved || edited || r.from_trash;
+        if !changed && (!r.recorded || replays_this(&w, &row.revision).await?) {
             let lists = before.indexed.unwrap_or_default();
             return Ok((row.into_page(lists.tags, lists.links, access.slug()), false));
         }
@@ -463,6 +470,17 @@ pub async fn replay(ctx: &Ctx, access: &Access, user: &User, r: Replayed) -> Res
         let page = w.commit_one(user, Change { action, summary, before_path, state, previous_slug }).await?;
         Ok((page, true))
     })
+}
+
+/// Whether the page's revision `sha` replays the source commit this task replays: an
+/// import stopped in the middle of that commit, and runs again.
+async fn replays_this(w: &Writer, sha: &str) -> Result<bool> {
+    let Some(origin) = Origin::current() else { return Ok(false) };
+    let Ok(id) = git2::Oid::from_str(sha) else { return Ok(false) };
+    let key = Origin::TRAILER.to_lowercase();
+    let repo = w.ctx.repo(w.access.slug())?;
+    let named = repo.with(move |r| Ok(git::trailers(r.find_commit(id)?.message().unwrap_or_default()).remove(&key)));
+    Ok(named.await?.is_some_and(|c| c == origin.commit))
 }
 
 /// Moves a page to the trash; with live children only when `recursive` (then the whole
