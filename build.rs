@@ -3,8 +3,9 @@
 //! clone included.
 //!
 //! `npm ci` runs when `web/node_modules` is missing or older than the lock file, then
-//! `npm run build` writes the app into `OUT_DIR`. Cargo re-runs this only when the app's
-//! sources change. Text files are also gzipped here, once, at the best level, so the
+//! `npm run build` writes the app into the target directory, kept by a hash of the
+//! app's inputs, so that every build of the same app (check, clippy, test, another
+//! feature set) finds it built. Cargo re-runs this only when the app's sources change. Text files are also gzipped here, once, at the best level, so the
 //! server sends them compressed without compressing on every request. `CAIRN_WEB_DIST=<dir>` embeds an already built app instead (for
 //! packagers who build it separately, or a machine without Node.js).
 
@@ -57,15 +58,60 @@ fn build_web(out: &Path) -> PathBuf {
         println!("cargo::rerun-if-changed=web/{input}");
     }
     println!("cargo::rerun-if-changed={API_SNAPSHOT}");
+    // Built once for each state of the app's inputs: a `cargo check`, a `cargo clippy`
+    // and a build with other features each run this script in a directory of their
+    // own, and find the app the first of them built (nothing of npm runs again).
+    let built = built_apps(out).join(format!("{:016x}", inputs_hash(&web)));
+    if built.join("index.html").is_file() {
+        return built;
+    }
     let lock = web.join("package-lock.json");
     let installed = web.join("node_modules/.package-lock.json");
     if modified(&installed) < modified(&lock) {
         npm(&web, &["ci", "--no-audit", "--no-fund"]);
     }
-    let dist = out.join("web-dist");
-    let dist_arg = dist.to_str().expect("OUT_DIR is UTF-8");
+    let building = built.with_extension(format!("building-{}", std::process::id()));
+    let dist_arg = building.to_str().expect("the target directory's path is UTF-8");
     npm(&web, &["run", "build", "--", "--outDir", dist_arg, "--emptyOutDir"]);
-    dist
+    // Another build that finished the same app first is as good as this one.
+    if fs::rename(&building, &built).is_err() && built.join("index.html").is_file() {
+        let _ = fs::remove_dir_all(&building);
+    }
+    built
+}
+
+/// Where built apps are kept: beside the build scripts' directories of this profile
+/// (`OUT_DIR` is `<target>/<profile>/build/<package>-<hash>/out`).
+fn built_apps(out: &Path) -> PathBuf {
+    out.ancestors().nth(3).unwrap_or(out).join("web-app")
+}
+
+/// A hash of every input of the app's build (`WEB_INPUTS`, the API snapshot): names and
+/// bytes. It only names a directory of the target directory (std's hasher is stable
+/// within one toolchain, which builds the whole target directory). Apps built for
+/// earlier states of the inputs stay there until `cargo clean` (about 1 MB each).
+fn inputs_hash(web: &Path) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut files = Vec::new();
+    for input in WEB_INPUTS {
+        let path = web.join(input);
+        if path.is_dir() {
+            collect(&path, &path, &mut files);
+        } else if path.is_file() {
+            files.push((String::new(), path));
+        }
+    }
+    let mut paths: Vec<PathBuf> = files.into_iter().map(|(_, path)| path).collect();
+    let root = web.parent().expect("web/ is in the crate");
+    paths.push(root.join(API_SNAPSHOT));
+    paths.sort();
+    // By their names in the crate, so that two checkouts of the same app share it.
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for path in paths {
+        path.strip_prefix(root).unwrap_or(&path).hash(&mut hasher);
+        fs::read(&path).unwrap_or_default().hash(&mut hasher);
+    }
+    hasher.finish()
 }
 
 /// Gzips a text file worth compressing into `to`; answers `to` when it is smaller.
