@@ -3,14 +3,23 @@
 //! (`config.json`, `tokenizer.json`, `model.safetensors`). Nothing here knows about
 //! pages or the database; `core::semantic` decides what to embed and when.
 
+#[cfg(feature = "ml")]
 mod bert;
+#[cfg(feature = "ml")]
 pub mod cross_encoder;
+#[cfg(feature = "ml")]
 pub mod encoder;
+#[cfg(not(feature = "ml"))]
+mod without;
 
 use std::path::Path;
 
+#[cfg(feature = "ml")]
 pub use cross_encoder::CrossEncoder;
+#[cfg(feature = "ml")]
 pub use encoder::Encoder;
+#[cfg(not(feature = "ml"))]
+pub use without::{CrossEncoder, Encoder, check};
 
 /// Why a model directory cannot be used.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -18,6 +27,7 @@ pub use encoder::Encoder;
 pub struct ModelError(pub String);
 
 impl ModelError {
+    #[cfg_attr(not(feature = "ml"), allow(dead_code))]
     fn at(dir: &Path, what: impl std::fmt::Display) -> Self {
         ModelError(format!("model in {}: {what}", dir.display()))
     }
@@ -26,6 +36,7 @@ impl ModelError {
 /// A cheap look at a model directory without reading its weights: the three files are
 /// there, `config.json` is a BERT configuration and the safetensors header parses. What
 /// start-up and `/api/system` may do; loading the weights waits for the first use.
+#[cfg(feature = "ml")]
 pub fn check(dir: &Path) -> Result<(), ModelError> {
     bert::read_config(dir)?;
     let tokenizer = dir.join("tokenizer.json");
