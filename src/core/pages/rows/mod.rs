@@ -59,9 +59,10 @@ const ROW_COLUMNS: &str = "SELECT p.id, p.uid, p.slug, p.title, p.content, p.con
      COALESCE(u.name, '') AS updated_by_name, p.deleted_at, p.deleted_by, p.position";
 const ROW_FROM: &str =
     "FROM pages p LEFT JOIN pages pp ON pp.id = p.parent_id LEFT JOIN users u ON u.id = p.updated_by";
-/// Tags and links of `p`, aggregated in the row query itself (`$3` is [`SEP`]).
-const AGGREGATES: &str = "(SELECT string_agg(t.tag, $3) FROM page_tags t WHERE t.page_id = p.id) AS tags, \
-     (SELECT string_agg(l.target, $3 ORDER BY l.position) FROM page_links l WHERE l.page_id = p.id) AS links";
+/// Tags and links of `p`, aggregated in the row query itself, joined by [`SEP`] (a
+/// literal of the statement, so the query binds no parameter for it).
+const AGGREGATES: &str = "(SELECT string_agg(t.tag, '\u{1f}') FROM page_tags t WHERE t.page_id = p.id) AS tags, \
+     (SELECT string_agg(l.target, '\u{1f}' ORDER BY l.position) FROM page_links l WHERE l.page_id = p.id) AS links";
 
 fn row_from(r: &AnyRow) -> Result<Row> {
     Ok(Row {
@@ -232,8 +233,7 @@ pub async fn find_listed(
 ) -> Result<Option<(Row, Lists)>> {
     let sql =
         format!("{ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} WHERE p.workspace_id = $1 AND p.slug = $2{}", state.filter());
-    let Some(row) = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(slug).bind(SEP).fetch_optional(&mut *conn).await?
-    else {
+    let Some(row) = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(slug).fetch_optional(&mut *conn).await? else {
         return Ok(None);
     };
     Ok(Some((row_from(&row)?, lists_from(&row)?)))
@@ -255,12 +255,8 @@ pub async fn find_listed_many(
     let sql = format!(
         "{ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} WHERE p.workspace_id = $1 AND p.slug IN (SELECT j.value FROM {list})"
     );
-    let found = sqlx::query(AssertSqlSafe(sql))
-        .bind(ws_id)
-        .bind(json!(slugs).to_string())
-        .bind(SEP)
-        .fetch_all(&mut *conn)
-        .await?;
+    let found =
+        sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(json!(slugs).to_string()).fetch_all(&mut *conn).await?;
     found
         .iter()
         .map(|r| {
@@ -298,7 +294,7 @@ pub async fn siblings(conn: &mut AnyConnection, ws_id: i64, parent_id: Option<i6
         "{ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} \
          WHERE p.workspace_id = $1 AND p.parent_id IS NOT DISTINCT FROM $2 AND p.deleted_at IS NULL"
     );
-    let rows = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(parent_id).bind(SEP).fetch_all(&mut *conn).await?;
+    let rows = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(parent_id).fetch_all(&mut *conn).await?;
     let mut out = rows.iter().map(|r| Ok((row_from(r)?, lists_from(r)?))).collect::<Result<Vec<_>>>()?;
     out.sort_by(|(a, _), (b, _)| tree_order((a.position, &a.title, &a.slug), (b.position, &b.title, &b.slug)));
     Ok(out)
@@ -340,7 +336,7 @@ pub async fn descendants(
 ) -> Result<Vec<(Row, Lists)>> {
     let member = |t: &str| match among {
         Among::Live => format!("{t}.deleted_at IS NULL"),
-        Among::TrashedWith(..) => format!("{t}.deleted_at = $5 AND {t}.deleted_by IS NOT DISTINCT FROM $6"),
+        Among::TrashedWith(..) => format!("{t}.deleted_at = $4 AND {t}.deleted_by IS NOT DISTINCT FROM $5"),
     };
     let (first, next) = (member("pages"), member("c"));
     let sql = format!(
@@ -348,10 +344,10 @@ pub async fn descendants(
            SELECT id, 1 FROM pages WHERE workspace_id = $1 AND parent_id = $2 AND {first} \
            UNION ALL \
            SELECT c.id, down.depth + 1 FROM pages c JOIN down ON c.parent_id = down.id \
-            WHERE {next} AND down.depth < $4) \
+            WHERE {next} AND down.depth < $3) \
          {ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} JOIN down ON down.id = p.id ORDER BY down.depth, p.id"
     );
-    let mut query = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(page_id).bind(SEP).bind(MAX_DEPTH);
+    let mut query = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(page_id).bind(MAX_DEPTH);
     if let Among::TrashedWith(at, by) = among {
         query = query.bind(at).bind(by);
     }
@@ -1204,8 +1200,14 @@ pub async fn purge_in_tx(tx: &mut AnyConnection, ws_id: i64, uid: &str) -> Resul
 
 #[cfg(test)]
 mod tests {
-    use super::natural;
+    use super::{AGGREGATES, SEP, natural};
     use std::cmp::Ordering;
+
+    #[test]
+    fn the_lists_are_joined_by_the_separator_they_are_split_by() {
+        assert_eq!(AGGREGATES.matches(&format!("'{SEP}'")).count(), 2);
+        assert!(!AGGREGATES.contains('$'), "the aggregates bind no parameter");
+    }
 
     #[test]
     fn titles_sort_naturally() {
