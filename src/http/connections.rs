@@ -36,6 +36,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, oneshot};
 use tower::{Service, ServiceExt};
 
+use crate::sync::lock;
+
 /// How connections are held.
 pub struct Limits {
     pub header_timeout: Duration,
@@ -200,10 +202,6 @@ pub async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown:
     if tokio::time::timeout(limits.grace, graceful.shutdown()).await.is_err() {
         tracing::warn!("grace period over; closing remaining connections");
     }
-}
-
-fn lock(open: &Mutex<Open>) -> std::sync::MutexGuard<'_, Open> {
-    crate::sync::lock(open)
 }
 
 /// Warns when `MAX_CONNECTIONS` is more than the process may open files: past the limit

@@ -653,7 +653,7 @@ impl Trip {
         for p in &self.planned {
             let committer = git::Author { name: &p.name, email: &p.email, time: self.committed_at };
             let author = match &self.origin {
-                Some(o) => git::Author { name: &o.author_name, email: &o.author_email, time: o.time.timestamp() },
+                Some(o) => git::Author { name: &o.author_name, email: &o.author_email, time: self.authored_at },
                 None => git::Author { time: self.authored_at, ..committer },
             };
             let commit = git::make_commit(repo, parent, &p.files, &author, &committer, &p.message, &mut unwritten)?;
