@@ -39,7 +39,7 @@ fn main() {
     );
     let gz_dir = out.join("web-gz");
     let mut table = String::from("/// The built web app (`Asset` is defined where this is included).\n");
-    table.push_str("pub const WEB_ASSETS: &[Asset] = &[\n");
+    table.push_str("pub(crate) const WEB_ASSETS: &[Asset] = &[\n");
     for (name, path) in &files {
         let kind = content_type(name);
         let gz = match gzip(path, &gz_dir.join(format!("{name}.gz")), kind) {

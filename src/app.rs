@@ -27,7 +27,7 @@ const JSON_BODY_LIMIT: usize = 8 * 1024 * 1024;
 /// `/app/…`). A path no route matches is the app's under `/app/` (it routes on the
 /// client) and a problem+json 404 everywhere else — so an unknown `/api/…` path stays
 /// JSON.
-pub fn router(ctx: Ctx) -> Router {
+pub(crate) fn router(ctx: Ctx) -> Router {
     let (api, _openapi) = crate::http::api();
     let timeout = Duration::from_secs(ctx.config.request_timeout_secs);
     let https = ctx.config.cookie_secure.on();
@@ -163,7 +163,7 @@ pub async fn serve(
 /// Registering before the listener is bound matters: a signal that arrives once `/health`
 /// answers must stop the server gracefully, not kill it with the default action (a test
 /// saw exactly that when the future was first polled after a request had been served).
-pub fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()> + Send + 'static> {
+pub(crate) fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()> + Send + 'static> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -12,7 +12,7 @@ use clap::{Arg, ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcomm
 
 #[derive(Parser, Debug)]
 #[command(name = "cairn", version, about = "Cairn: a self-hosted wiki and knowledge base")]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
     pub config: Config,
     #[command(subcommand)]
@@ -20,7 +20,7 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug, Clone)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run the HTTP service (the default).
     Serve,
     /// Rebuild every rebuildable table from the workspace repositories.
@@ -188,7 +188,7 @@ impl Cli {
     /// The settings and the command from `args` and the environment. Every parse goes
     /// through here: it makes each [`Switch`] field an on/off setting ([`Switch::setting`]),
     /// which the derive alone cannot (it would make a switch a required option).
-    pub fn read<I, T>(args: I) -> Result<Cli, clap::Error>
+    pub(crate) fn read<I, T>(args: I) -> Result<Cli, clap::Error>
     where
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
@@ -373,7 +373,7 @@ impl std::fmt::Debug for DatabaseUrl {
 }
 
 /// `postgres://user:secret@host/db` → `postgres://user:***@host/db`.
-pub fn redact_url(url: &str) -> String {
+pub(crate) fn redact_url(url: &str) -> String {
     if let Some((scheme, rest)) = url.split_once("://")
         && let Some((userinfo, host)) = rest.split_once('@')
         && let Some((user, _)) = userinfo.split_once(':')

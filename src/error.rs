@@ -10,7 +10,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Writes [`Code`] from one list: each variant beside the name clients see.
 macro_rules! codes {
@@ -562,7 +562,7 @@ impl From<std::io::Error> for Error {
 
 /// A unique constraint turned into the conflict it means (detected by kind, not by
 /// constraint name: SQLite has none).
-pub trait OrConflict<T> {
+pub(crate) trait OrConflict<T> {
     fn or_conflict(self, conflict: impl FnOnce() -> Error) -> Result<T>;
 }
 
@@ -595,7 +595,7 @@ impl IntoResponse for Error {
 /// A `page_moved` answer's slugs, for the layer that knows the request's path and writes
 /// its `Location` (`http::pages::redirect_old_slugs`).
 #[derive(Debug, Clone)]
-pub struct Moved {
+pub(crate) struct Moved {
     pub from: String,
     pub to: String,
 }

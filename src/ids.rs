@@ -11,7 +11,7 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 
-pub const SLUG_MAX_LEN: usize = 128;
+pub(crate) const SLUG_MAX_LEN: usize = 128;
 
 fn slug_char(c: char) -> bool {
     c.is_lowercase() || (c.is_alphabetic() && !c.is_uppercase()) || c.is_numeric() || matches!(c, '-' | '_' | '.')
@@ -104,11 +104,11 @@ impl fmt::Display for Slug {
 
 /// An email address: trimmed and lower-cased, shaped like `local@domain.tld`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Email(String);
+pub(crate) struct Email(String);
 
 impl Email {
     /// The normalised address, or 400 `invalid_email`.
-    pub fn parse(raw: &str) -> Result<Email> {
+    pub(crate) fn parse(raw: &str) -> Result<Email> {
         let email = raw.trim().to_lowercase();
         let valid = email.len() <= 254
             // Angle brackets delimit the address in a commit's author line.
@@ -120,11 +120,11 @@ impl Email {
     }
 
     /// The part before `@`.
-    pub fn local(&self) -> &str {
+    pub(crate) fn local(&self) -> &str {
         self.0.split('@').next().unwrap_or_default()
     }
 
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 }
@@ -137,7 +137,7 @@ impl fmt::Display for Email {
 
 /// A display name (of a user, a workspace, a token): trimmed, 1 to `max` characters,
 /// none of them a control character. None when it breaks the rule.
-pub fn display_name(raw: &str, max: usize) -> Option<String> {
+pub(crate) fn display_name(raw: &str, max: usize) -> Option<String> {
     let name = raw.trim();
     let ok = !name.is_empty() && name.chars().count() <= max && !name.chars().any(char::is_control);
     ok.then(|| name.to_owned())
@@ -146,24 +146,24 @@ pub fn display_name(raw: &str, max: usize) -> Option<String> {
 /// A tag as stored and matched: trimmed, without a leading `#`, lower-cased. None when
 /// nothing is left.
 /// The longest tag a page may carry: a longer `#word` (or front-matter entry) is no tag.
-pub const MAX_TAG_CHARS: usize = 100;
+pub(crate) const MAX_TAG_CHARS: usize = 100;
 
 /// A tag as a page carries it: [`normalize_tag`] of at most [`MAX_TAG_CHARS`] characters.
-pub fn page_tag(raw: &str) -> Option<String> {
+pub(crate) fn page_tag(raw: &str) -> Option<String> {
     normalize_tag(raw).filter(|t| t.chars().count() <= MAX_TAG_CHARS)
 }
 
-pub fn normalize_tag(raw: &str) -> Option<String> {
+pub(crate) fn normalize_tag(raw: &str) -> Option<String> {
     let tag = raw.trim().trim_start_matches('#').trim();
     (!tag.is_empty()).then(|| tag.to_lowercase())
 }
 
 /// Extensions of upload names (`core::uploads` maps sniffed types to them).
-pub const UPLOAD_EXTENSIONS: [&str; 6] = ["png", "jpg", "gif", "webp", "avif", "svg"];
+pub(crate) const UPLOAD_EXTENSIONS: [&str; 6] = ["png", "jpg", "gif", "webp", "avif", "svg"];
 
 /// Whether `name` is an upload name: 64 lowercase hex digits (the content's SHA-256), a
 /// dot and a known extension. Anything else (`..`, slashes, encoded tricks, NUL) is not.
-pub fn is_upload_name(name: &str) -> bool {
+pub(crate) fn is_upload_name(name: &str) -> bool {
     let Some((hash, ext)) = name.split_once('.') else { return false };
     hash.len() == 64
         && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
@@ -171,7 +171,7 @@ pub fn is_upload_name(name: &str) -> bool {
 }
 
 /// Every upload name a page's markdown mentions (`/uploads/<name>`), in order, once.
-pub fn upload_names_in(markdown: &str) -> Vec<String> {
+pub(crate) fn upload_names_in(markdown: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (i, _) in markdown.match_indices("/uploads/") {
         let rest = &markdown[i + "/uploads/".len()..];

@@ -15,32 +15,34 @@
 //! - [`sync`]: one way to take a lock, one value per workspace.
 //! - [`zlib`]: zlib streams by a coder kept per thread (git's objects, pages' rows).
 //! - [`cli`]: the `cairn` command and its sub-commands.
+//! - [`testing`]: the one public module beside [`main`]: what the integration tests and the
+//!   benches drive below the doors. Every other module is private to the crate.
 //!
 //! Arrows point down only: doors (`http`, `mcp`, `cli`) → `core` → `auth`, `git`, `markdown`,
 //! `store` → `ids`, `error`, `config`, `time`, `zlib`. `docs/architecture.md` says where each
 //! rule lives; `tests/it/architecture.rs` keeps the graph free of circles.
 
-pub mod app;
-pub mod auth;
-pub mod cli;
-pub mod config;
-pub mod core;
-pub mod error;
-pub mod git;
-pub mod http;
-pub mod ids;
-pub mod lockfile;
-pub mod logging;
-pub mod markdown;
-pub mod mcp;
-pub mod memory;
-pub mod ml;
-pub mod store;
-pub mod sync;
-pub mod text;
-pub mod time;
-pub mod workers;
-pub mod zlib;
+mod app;
+mod auth;
+mod cli;
+mod config;
+mod core;
+mod error;
+mod git;
+mod http;
+mod ids;
+mod lockfile;
+mod logging;
+mod markdown;
+mod mcp;
+mod memory;
+mod ml;
+mod store;
+mod sync;
+pub mod testing;
+mod text;
+mod time;
+mod workers;
+mod zlib;
 
-pub use core::Ctx;
-pub use error::{Error, Result};
+pub use cli::main;

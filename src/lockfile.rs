@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::Context;
 
 /// Opens (creating it, empty) the lock file at `path`, without locking it.
-pub fn open(path: &Path) -> anyhow::Result<File> {
+pub(crate) fn open(path: &Path) -> anyhow::Result<File> {
     File::options()
         .read(true)
         .write(true)
@@ -20,7 +20,7 @@ pub fn open(path: &Path) -> anyhow::Result<File> {
 }
 
 /// The file at `path` locked exclusively, or None while anyone else holds a lock on it.
-pub fn try_exclusive(path: &Path) -> anyhow::Result<Option<File>> {
+pub(crate) fn try_exclusive(path: &Path) -> anyhow::Result<Option<File>> {
     let file = open(path)?;
     match file.try_lock() {
         Ok(()) => Ok(Some(file)),
@@ -30,7 +30,7 @@ pub fn try_exclusive(path: &Path) -> anyhow::Result<Option<File>> {
 }
 
 /// The file at `path` locked exclusively, waiting for whoever holds it (blocks).
-pub fn exclusive(path: &Path) -> anyhow::Result<File> {
+pub(crate) fn exclusive(path: &Path) -> anyhow::Result<File> {
     let file = open(path)?;
     file.lock().with_context(|| format!("cannot lock {}", path.display()))?;
     Ok(file)

@@ -11,7 +11,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
 /// `info` → `info,sqlx=warn` (sqlx is noisy at info); a filter string is used as given.
-pub fn parse_filter(level: &str) -> Result<EnvFilter, String> {
+pub(crate) fn parse_filter(level: &str) -> Result<EnvFilter, String> {
     let lower = level.trim().to_lowercase();
     let spec = match lower.as_str() {
         "trace" | "debug" | "info" | "warn" | "error" | "off" => format!("{lower},sqlx=warn,hyper=warn"),
@@ -29,13 +29,13 @@ const LOG_QUEUE_LINES: usize = 8_192;
 
 /// Where console lines go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Console {
+pub(crate) enum Console {
     Stdout,
     Stderr,
 }
 
 /// Installs the global subscriber. Keep the guard alive: dropping it flushes the file.
-pub fn init(log_dir: &std::path::Path, level: &str, console: Console) -> anyhow::Result<WorkerGuard> {
+pub(crate) fn init(log_dir: &std::path::Path, level: &str, console: Console) -> anyhow::Result<WorkerGuard> {
     let appender = tracing_appender::rolling::Builder::new()
         .rotation(tracing_appender::rolling::Rotation::DAILY)
         .filename_prefix("cairn")

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    cairn::cli::main()
+    cairn::main()
 }

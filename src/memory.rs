@@ -61,7 +61,7 @@ const MMAP_THRESHOLD: libc::c_int = 128 << 10;
 pub const SQLITE_HEAP_BYTES: i64 = 16 << 20;
 
 /// Applies the settings. Called first thing in `main`, while the process has one thread.
-pub fn configure() {
+pub(crate) fn configure() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets a parameter of glibc's allocator; called before any
     // other thread exists.
@@ -80,7 +80,7 @@ pub fn configure() {
 /// end once, so small windows (8 MiB, 16 MiB mapped at most) keep the pack's pages from
 /// adding up in the process's memory (on Obsidian's help repository: 62 → 27 MiB of
 /// file-backed RSS). Called by the `import` command before it opens a repository.
-pub fn configure_for_import() {
+pub(crate) fn configure_for_import() {
     // SAFETY: libgit2's global options must not change while another thread uses
     // libgit2; the import command has opened no repository yet.
     let set = unsafe {
@@ -96,7 +96,7 @@ pub fn configure_for_import() {
 const IMPORT_WINDOW_BYTES: usize = 8 << 20;
 
 /// Hands the heap's free pages back to the system (glibc keeps them otherwise).
-pub fn trim() {
+pub(crate) fn trim() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases memory glibc holds free; safe from any thread.
     unsafe {

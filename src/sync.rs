@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 /// its holders change in one step each (insert, remove, replace), so a panic elsewhere
 /// in their task never leaves it half-changed: going on is right, and refusing every
 /// later caller would turn one failed request into a dead server.
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// One `T` per workspace, by its slug (slugs never change), made on first use.
-pub struct BySlug<T>(Mutex<HashMap<String, Arc<T>>>);
+pub(crate) struct BySlug<T>(Mutex<HashMap<String, Arc<T>>>);
 
 impl<T> Default for BySlug<T> {
     fn default() -> Self {
@@ -22,12 +22,12 @@ impl<T> Default for BySlug<T> {
 
 impl<T: Default> BySlug<T> {
     /// The workspace's `T`, made now if it has none.
-    pub fn get(&self, slug: &str) -> Arc<T> {
+    pub(crate) fn get(&self, slug: &str) -> Arc<T> {
         lock(&self.0).entry(slug.to_owned()).or_default().clone()
     }
 
     /// Drops the workspace's `T` (the workspace is gone); holders keep theirs.
-    pub fn forget(&self, slug: &str) {
+    pub(crate) fn forget(&self, slug: &str) {
         lock(&self.0).remove(slug);
     }
 }

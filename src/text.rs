@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 use rust_stemmers::{Algorithm, Stemmer};
 
 /// Characters of scripts written without spaces between words.
-pub fn is_cjk(c: char) -> bool {
+pub(crate) fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF     // Hiragana, Katakana
         | 0x31F0..=0x31FF   // Katakana phonetic extensions
@@ -31,7 +31,7 @@ pub fn is_cjk(c: char) -> bool {
 }
 
 /// `text` with a space on both sides of every CJK character (and no other change).
-pub fn index_form(text: &str) -> String {
+pub(crate) fn index_form(text: &str) -> String {
     if !text.chars().any(is_cjk) {
         return text.to_owned();
     }
@@ -56,7 +56,7 @@ pub fn index_form(text: &str) -> String {
 /// Undoes [`index_form`] as far as a reader can tell: spaces between two CJK
 /// characters, or between a CJK character and punctuation, go. `keep` characters (the
 /// highlight markers) are looked through.
-pub fn display_form(text: &str, keep: &[char]) -> String {
+pub(crate) fn display_form(text: &str, keep: &[char]) -> String {
     // Runs of white space (index_form doubles some) become one space first.
     let chars: Vec<char> = text.split_whitespace().collect::<Vec<_>>().join(" ").chars().collect();
     let significant = |from: usize, step: isize| -> Option<char> {
@@ -234,26 +234,26 @@ const STOP_WORDS: &[&str] = &[
     "yourselves",
 ];
 
-pub fn is_stop_word(word: &str) -> bool {
+pub(crate) fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.binary_search(&word).is_ok()
 }
 
 static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
 
 /// The stem term statistics count for one lower-cased word.
-pub fn stem(word: &str) -> String {
+pub(crate) fn stem(word: &str) -> String {
     STEMMER.stem(word).into_owned()
 }
 
 /// One word of `text` as written, lower-cased, and where it starts (a byte offset).
-pub struct Word<'a> {
+pub(crate) struct Word<'a> {
     pub text: &'a str,
     pub lower: String,
     pub start: usize,
 }
 
 /// The words of `text`: runs of letters and digits; each CJK character on its own.
-pub fn words(text: &str) -> Vec<Word<'_>> {
+pub(crate) fn words(text: &str) -> Vec<Word<'_>> {
     fn push<'a>(text: &'a str, from: usize, to: usize, out: &mut Vec<Word<'a>>) {
         let w = &text[from..to];
         out.push(Word { text: w, lower: w.to_lowercase(), start: from });
@@ -280,7 +280,7 @@ pub fn words(text: &str) -> Vec<Word<'_>> {
 
 /// The term of one lower-cased word: its stem, or None for a word that says nothing
 /// (a stop word, a single letter or digit).
-pub fn term_of(lower: &str) -> Option<String> {
+pub(crate) fn term_of(lower: &str) -> Option<String> {
     let mut chars = lower.chars();
     let first = chars.next()?;
     if chars.next().is_none() && !is_cjk(first) {
@@ -300,12 +300,12 @@ pub fn term_of(lower: &str) -> Option<String> {
 /// spaces each pair of neighbouring characters (a lone character stands for itself).
 /// Characters apart only by white space are neighbours, so the stored search text
 /// (see [`index_form`]) gives the same terms as the original.
-pub fn terms(text: &str) -> Vec<String> {
+pub(crate) fn terms(text: &str) -> Vec<String> {
     term_pairs(text).into_iter().map(|(t, _)| t).collect()
 }
 
 /// [`terms`] with the lower-cased words they were read from (for showing a term).
-pub fn term_pairs(text: &str) -> Vec<(String, String)> {
+pub(crate) fn term_pairs(text: &str) -> Vec<(String, String)> {
     let words = words(text);
     let mut out = Vec::with_capacity(words.len());
     let mut i = 0;

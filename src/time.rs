@@ -35,11 +35,11 @@ impl Clock {
 }
 
 /// A time as stored and answered (see [`Clock::rfc3339`]): the form that sorts as text.
-pub fn stored(t: DateTime<Utc>) -> String {
+pub(crate) fn stored(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
 /// Unix seconds → RFC 3339 (for values kept as integers).
-pub fn rfc3339_from_unix(secs: i64) -> String {
+pub(crate) fn rfc3339_from_unix(secs: i64) -> String {
     DateTime::from_timestamp(secs, 0).unwrap_or_default().to_rfc3339_opts(SecondsFormat::Secs, true)
 }

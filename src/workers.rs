@@ -90,13 +90,13 @@ async fn prune(ctx: &Ctx) -> Result<JobReport> {
 }
 
 /// The running workers.
-pub struct Workers {
+pub(crate) struct Workers {
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
 }
 
 /// Starts every worker.
-pub fn start(ctx: &Ctx) -> Workers {
+pub(crate) fn start(ctx: &Ctx) -> Workers {
     let (stop, stopped) = watch::channel(false);
     let mut tasks = vec![
         tokio::spawn(maintenance(ctx.clone(), stopped.clone())),
@@ -124,7 +124,7 @@ impl Workers {
     /// Asks every worker to stop after its current pass and waits for all of them, at most
     /// `within` (`SHUTDOWN_GRACE_SECS`): what is still running then ends with the process,
     /// which is as safe as kill -9 (a packing pass's work is packed again next time).
-    pub async fn stop(self, within: Duration) {
+    pub(crate) async fn stop(self, within: Duration) {
         let _ = self.stop.send(true);
         let all = async {
             for task in self.tasks {
@@ -243,7 +243,7 @@ async fn packing(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
 }
 
 /// Embeds every queued page, a batch at a time; answers how many.
-pub async fn drain_embeddings(ctx: &Ctx) -> Result<usize> {
+pub(crate) async fn drain_embeddings(ctx: &Ctx) -> Result<usize> {
     let mut total = 0;
     loop {
         let n = embed::embed_pending(ctx, embed::BATCH_PAGES).await?;

@@ -17,7 +17,7 @@ use std::io::Write;
 use flate2::{Compression, Decompress, FlushDecompress, Status, write::ZlibEncoder};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
+pub(crate) enum Level {
     /// No compression: a zlib stream of stored blocks.
     Stored,
     Fast,
@@ -42,7 +42,7 @@ thread_local! {
 }
 
 /// The parts, one after another, as one zlib stream.
-pub fn compress(level: Level, parts: &[&[u8]]) -> std::io::Result<Vec<u8>> {
+pub(crate) fn compress(level: Level, parts: &[&[u8]]) -> std::io::Result<Vec<u8>> {
     let len: usize = parts.iter().map(|p| p.len()).sum();
     let encoder = match level {
         Level::Stored => &STORED,
@@ -68,7 +68,7 @@ pub fn compress(level: Level, parts: &[&[u8]]) -> std::io::Result<Vec<u8>> {
 
 /// The bytes of one zlib stream. Refuses a stream that is corrupt, truncated or
 /// followed by anything.
-pub fn decompress(stream: &[u8]) -> std::io::Result<Vec<u8>> {
+pub(crate) fn decompress(stream: &[u8]) -> std::io::Result<Vec<u8>> {
     let corrupt = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("zlib stream: {what}"));
     DECODER.with_borrow_mut(|d| {
         d.reset(true);

@@ -11,7 +11,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 /// How long a device note vouches for its device.
-pub const LIFETIME_SECS: i64 = 180 * 24 * 3600;
+pub(crate) const LIFETIME_SECS: i64 = 180 * 24 * 3600;
 
 #[derive(Clone)]
 pub struct DeviceKey(Vec<u8>);

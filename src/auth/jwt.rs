@@ -7,7 +7,7 @@ use anyhow::Context;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 
-pub const LIFETIME_SECS: i64 = 7 * 24 * 3600;
+pub(crate) const LIFETIME_SECS: i64 = 7 * 24 * 3600;
 
 #[derive(Clone)]
 pub struct JwtKeys {
@@ -54,7 +54,7 @@ impl JwtKeys {
 /// The server secret: `JWT_SECRET` when set, else the one kept in `DATA_DIR/jwt_secret`
 /// (made on first start). JWTs are signed with it and device cookies with a key derived
 /// from it.
-pub fn server_secret(configured: Option<&str>, data_dir: &Path) -> anyhow::Result<String> {
+pub(crate) fn server_secret(configured: Option<&str>, data_dir: &Path) -> anyhow::Result<String> {
     match configured {
         Some(s) => Ok(s.to_owned()),
         None => load_or_create(&data_dir.join("jwt_secret")),

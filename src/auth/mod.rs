@@ -3,7 +3,7 @@
 //! length rule is in `core::accounts`); turning a request's credential into a user is
 //! `core::credentials`, and the HTTP extractor is `http::auth`.
 
-pub mod device;
-pub mod jwt;
-pub mod password;
-pub mod secrets;
+pub(crate) mod device;
+pub(crate) mod jwt;
+pub(crate) mod password;
+pub(crate) mod secrets;

@@ -30,7 +30,7 @@ pub struct Passwords {
 }
 
 /// How long a request waits for a hash to be free before it is answered 503.
-pub const QUEUE_WAIT: Duration = Duration::from_secs(3);
+pub(crate) const QUEUE_WAIT: Duration = Duration::from_secs(3);
 
 impl Passwords {
     pub fn new(memory_kib: u32, iterations: u32) -> anyhow::Result<Self> {

@@ -7,20 +7,20 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 /// Prefix of personal access tokens (a neutral stand-in for a hosted service's own prefix).
-pub const TOKEN_PREFIX: &str = "svc_";
+pub(crate) const TOKEN_PREFIX: &str = "svc_";
 
 /// `len` random base62 characters from the OS-seeded CSPRNG.
-pub fn random_base62(len: usize) -> String {
+pub(crate) fn random_base62(len: usize) -> String {
     rand::rng().sample_iter(&Alphanumeric).take(len).map(char::from).collect()
 }
 
 /// A new personal access token: `svc_` + 40 base62 characters (≈ 238 bits).
-pub fn new_personal_token() -> String {
+pub(crate) fn new_personal_token() -> String {
     format!("{TOKEN_PREFIX}{}", random_base62(40))
 }
 
 /// A new session id for the cookie.
-pub fn new_session_token() -> String {
+pub(crate) fn new_session_token() -> String {
     random_base62(43)
 }
 
@@ -28,6 +28,6 @@ pub fn sha256_hex(value: &str) -> String {
     hex::encode(Sha256::digest(value.as_bytes()))
 }
 
-pub fn constant_time_eq(a: &str, b: &str) -> bool {
+pub(crate) fn constant_time_eq(a: &str, b: &str) -> bool {
     a.as_bytes().ct_eq(b.as_bytes()).into()
 }

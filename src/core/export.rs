@@ -29,7 +29,7 @@ const CHUNK: usize = 64 * 1024;
 
 /// `cairn.json`, at the root of an export: what the files alone do not say.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct Manifest {
+pub(crate) struct Manifest {
     /// What wrote it: `cairn-export`.
     pub format: String,
     pub version: u32,
@@ -37,7 +37,7 @@ pub struct Manifest {
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ManifestPage {
+pub(crate) struct ManifestPage {
     /// The page's file in the zip.
     pub path: String,
     pub slug: String,
@@ -46,8 +46,8 @@ pub struct ManifestPage {
 
 impl Manifest {
     /// Its name in the zip.
-    pub const FILE: &'static str = "cairn.json";
-    pub const FORMAT: &'static str = "cairn-export";
+    pub(crate) const FILE: &'static str = "cairn.json";
+    pub(crate) const FORMAT: &'static str = "cairn-export";
 }
 
 /// `io::Write` into a channel of chunks.
@@ -125,7 +125,10 @@ fn relative_uploads(markdown: &str, depth: usize) -> Option<String> {
     (!edits.is_empty()).then(|| markdown::apply_edits(markdown, edits))
 }
 
-pub async fn zip_stream(ctx: &Ctx, access: &Access) -> Result<impl Stream<Item = std::io::Result<Bytes>> + use<>> {
+pub(crate) async fn zip_stream(
+    ctx: &Ctx,
+    access: &Access,
+) -> Result<impl Stream<Item = std::io::Result<Bytes>> + use<>> {
     let files = entries(ctx, access).await?;
     let dir = ctx.workspace_dir(access.slug());
     let uploads_dir = uploads::workspace_dir(ctx, access.slug());

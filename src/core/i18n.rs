@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use crate::error::{Error, Result};
 
-pub const LANGUAGES: &[&str] = &["en", "de", "fr", "es", "ja"];
+pub(crate) const LANGUAGES: &[&str] = &["en", "de", "fr", "es", "ja"];
 
 static CATALOGUES: LazyLock<BTreeMap<&'static str, BTreeMap<String, String>>> = LazyLock::new(|| {
     let sources = [
@@ -23,13 +23,13 @@ static CATALOGUES: LazyLock<BTreeMap<&'static str, BTreeMap<String, String>>> = 
 });
 
 /// The code if it is a shipped language (case-insensitive), else 400.
-pub fn check_language(code: &str) -> Result<String> {
+pub(crate) fn check_language(code: &str) -> Result<String> {
     let code = code.trim().to_lowercase();
     if LANGUAGES.contains(&code.as_str()) { Ok(code) } else { Err(Error::unknown_language(&code, LANGUAGES)) }
 }
 
 /// Picks the language: `lang=`, then the user's, then `Accept-Language`, then `en`.
-pub fn choose(param: Option<&str>, user: Option<&str>, accept_language: Option<&str>) -> &'static str {
+pub(crate) fn choose(param: Option<&str>, user: Option<&str>, accept_language: Option<&str>) -> &'static str {
     let known = |c: &str| LANGUAGES.iter().copied().find(|l| l.eq_ignore_ascii_case(c.trim()));
     if let Some(l) = param.and_then(known) {
         return l;
@@ -60,7 +60,7 @@ pub fn choose(param: Option<&str>, user: Option<&str>, accept_language: Option<&
     "en"
 }
 
-pub fn messages(lang: &str) -> &'static BTreeMap<String, String> {
+pub(crate) fn messages(lang: &str) -> &'static BTreeMap<String, String> {
     CATALOGUES.get(lang).or_else(|| CATALOGUES.get("en")).expect("en catalogue is embedded")
 }
 

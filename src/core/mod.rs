@@ -1,26 +1,26 @@
 //! The core services: every rule of Cairn lives here, behind plain async functions that
 //! the three doors (HTTP, MCP, CLI) call. Nothing in here knows about HTTP.
 
-pub mod accounts;
-pub mod backup;
-pub mod credentials;
-pub mod export;
-pub mod i18n;
-pub mod import;
-pub mod intel;
-pub mod packing;
-pub mod pages;
-pub mod paging;
-pub mod reindex;
-pub mod search;
-pub mod semantic;
-pub mod system;
-pub mod test_hooks;
-pub mod tokens;
-pub mod uploads;
-pub mod users;
-pub mod webhooks;
-pub mod workspaces;
+pub(crate) mod accounts;
+pub(crate) mod backup;
+pub(crate) mod credentials;
+pub(crate) mod export;
+pub(crate) mod i18n;
+pub(crate) mod import;
+pub(crate) mod intel;
+pub(crate) mod packing;
+pub(crate) mod pages;
+pub(crate) mod paging;
+pub(crate) mod reindex;
+pub(crate) mod search;
+pub(crate) mod semantic;
+pub(crate) mod system;
+pub(crate) mod test_hooks;
+pub(crate) mod tokens;
+pub(crate) mod uploads;
+pub(crate) mod users;
+pub(crate) mod webhooks;
+pub(crate) mod workspaces;
 
 use test_hooks::TestHooks;
 
@@ -33,7 +33,7 @@ use crate::auth::password::Passwords;
 use crate::config::Config;
 use crate::store::Db;
 
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub(crate) const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Everything a core function needs: settings, the database, keys, the clock. Cheap to
 /// clone.

@@ -5,12 +5,12 @@ use sqlx::{Any, AnyConnection, SqlSafeStr};
 
 use crate::error::{Error, Result};
 
-pub const DEFAULT_LIMIT: i64 = 50;
-pub const MAX_LIMIT: i64 = 500;
+pub(crate) const DEFAULT_LIMIT: i64 = 50;
+pub(crate) const MAX_LIMIT: i64 = 500;
 
 /// A window of a list, checked: `limit` in 1..=500, `offset` ≥ 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Paging {
+pub(crate) struct Paging {
     pub limit: i64,
     pub offset: i64,
 }
@@ -18,7 +18,7 @@ pub struct Paging {
 impl Paging {
     /// Defaults for what is absent; a limit above the maximum is cut to it; a limit
     /// below 1 or a negative offset is 400.
-    pub fn new(limit: Option<i64>, offset: Option<i64>) -> Result<Paging> {
+    pub(crate) fn new(limit: Option<i64>, offset: Option<i64>) -> Result<Paging> {
         let limit = limit.unwrap_or(DEFAULT_LIMIT);
         let offset = offset.unwrap_or(0);
         if limit < 1 || offset < 0 {
@@ -32,7 +32,7 @@ impl Paging {
     /// This window of a list, and how many items the whole list has: `window` selects
     /// the rows of `key` (bound as `$1`) and ends in `LIMIT $2 OFFSET $3`; `count` counts
     /// the same rows. Run it on one snapshot (`Db::snapshot`), so the two agree.
-    pub async fn window<K, T>(
+    pub(crate) async fn window<K, T>(
         self,
         conn: &mut AnyConnection,
         window: impl SqlSafeStr,
@@ -52,7 +52,7 @@ impl Paging {
 
 impl Paging {
     /// This window of a list held in memory, and the list's length.
-    pub fn slice<T>(self, items: Vec<T>) -> (Vec<T>, i64) {
+    pub(crate) fn slice<T>(self, items: Vec<T>) -> (Vec<T>, i64) {
         let total = items.len() as i64;
         let window = items.into_iter().skip(self.offset as usize).take(self.limit as usize).collect();
         (window, total)

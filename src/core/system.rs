@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 use super::{Ctx, VERSION};
 
 #[derive(Serialize, ToSchema)]
-pub struct SystemReport {
+pub(crate) struct SystemReport {
     pub version: &'static str,
     /// `ok` or `error`.
     pub db: &'static str,
@@ -42,7 +42,7 @@ pub struct SystemReport {
 /// The rules a client may check before it asks (the server checks them all again), so
 /// that an app shows them from the server's answer rather than from copies.
 #[derive(Serialize, ToSchema)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// A page's content, in bytes of UTF-8.
     pub content_max_bytes: usize,
     /// A page's title, in characters.
@@ -76,7 +76,7 @@ impl Limits {
     }
 }
 
-pub async fn report(ctx: &Ctx) -> SystemReport {
+pub(crate) async fn report(ctx: &Ctx) -> SystemReport {
     let c = &ctx.config;
     let m = &ctx.models;
     let mut notes = Vec::new();

@@ -9,9 +9,9 @@
 //! "no": no test-only path, such as the save's panic, is compiled into it.
 
 #[cfg(feature = "test-hooks")]
-pub use armed::TestHooks;
+pub(crate) use armed::TestHooks;
 #[cfg(not(feature = "test-hooks"))]
-pub use inert::TestHooks;
+pub(crate) use inert::TestHooks;
 
 /// The faults a test asked of one save, read once when the save begins (each hook fires
 /// for one save only): where the save is to fail or stop.

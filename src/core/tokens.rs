@@ -11,10 +11,10 @@ use crate::auth::jwt::LIFETIME_SECS;
 use crate::auth::secrets;
 use crate::error::{Error, Result};
 
-pub const MAX_TOKEN_NAME_LEN: usize = 100;
+pub(crate) const MAX_TOKEN_NAME_LEN: usize = 100;
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TokenInfo {
+pub(crate) struct TokenInfo {
     pub id: i64,
     pub name: String,
     pub created_at: String,
@@ -23,27 +23,27 @@ pub struct TokenInfo {
 
 /// The creation answer: the only time the plaintext is shown.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct NewToken {
+pub(crate) struct NewToken {
     pub id: i64,
     pub name: String,
     pub token: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct AccessToken {
+pub(crate) struct AccessToken {
     pub access_token: String,
     pub token_type: &'static str,
     pub expires_in: i64,
 }
 
-pub fn issue_jwt(ctx: &Ctx, user: &User) -> Result<AccessToken> {
+pub(crate) fn issue_jwt(ctx: &Ctx, user: &User) -> Result<AccessToken> {
     let access_token = ctx.jwt.issue(user.id, user.credential_generation, ctx.clock.unix())?;
     Ok(AccessToken { access_token, token_type: "bearer", expires_in: LIFETIME_SECS })
 }
 
 /// Makes a personal access token; `bound` ties it to a password generation
 /// ([`Authenticated::token_binding`](crate::core::credentials::Authenticated::token_binding)).
-pub async fn create(ctx: &Ctx, user: &User, name: &str, bound: Option<i64>) -> Result<NewToken> {
+pub(crate) async fn create(ctx: &Ctx, user: &User, name: &str, bound: Option<i64>) -> Result<NewToken> {
     let name = crate::ids::display_name(name, MAX_TOKEN_NAME_LEN)
         .ok_or_else(|| Error::invalid_token_name(MAX_TOKEN_NAME_LEN))?;
     let token = secrets::new_personal_token();
@@ -62,7 +62,7 @@ pub async fn create(ctx: &Ctx, user: &User, name: &str, bound: Option<i64>) -> R
     Ok(NewToken { id, name, token })
 }
 
-pub async fn list(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<TokenInfo>, i64)> {
+pub(crate) async fn list(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<TokenInfo>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
     type TokenRow = (i64, String, String, Option<String>);
     let (rows, total): (Vec<TokenRow>, i64) = paging
@@ -82,7 +82,7 @@ pub async fn list(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<TokenIn
 }
 
 /// Revokes at once. Another user's token is answered 404, as if it did not exist.
-pub async fn revoke(ctx: &Ctx, user: &User, id: i64) -> Result<()> {
+pub(crate) async fn revoke(ctx: &Ctx, user: &User, id: i64) -> Result<()> {
     let done = sqlx::query("DELETE FROM api_tokens WHERE id = $1 AND user_id = $2")
         .bind(id)
         .bind(user.id)

@@ -10,7 +10,7 @@ use super::Ctx;
 use crate::error::{Error, Result};
 
 /// Longest display name of a user.
-pub const MAX_NAME_LEN: usize = 200;
+pub(crate) const MAX_NAME_LEN: usize = 200;
 
 /// A user as every route answers it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -49,11 +49,11 @@ pub(crate) fn from_row(row: &AnyRow) -> Result<User> {
 }
 
 /// The user, or 401: a credential that outlived its account proves nothing.
-pub async fn get(ctx: &Ctx, id: i64) -> Result<User> {
+pub(crate) async fn get(ctx: &Ctx, id: i64) -> Result<User> {
     find(ctx, id).await?.ok_or_else(Error::account_gone)
 }
 
-pub async fn find(ctx: &Ctx, id: i64) -> Result<Option<User>> {
+pub(crate) async fn find(ctx: &Ctx, id: i64) -> Result<Option<User>> {
     let sql = format!(
         "SELECT {USER_COLUMNS} FROM users u LEFT JOIN workspaces w ON w.id = u.default_workspace_id WHERE u.id = $1"
     );
@@ -63,7 +63,7 @@ pub async fn find(ctx: &Ctx, id: i64) -> Result<Option<User>> {
 
 /// The display name, or 400 `invalid_name`. A person's name is the author of their
 /// commits, whose line git ends at a `<`: names with angle brackets are refused here.
-pub fn check_name(raw: &str) -> Result<String> {
+pub(crate) fn check_name(raw: &str) -> Result<String> {
     crate::ids::display_name(raw, MAX_NAME_LEN)
         .filter(|n| !n.contains(['<', '>']))
         .ok_or_else(|| Error::invalid_name(MAX_NAME_LEN))

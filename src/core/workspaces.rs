@@ -17,7 +17,7 @@ use crate::error::{Error, OrConflict, Result};
 use crate::ids::{Email, Slug};
 use crate::store::Backend;
 
-pub const MAX_NAME_LEN: usize = 200;
+pub(crate) const MAX_NAME_LEN: usize = 200;
 
 /// A member's role. A member added without one is a `member`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
@@ -87,7 +87,7 @@ impl WorkspaceInfo {
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Member {
+pub(crate) struct Member {
     /// The member's user id (what `DELETE …/members/{member_id}` takes).
     pub id: i64,
     pub email: String,
@@ -181,7 +181,7 @@ impl Access {
 /// The caller's access to workspace `slug`; 404 when it does not exist or the caller
 /// is not a member. An access found is kept for the next request
 /// (credentials/cache.rs: forgotten when a membership or the workspace changes).
-pub async fn access(ctx: &Ctx, user: &User, ws: &str) -> Result<Access> {
+pub(crate) async fn access(ctx: &Ctx, user: &User, ws: &str) -> Result<Access> {
     let ws = Slug::lookup(ws, Error::workspace_not_found)?;
     if let Some(hit) = kept_access(ctx, user.id, &ws) {
         return Ok(hit);
@@ -208,7 +208,7 @@ pub fn kept_access(ctx: &Ctx, user_id: i64, slug: &str) -> Option<Access> {
 }
 
 /// The caller's access to every workspace it is a member of, by workspace id.
-pub async fn all_accesses(ctx: &Ctx, user: &User) -> Result<Vec<Access>> {
+pub(crate) async fn all_accesses(ctx: &Ctx, user: &User) -> Result<Vec<Access>> {
     let rows: Vec<(i64, String, String, String, String)> = sqlx::query_as(
         "SELECT w.id, w.slug, w.name, w.created_at, m.role FROM workspaces w \
          JOIN memberships m ON m.workspace_id = w.id AND m.user_id = $1 ORDER BY w.id",
@@ -231,7 +231,7 @@ pub async fn all_accesses(ctx: &Ctx, user: &User) -> Result<Vec<Access>> {
 
 /// The id of the workspace's first owner (the account an import acts as when none is
 /// named); None when there is no such workspace.
-pub async fn first_owner(ctx: &Ctx, slug: &str) -> Result<Option<i64>> {
+pub(crate) async fn first_owner(ctx: &Ctx, slug: &str) -> Result<Option<i64>> {
     Ok(sqlx::query_scalar(
         "SELECT m.user_id FROM memberships m JOIN workspaces w ON w.id = m.workspace_id \
          WHERE w.slug = $1 AND m.role = 'owner' ORDER BY m.user_id LIMIT 1",
@@ -242,7 +242,7 @@ pub async fn first_owner(ctx: &Ctx, slug: &str) -> Result<Option<i64>> {
 }
 
 /// Access to the workspace named by `ws=`, or else the caller's default workspace.
-pub async fn access_or_default(ctx: &Ctx, user: &User, ws: Option<&str>) -> Result<Access> {
+pub(crate) async fn access_or_default(ctx: &Ctx, user: &User, ws: Option<&str>) -> Result<Access> {
     match ws.or(user.default_workspace.as_deref()) {
         Some(ws) => access(ctx, user, ws).await,
         None => Err(Error::no_default_workspace()),
@@ -253,7 +253,7 @@ fn check_name(name: &str) -> Result<String> {
     crate::ids::display_name(name, MAX_NAME_LEN).ok_or_else(|| Error::invalid_workspace_name(MAX_NAME_LEN))
 }
 
-pub async fn list(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<WorkspaceInfo>, i64)> {
+pub(crate) async fn list(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<WorkspaceInfo>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
     let (rows, total): (Vec<(String, String, String, String)>, i64) = paging
         .window(
@@ -273,7 +273,7 @@ pub async fn list(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<Workspa
 }
 
 /// Inserts a workspace owned by `owner_id`; the caller's transaction commits it.
-pub async fn insert_in_tx(
+pub(crate) async fn insert_in_tx(
     tx: &mut Transaction<'_, Any>,
     slug: &str,
     name: &str,
@@ -301,7 +301,7 @@ pub async fn insert_in_tx(
 
 /// `base`, or `base-2`, `base-3`… — the first slug no workspace has (for personal
 /// workspaces, whose slug nobody chose).
-pub async fn free_slug_in_tx(tx: &mut Transaction<'_, Any>, base: &str, user_id: i64) -> Result<String> {
+pub(crate) async fn free_slug_in_tx(tx: &mut Transaction<'_, Any>, base: &str, user_id: i64) -> Result<String> {
     let base = if Slug::is_valid(base) { base.chars().take(100).collect() } else { format!("user-{user_id}") };
     for n in 1..1000 {
         let candidate = if n == 1 { base.clone() } else { format!("{base}-{n}") };
@@ -316,7 +316,7 @@ pub async fn free_slug_in_tx(tx: &mut Transaction<'_, Any>, base: &str, user_id:
     Ok(format!("user-{user_id}-{}", crate::auth::secrets::random_base62(6).to_lowercase()))
 }
 
-pub async fn create(ctx: &Ctx, user: &User, name: &str, slug: Option<&str>) -> Result<WorkspaceInfo> {
+pub(crate) async fn create(ctx: &Ctx, user: &User, name: &str, slug: Option<&str>) -> Result<WorkspaceInfo> {
     let name = check_name(name)?;
     let slug = match slug {
         Some(s) => Slug::parse(s)?,
@@ -329,7 +329,7 @@ pub async fn create(ctx: &Ctx, user: &User, name: &str, slug: Option<&str>) -> R
     Ok(access(ctx, user, slug.as_str()).await?.info())
 }
 
-pub async fn update(ctx: &Ctx, owner: &Owner, name: Option<&str>) -> Result<WorkspaceInfo> {
+pub(crate) async fn update(ctx: &Ctx, owner: &Owner, name: Option<&str>) -> Result<WorkspaceInfo> {
     let mut info = owner.info();
     if let Some(name) = name {
         let name = check_name(name)?;
@@ -348,7 +348,7 @@ pub async fn update(ctx: &Ctx, owner: &Owner, name: Option<&str>) -> Result<Work
 /// Deletes the workspace and its index rows; its files are moved aside under
 /// `DATA_DIR/deleted/`, never destroyed. Users whose default it was get another of
 /// their workspaces (or none).
-pub async fn delete(ctx: &Ctx, owner: Owner) -> Result<()> {
+pub(crate) async fn delete(ctx: &Ctx, owner: Owner) -> Result<()> {
     let mut tx = ctx.db.write().await?;
     sqlx::query("DELETE FROM workspaces WHERE id = $1").bind(owner.workspace_id).execute(&mut *tx).await?;
     sqlx::query(
@@ -388,7 +388,7 @@ pub async fn delete(ctx: &Ctx, owner: Owner) -> Result<()> {
     Ok(())
 }
 
-pub async fn members(ctx: &Ctx, access: &Access, paging: Paging) -> Result<(Vec<Member>, i64)> {
+pub(crate) async fn members(ctx: &Ctx, access: &Access, paging: Paging) -> Result<(Vec<Member>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
     let (rows, total): (Vec<(i64, String, String, String)>, i64) = paging
         .window(
@@ -407,7 +407,7 @@ pub async fn members(ctx: &Ctx, access: &Access, paging: Paging) -> Result<(Vec<
 
 /// Adds an existing account by email (the service sends no mail), as a `member` unless
 /// another role is given.
-pub async fn add_member(ctx: &Ctx, owner: &Owner, email: &str, role: Option<Role>) -> Result<Member> {
+pub(crate) async fn add_member(ctx: &Ctx, owner: &Owner, email: &str, role: Option<Role>) -> Result<Member> {
     let email = Email::parse(email)?;
     let role = role.unwrap_or_default();
     let user: Option<(i64, String)> = sqlx::query_as("SELECT id, name FROM users WHERE email = $1")
@@ -438,7 +438,7 @@ pub async fn add_member(ctx: &Ctx, owner: &Owner, email: &str, role: Option<Role
 
 /// Removes a member (who may is [`Access::removal`]'s rule). The last owner cannot be
 /// removed (400), so a workspace is never left without one.
-pub async fn remove_member(ctx: &Ctx, removal: Removal) -> Result<()> {
+pub(crate) async fn remove_member(ctx: &Ctx, removal: Removal) -> Result<()> {
     let Removal { access, member_id } = removal;
     let mut tx = ctx.db.write().await?;
     let role: Option<String> =
@@ -481,7 +481,7 @@ pub async fn remove_member(ctx: &Ctx, removal: Removal) -> Result<()> {
 }
 
 /// Makes the workspace the default for all of the user's credentials.
-pub async fn switch(ctx: &Ctx, access: &Access) -> Result<String> {
+pub(crate) async fn switch(ctx: &Ctx, access: &Access) -> Result<String> {
     sqlx::query("UPDATE users SET default_workspace_id = $1 WHERE id = $2")
         .bind(access.workspace_id)
         .bind(access.user_id)

@@ -24,8 +24,8 @@
 mod ofs_delta;
 pub mod pack;
 mod pack_index;
-pub mod rewrite;
-pub mod tree;
+pub(crate) mod rewrite;
+pub(crate) mod tree;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use git2::{ErrorCode, ObjectType, Oid, Repository, Signature, Time};
 
-pub const BRANCH: &str = "refs/heads/main";
+pub(crate) const BRANCH: &str = "refs/heads/main";
 
 /// Where a live page's file lives.
 pub fn live_path(slug: &str) -> String {
@@ -46,12 +46,12 @@ pub fn live_path(slug: &str) -> String {
 }
 
 /// Where a trashed page's file lives.
-pub fn trash_path(slug: &str) -> String {
+pub(crate) fn trash_path(slug: &str) -> String {
     format!(".trash/{slug}.md")
 }
 
 /// Where a page's file lives, live or trashed.
-pub fn page_path(slug: &str, trashed: bool) -> String {
+pub(crate) fn page_path(slug: &str, trashed: bool) -> String {
     if trashed { trash_path(slug) } else { live_path(slug) }
 }
 
@@ -200,7 +200,7 @@ pub struct Tip {
 }
 
 /// The branch's head and its tree.
-pub fn tip(repo: &Repository) -> anyhow::Result<Option<Tip>> {
+pub(crate) fn tip(repo: &Repository) -> anyhow::Result<Option<Tip>> {
     let Some(commit) = head(repo)? else { return Ok(None) };
     Ok(Some(Tip { commit, tree: repo.find_commit(commit)?.tree_id() }))
 }
@@ -226,7 +226,7 @@ pub struct Written {
 /// five renames (measured in commit b696015). libgit2 still reads them; the
 /// commit is laid out by [`commit_body`] as libgit2 would, from the parent's tree the
 /// caller carries in its [`Tip`].
-pub fn make_commit(
+pub(crate) fn make_commit(
     repo: &Repository,
     parent: Option<Tip>,
     changes: &[FileChange],
@@ -480,7 +480,7 @@ fn c_path(path: &Path) -> anyhow::Result<std::ffi::CString> {
 /// slugs, ids and trailers, through a plain SHA-1 (with the CPU's SHA instructions where
 /// it has them): a tree of a directory many pages share is hundreds of KiB, hashed at
 /// each save there, and collision detection made that several times slower.
-pub fn object_id(kind: ObjectType, body: &[u8]) -> anyhow::Result<Oid> {
+pub(crate) fn object_id(kind: ObjectType, body: &[u8]) -> anyhow::Result<Oid> {
     use sha1::{Digest, Sha1};
     if kind == ObjectType::Blob {
         return Ok(Oid::hash_object(kind, body)?);
@@ -510,7 +510,7 @@ const STORED_TREE: usize = 16 * 1024;
 
 /// Makes the given loose objects durable, with the directories that name them. None
 /// given: nothing to wait for (a group's trip made its own durable already).
-pub fn sync_objects(repo: &Repository, oids: &[Oid]) -> anyhow::Result<()> {
+pub(crate) fn sync_objects(repo: &Repository, oids: &[Oid]) -> anyhow::Result<()> {
     if oids.is_empty() {
         return Ok(());
     }
@@ -571,7 +571,7 @@ pub fn write_ref(repo: &Repository, new: Oid, expected: Option<Oid>) -> anyhow::
 
 /// The file a branch move writes the new head into before exchanging it with the branch's
 /// file: outside `refs/` (git reads no ref there) and beside it (one filesystem).
-pub const REF_SPARE: &str = "cairn-ref-spare";
+pub(crate) const REF_SPARE: &str = "cairn-ref-spare";
 
 /// Names `new` in the branch's file. Where it can (Linux, a filesystem with
 /// `renameat2(RENAME_EXCHANGE)`, a branch file there already), the head is written in
@@ -663,7 +663,7 @@ fn sync_ref(repo: &Repository) -> anyhow::Result<()> {
 /// it moved. A branch at or ahead of `recorded` (a crash before the database commit, or
 /// a backup's files taken after its database) is left alone: the start-up check indexes
 /// its commits.
-pub fn catch_up(repo: &Repository, recorded: Oid) -> anyhow::Result<bool> {
+pub(crate) fn catch_up(repo: &Repository, recorded: Oid) -> anyhow::Result<bool> {
     let current = head(repo).ok();
     if current == Some(Some(recorded)) || repo.find_commit(recorded).is_err() {
         return Ok(false);
@@ -683,7 +683,7 @@ pub fn catch_up(repo: &Repository, recorded: Oid) -> anyhow::Result<bool> {
 /// Puts the branch back to `to` (used when the database transaction after a commit
 /// fails, so the failed save leaves nothing behind), durably: the database recorded
 /// nothing that would bring it back.
-pub fn reset_branch(repo: &Repository, to: Option<Oid>, from: Oid) -> anyhow::Result<()> {
+pub(crate) fn reset_branch(repo: &Repository, to: Option<Oid>, from: Oid) -> anyhow::Result<()> {
     match to {
         Some(oid) => write_ref(repo, oid, Some(from))?,
         None => repo.find_reference(BRANCH)?.delete()?,
@@ -721,7 +721,7 @@ fn update_tree(
 }
 
 /// The bytes of `path` as of commit `sha`, if it existed there.
-pub fn read_at(repo: &Repository, sha: Oid, path: &str) -> anyhow::Result<Option<Vec<u8>>> {
+pub(crate) fn read_at(repo: &Repository, sha: Oid, path: &str) -> anyhow::Result<Option<Vec<u8>>> {
     let commit = match repo.find_commit(sha) {
         Ok(c) => c,
         Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
@@ -744,7 +744,7 @@ thread_local! {
 }
 
 /// Runs `f` on a read-only handle of the repository at `dir`, on the blocking pool.
-pub async fn read<R: Send + 'static>(
+pub(crate) async fn read<R: Send + 'static>(
     dir: PathBuf,
     f: impl FnOnce(&Repository) -> anyhow::Result<R> + Send + 'static,
 ) -> anyhow::Result<R> {
@@ -766,7 +766,7 @@ pub async fn read<R: Send + 'static>(
 }
 
 /// The bytes of blob `oid`, if the repository has it.
-pub fn read_blob(repo: &Repository, oid: Oid) -> anyhow::Result<Option<Vec<u8>>> {
+pub(crate) fn read_blob(repo: &Repository, oid: Oid) -> anyhow::Result<Option<Vec<u8>>> {
     match repo.find_blob(oid) {
         Ok(b) => Ok(Some(b.content().to_vec())),
         Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
@@ -775,7 +775,7 @@ pub fn read_blob(repo: &Repository, oid: Oid) -> anyhow::Result<Option<Vec<u8>>>
 }
 
 /// The `Cairn-*` trailers of a commit message, keys without the prefix.
-pub fn trailers(message: &str) -> HashMap<String, String> {
+pub(crate) fn trailers(message: &str) -> HashMap<String, String> {
     message
         .lines()
         .filter_map(|l| l.strip_prefix("Cairn-"))
@@ -785,7 +785,7 @@ pub fn trailers(message: &str) -> HashMap<String, String> {
 }
 
 /// Every commit reachable from the branch head, newest first.
-pub fn log(repo: &Repository) -> anyhow::Result<Vec<Oid>> {
+pub(crate) fn log(repo: &Repository) -> anyhow::Result<Vec<Oid>> {
     let Some(head) = head(repo)? else { return Ok(vec![]) };
     let mut walk = repo.revwalk()?;
     walk.set_sorting(git2::Sort::TOPOLOGICAL)?;
@@ -794,7 +794,7 @@ pub fn log(repo: &Repository) -> anyhow::Result<Vec<Oid>> {
 }
 
 /// A bare repository's path for workspace `slug`.
-pub fn repo_dir(data_dir: &Path, slug: &str) -> PathBuf {
+pub(crate) fn repo_dir(data_dir: &Path, slug: &str) -> PathBuf {
     data_dir.join("workspaces").join(format!("{slug}.git"))
 }
 

@@ -26,7 +26,7 @@ const REF_DELTA: u8 = 7;
 /// offset, with its index, and answers the copy's name; the original is left in place
 /// for the caller to remove once the copy is durable. Answers `name` itself when no
 /// delta would change.
-pub fn rewrite(pack_dir: &Path, name: &str) -> anyhow::Result<String> {
+pub(super) fn rewrite(pack_dir: &Path, name: &str) -> anyhow::Result<String> {
     let pack = pack_dir.join(format!("pack-{name}.pack"));
     let index = Index::read(&pack)?;
     let order = index.in_pack_order()?;

@@ -15,7 +15,7 @@ use git2::{Commit, ObjectType, Oid, Repository};
 use super::{Tip, Unwritten, update_tree};
 
 /// What becomes of one commit.
-pub enum Fate {
+pub(crate) enum Fate {
     /// Left out: its children follow its parent.
     Drop,
     /// Kept, with these files of its tree set to a blob (which the repository must hold)
@@ -35,7 +35,7 @@ pub struct Rewritten {
 
 /// Rewrites the history ending at `head`, oldest commit first, asking `fate` what becomes
 /// of each. The history is a line (Cairn never makes merges); a merge is refused.
-pub fn rewrite(
+pub(crate) fn rewrite(
     repo: &Repository,
     head: Oid,
     mut fate: impl FnMut(&Commit<'_>) -> anyhow::Result<Fate>,

@@ -14,12 +14,12 @@ use anyhow::Context;
 use git2::{ObjectType, Oid, Repository};
 
 /// The mode git writes for a file.
-pub const FILE_MODE: &[u8] = b"100644";
+pub(crate) const FILE_MODE: &[u8] = b"100644";
 /// The mode git writes for a tree.
-pub const TREE_MODE: &[u8] = b"40000";
+pub(crate) const TREE_MODE: &[u8] = b"40000";
 
 /// One entry of a tree's body: `<mode> <name>\0<20-byte id>`, at `start..end`.
-pub struct Entry<'a> {
+pub(crate) struct Entry<'a> {
     mode: &'a [u8],
     name: &'a [u8],
     id: &'a [u8],
@@ -28,18 +28,18 @@ pub struct Entry<'a> {
 }
 
 impl Entry<'_> {
-    pub fn is_tree(&self) -> bool {
+    pub(crate) fn is_tree(&self) -> bool {
         // Some old tools wrote the zero-padded form.
         self.mode == TREE_MODE || self.mode == b"040000"
     }
 
-    pub fn id(&self) -> Oid {
+    pub(crate) fn id(&self) -> Oid {
         Oid::from_bytes(self.id).expect("20 bytes, checked by `entries`")
     }
 }
 
 /// The entries of a tree's body, in its order.
-pub fn entries(body: &[u8]) -> anyhow::Result<Vec<Entry<'_>>> {
+pub(crate) fn entries(body: &[u8]) -> anyhow::Result<Vec<Entry<'_>>> {
     let mut found = Vec::new();
     let mut at = 0;
     while at < body.len() {
@@ -58,13 +58,13 @@ pub fn entries(body: &[u8]) -> anyhow::Result<Vec<Entry<'_>>> {
 }
 
 /// The entry called `name`.
-pub fn find<'a>(entries: &'a [Entry<'a>], name: &[u8]) -> Option<&'a Entry<'a>> {
+pub(crate) fn find<'a>(entries: &'a [Entry<'a>], name: &[u8]) -> Option<&'a Entry<'a>> {
     entries.iter().find(|e| e.name == name)
 }
 
 /// `body` (whose `entries` are given) with the entry called `name` replaced by `new`
 /// (a mode and an id), or removed when `new` is None; at its place in git's order.
-pub fn splice(body: &[u8], entries: &[Entry<'_>], name: &[u8], new: Option<(&[u8], Oid)>) -> Vec<u8> {
+pub(crate) fn splice(body: &[u8], entries: &[Entry<'_>], name: &[u8], new: Option<(&[u8], Oid)>) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len() + name.len() + 32);
     let put = |out: &mut Vec<u8>, (mode, id): (&[u8], Oid)| {
         out.extend_from_slice(mode);
@@ -113,7 +113,7 @@ struct Kept {
 static KEPT: LazyLock<Mutex<Kept>> = LazyLock::new(Default::default);
 
 /// The body of tree `id`: kept from a recent save, or read from the repository.
-pub fn body(repo: &Repository, id: Oid) -> anyhow::Result<Arc<Vec<u8>>> {
+pub(crate) fn body(repo: &Repository, id: Oid) -> anyhow::Result<Arc<Vec<u8>>> {
     if let Some(kept) = crate::sync::lock(&KEPT).trees.get(&id) {
         return Ok(kept.clone());
     }
@@ -126,7 +126,7 @@ pub fn body(repo: &Repository, id: Oid) -> anyhow::Result<Arc<Vec<u8>>> {
 }
 
 /// Keeps a tree's body for the saves after this one (the oldest make room).
-pub fn keep(id: Oid, body: Arc<Vec<u8>>) {
+pub(crate) fn keep(id: Oid, body: Arc<Vec<u8>>) {
     if body.len() > KEPT_BYTES / 4 {
         return;
     }

@@ -18,7 +18,7 @@ use crate::http::auth::{AuthUser, MaybeAuthUser, PasswordOrigin};
 use crate::http::auth::{clear_session_cookie, device_cookie, session_cookie};
 use crate::http::extract::{Json, Path, Query};
 
-pub fn router() -> OpenApiRouter<Ctx> {
+pub(crate) fn router() -> OpenApiRouter<Ctx> {
     OpenApiRouter::new()
         .routes(routes!(register))
         .routes(routes!(login))
@@ -32,7 +32,7 @@ pub fn router() -> OpenApiRouter<Ctx> {
 
 #[derive(Deserialize, ToSchema)]
 #[schema(example = json!({"email": "ada@example.com", "password": "correct horse battery", "name": "Ada"}))]
-pub struct RegisterRequest {
+pub(crate) struct RegisterRequest {
     pub email: String,
     /// At least 8 characters.
     pub password: String,
@@ -41,13 +41,13 @@ pub struct RegisterRequest {
 
 #[derive(Deserialize, ToSchema)]
 #[schema(example = json!({"email": "ada@example.com", "password": "correct horse battery"}))]
-pub struct LoginRequest {
+pub(crate) struct LoginRequest {
     pub email: String,
     pub password: String,
 }
 
 #[derive(Deserialize, ToSchema)]
-pub struct ProfileRequest {
+pub(crate) struct ProfileRequest {
     pub name: Option<String>,
     /// A new email needs `current_password`.
     pub email: Option<String>,
@@ -57,7 +57,7 @@ pub struct ProfileRequest {
 }
 
 #[derive(Deserialize, ToSchema)]
-pub struct PasswordRequest {
+pub(crate) struct PasswordRequest {
     pub current_password: String,
     /// At least 8 characters.
     pub new_password: String,
@@ -68,13 +68,13 @@ pub struct PasswordRequest {
 }
 
 #[derive(Serialize, ToSchema)]
-pub struct Language {
+pub(crate) struct Language {
     #[schema(example = "de")]
     pub language: String,
 }
 
 #[derive(Serialize, ToSchema)]
-pub struct Catalogue {
+pub(crate) struct Catalogue {
     pub language: &'static str,
     pub languages: Vec<&'static str>,
     pub messages: &'static BTreeMap<String, String>,
@@ -82,7 +82,7 @@ pub struct Catalogue {
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct LangQuery {
+pub(crate) struct LangQuery {
     /// Preferred language code (en, de, fr, es, ja).
     pub lang: Option<String>,
 }
@@ -130,7 +130,7 @@ async fn login(State(ctx): State<Ctx>, origin: PasswordOrigin, Json(req): Json<L
 /// Ends the current session (deleted server-side) and clears the cookie.
 #[utoipa::path(post, path = "/api/auth/logout", tag = "accounts",
     security(("cookie" = [])),
-    responses((status = 204, description = "Signed out"), (status = 401, body = Problem)))]
+    responses((status = 204, description = "Signed out")))]
 async fn logout(State(ctx): State<Ctx>, auth: AuthUser) -> Result<Response> {
     let session = auth.session_id().ok_or_else(Error::no_session)?;
     accounts::logout(&ctx, session).await?;
@@ -138,17 +138,16 @@ async fn logout(State(ctx): State<Ctx>, auth: AuthUser) -> Result<Response> {
 }
 
 /// The signed-in user.
-#[utoipa::path(get, path = "/api/me", tag = "accounts", security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = User), (status = 401, body = Problem)))]
+#[utoipa::path(get, path = "/api/me", tag = "accounts",
+    responses((status = 200, body = User)))]
 async fn me(auth: AuthUser) -> axum::Json<User> {
     axum::Json(auth.user)
 }
 
 /// Changes name, email or language.
 #[utoipa::path(post, path = "/api/settings/profile", tag = "accounts", request_body = ProfileRequest,
-    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = User), (status = 400, body = Problem, description = "Invalid field; a new email without the current password, or a wrong one"),
-        (status = 401, body = Problem), (status = 409, body = Problem, description = "Email taken"), (status = 422, body = Problem),
+        (status = 409, body = Problem, description = "Email taken"), (status = 422, body = Problem),
         (status = 429, body = Problem, description = "Too many wrong passwords"), (status = 503, body = Problem)))]
 async fn update_profile(
     State(ctx): State<Ctx>,
@@ -167,10 +166,9 @@ async fn update_profile(
 
 /// Changes the password; every other session of the user ends.
 #[utoipa::path(post, path = "/api/settings/password", tag = "accounts", request_body = PasswordRequest,
-    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 204, description = "Changed"),
         (status = 400, body = Problem, description = "Wrong current password, or new one too short"),
-        (status = 401, body = Problem), (status = 422, body = Problem),
+        (status = 422, body = Problem),
         (status = 429, body = Problem, description = "Too many wrong passwords"), (status = 503, body = Problem)))]
 async fn change_password(
     State(ctx): State<Ctx>,
@@ -188,9 +186,8 @@ async fn change_password(
 /// Sets the signed-in user's interface language.
 #[utoipa::path(post, path = "/api/lang/{code}", tag = "accounts",
     params(("code" = String, Path, description = "en, de, fr, es or ja")),
-    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Language), (status = 400, body = Problem, description = "Unknown language"),
-        (status = 401, body = Problem), (status = 503, body = Problem)))]
+        (status = 503, body = Problem)))]
 async fn set_language(
     State(ctx): State<Ctx>,
     auth: AuthUser,

@@ -37,7 +37,7 @@ const FILES: &[(&str, &str, &[u8])] = &[
     ("/redoc/logo-mini-full.svg", SVG, include_bytes!("assets/api-docs/logo-mini-full.svg")),
 ];
 
-pub fn router() -> Router<Ctx> {
+pub(crate) fn router() -> Router<Ctx> {
     let mut router = Router::new()
         .route("/docs/", get(|| async { Redirect::permanent("/docs") }))
         .route("/redoc/", get(|| async { Redirect::permanent("/redoc") }));

@@ -14,13 +14,13 @@ use crate::core::credentials::{self, Authenticated, Presented};
 use crate::error::Error;
 use crate::http::extract::ClientAddr;
 
-pub const SESSION_COOKIE: &str = "cairn_session";
+pub(crate) const SESSION_COOKIE: &str = "cairn_session";
 
 /// The signed-in caller; 401 without a credential.
-pub type AuthUser = Authenticated;
+pub(crate) type AuthUser = Authenticated;
 
 /// The caller if a credential was presented; still 401 for a bad bearer.
-pub struct MaybeAuthUser(pub Option<AuthUser>);
+pub(crate) struct MaybeAuthUser(pub Option<AuthUser>);
 
 impl FromRequestParts<Ctx> for Authenticated {
     type Rejection = Error;
@@ -56,7 +56,7 @@ pub(crate) fn bearer_of(value: &axum::http::HeaderValue) -> Result<&str, Error> 
 }
 
 /// The value of cookie `name`, from any `Cookie` header.
-pub fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
+pub(crate) fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
     parts
         .headers
         .get_all(COOKIE)
@@ -70,36 +70,36 @@ pub fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
 
 /// The `Set-Cookie` value that opens a session (`HttpOnly`, `SameSite=Lax`, `Path=/`, the session's
 /// lifetime as `Max-Age`, `Secure` when configured).
-pub fn session_cookie(token: &str, secure: bool) -> String {
+pub(crate) fn session_cookie(token: &str, secure: bool) -> String {
     let secure = if secure { "; Secure" } else { "" };
     format!("{SESSION_COOKIE}={token}; HttpOnly; SameSite=Lax; Path=/; Max-Age={SESSION_LIFETIME_SECS}{secure}")
 }
 
 /// The `Set-Cookie` value that clears the session cookie.
-pub fn clear_session_cookie(secure: bool) -> String {
+pub(crate) fn clear_session_cookie(secure: bool) -> String {
     let secure = if secure { "; Secure" } else { "" };
     format!("{SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0{secure}")
 }
 
-pub const DEVICE_COOKIE: &str = "cairn_device";
+pub(crate) const DEVICE_COOKIE: &str = "cairn_device";
 
 /// The `Set-Cookie` value of a device note (`auth::device`): sent only to the API, which
 /// is where passwords are checked, for the note's lifetime; it outlives sign-out, as the
 /// device it vouches for does.
-pub fn device_cookie(note: &str, secure: bool) -> String {
+pub(crate) fn device_cookie(note: &str, secure: bool) -> String {
     let secure = if secure { "; Secure" } else { "" };
     let max_age = crate::auth::device::LIFETIME_SECS;
     format!("{DEVICE_COOKIE}={note}; HttpOnly; SameSite=Strict; Path=/api; Max-Age={max_age}{secure}")
 }
 
 /// Where a password is being tried from: the client address and its device cookie.
-pub struct PasswordOrigin {
+pub(crate) struct PasswordOrigin {
     address: String,
     device: Option<String>,
 }
 
 impl PasswordOrigin {
-    pub fn get(&self) -> accounts::Origin<'_> {
+    pub(crate) fn get(&self) -> accounts::Origin<'_> {
         accounts::Origin { address: &self.address, device: self.device.as_deref() }
     }
 }

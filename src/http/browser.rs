@@ -32,11 +32,11 @@ const APP_CSP_OWN_IMAGES: &str = "default-src 'self'; img-src 'self' data: blob:
                                   connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /// The app's CSP under these settings.
-pub fn app_csp(block_external_images: bool) -> &'static str {
+pub(crate) fn app_csp(block_external_images: bool) -> &'static str {
     if block_external_images { APP_CSP_OWN_IMAGES } else { APP_CSP }
 }
 
-pub fn router() -> Router<Ctx> {
+pub(crate) fn router() -> Router<Ctx> {
     Router::new()
         .route("/", get(|| async { Redirect::to("/app/") }))
         .route("/login", get(|| async { Redirect::to("/app/login") }))
@@ -45,14 +45,14 @@ pub fn router() -> Router<Ctx> {
 }
 
 /// True for paths the app answers when no route matched.
-pub fn is_app_path(path: &str) -> bool {
+pub(crate) fn is_app_path(path: &str) -> bool {
     path.starts_with("/app/")
 }
 
 /// An embedded file of the app, or `index.html` for any other path under `/app/` —
 /// except under `/app/assets/`, where a missing file is a 404 (a stale hashed name must
 /// not get HTML back as a script). Text files go out gzipped to clients that accept it.
-pub async fn serve_app(req: Request, csp: &'static str) -> Response {
+pub(crate) async fn serve_app(req: Request, csp: &'static str) -> Response {
     let path = req.uri().path().trim_start_matches("/app/");
     let found = WEB_ASSETS.iter().find(|(name, ..)| *name == path);
     let Some(&(name, content_type, bytes, gzipped)) =

@@ -39,7 +39,7 @@ use tower::{Service, ServiceExt};
 use crate::sync::lock;
 
 /// How connections are held.
-pub struct Limits {
+pub(crate) struct Limits {
     pub header_timeout: Duration,
     pub max_connections: usize,
     /// The share of the connections one client address keeps when they are all open;
@@ -50,7 +50,7 @@ pub struct Limits {
 
 impl Limits {
     /// The per-address share of `max_connections`: a quarter of it.
-    pub fn per_address_of(max_connections: usize) -> usize {
+    pub(crate) fn per_address_of(max_connections: usize) -> usize {
         (max_connections / 4).max(1)
     }
 }
@@ -127,7 +127,7 @@ impl Drop for InFlight {
 
 /// Serves `app` on `listener` until `shutdown` resolves, then closes idle connections
 /// and waits at most `grace` for requests in flight.
-pub async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown: impl Future<Output = ()>) {
+pub(crate) async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown: impl Future<Output = ()>) {
     let mut make = app.into_make_service_with_connect_info::<SocketAddr>();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout).keep_alive(true);
@@ -206,7 +206,7 @@ pub async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown:
 
 /// Warns when `MAX_CONNECTIONS` is more than the process may open files: past the limit
 /// `accept` fails for everyone instead of the newcomer being answered 503.
-pub fn warn_if_over_open_files(max_connections: usize) {
+pub(crate) fn warn_if_over_open_files(max_connections: usize) {
     let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes into the struct it is given.
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {

@@ -25,7 +25,7 @@ use crate::error::Error;
 
 const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
 
-pub async fn refuse_cross_site(req: Request, next: Next) -> Response {
+pub(crate) async fn refuse_cross_site(req: Request, next: Next) -> Response {
     if let Some(why) = cross_site(&req) {
         return Error::cross_site_request(&why).into_response();
     }

@@ -14,7 +14,7 @@ use crate::core::paging::Paging;
 use crate::error::Error;
 
 /// A JSON request body.
-pub struct Json<T>(pub T);
+pub(crate) struct Json<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
     type Rejection = Error;
@@ -42,7 +42,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
 }
 
 /// A query string.
-pub struct Query<T>(pub T);
+pub(crate) struct Query<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
     type Rejection = Error;
@@ -54,7 +54,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
 }
 
 /// Path parameters.
-pub struct Path<T>(pub T);
+pub(crate) struct Path<T>(pub T);
 
 impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T> {
     type Rejection = Error;
@@ -69,7 +69,7 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T>
 
 /// The client's address, as the failed-login limiter counts it: the peer address, or
 /// with `TRUST_PROXY=1` the last `X-Forwarded-For` entry (the one our proxy added).
-pub struct ClientAddr(pub String);
+pub(crate) struct ClientAddr(pub String);
 
 impl FromRequestParts<Ctx> for ClientAddr {
     type Rejection = Error;
@@ -96,7 +96,7 @@ impl FromRequestParts<Ctx> for ClientAddr {
 /// checked [`Paging`] itself, read from the same two fields.
 #[derive(serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct PagingQuery {
+pub(crate) struct PagingQuery {
     /// Items per page (default 50, at most 500).
     #[param(minimum = 1)]
     pub limit: Option<i64>,

@@ -9,17 +9,13 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::core::Ctx;
 use crate::core::intel::graph::{Edge, Linked, PageLink, Stale};
 use crate::core::intel::{self, Graph, Insights, LinkSuggestions, Summary, TagSuggestions};
-use crate::core::pages;
 use crate::core::paging::Paging;
-use crate::core::workspaces;
 use crate::error::Result;
-use crate::http::auth::AuthUser;
 use crate::http::extract::PagingQuery;
-use crate::http::extract::{Path, Query};
-use crate::http::pages::Ws;
+use crate::http::scope::{Member, OnPage, Ws, names_workspace};
 use crate::http::{List, Problem};
 
-pub fn router() -> OpenApiRouter<Ctx> {
+pub(crate) fn router() -> OpenApiRouter<Ctx> {
     OpenApiRouter::new()
         .routes(routes!(suggest_links))
         .routes(routes!(suggest_tags))
@@ -34,7 +30,7 @@ pub fn router() -> OpenApiRouter<Ctx> {
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct SummaryQuery {
+pub(crate) struct SummaryQuery {
     /// Workspace slug (default: the caller's default workspace).
     pub ws: Option<String>,
     /// Sentences wanted, 1 to 50 (default 3).
@@ -42,78 +38,45 @@ pub struct SummaryQuery {
     pub sentences: Option<i64>,
 }
 
+names_workspace!(SummaryQuery);
+
 /// Pages worth linking from this one that it does not link yet: similar pages, and
 /// pages whose titles it mentions.
 #[utoipa::path(get, path = "/api/pages/{slug}/suggest-links", tag = "intelligence", params(("slug" = String, Path), Ws),
-    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = LinkSuggestions), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn suggest_links(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<Ws>,
-) -> Result<axum::Json<LinkSuggestions>> {
-    Ok(axum::Json(
-        intel::suggest_links(
-            &ctx,
-            &workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?,
-            &pages::named(&slug)?,
-        )
-        .await?,
-    ))
+    responses((status = 200, body = LinkSuggestions), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn suggest_links(State(ctx): State<Ctx>, p: OnPage) -> Result<axum::Json<LinkSuggestions>> {
+    Ok(axum::Json(intel::suggest_links(&ctx, &p.access, &p.slug).await?))
 }
 
 /// Tags worth adding to this page: tags of similar pages first, then its most telling
 /// words; never a tag it has.
 #[utoipa::path(get, path = "/api/pages/{slug}/suggest-tags", tag = "intelligence", params(("slug" = String, Path), Ws),
-    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = TagSuggestions), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn suggest_tags(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<Ws>,
-) -> Result<axum::Json<TagSuggestions>> {
-    Ok(axum::Json(
-        intel::suggest_tags(
-            &ctx,
-            &workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?,
-            &pages::named(&slug)?,
-        )
-        .await?,
-    ))
+    responses((status = 200, body = TagSuggestions), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn suggest_tags(State(ctx): State<Ctx>, p: OnPage) -> Result<axum::Json<TagSuggestions>> {
+    Ok(axum::Json(intel::suggest_tags(&ctx, &p.access, &p.slug).await?))
 }
 
 /// An extractive summary: sentences taken verbatim from the page's prose, in page order.
 #[utoipa::path(get, path = "/api/pages/{slug}/summary", tag = "intelligence", params(("slug" = String, Path), SummaryQuery),
-    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, body = Summary), (status = 400, body = Problem, description = "sentences out of range"),
-        (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn summary(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<SummaryQuery>,
-) -> Result<axum::Json<Summary>> {
-    let sentences = intel::Sentences::parse(q.sentences)?;
-    let access = workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?;
-    Ok(axum::Json(intel::summary(&ctx, &access, &pages::named(&slug)?, sentences).await?))
+        (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn summary(State(ctx): State<Ctx>, p: OnPage<SummaryQuery>) -> Result<axum::Json<Summary>> {
+    let sentences = intel::Sentences::parse(p.query.sentences)?;
+    Ok(axum::Json(intel::summary(&ctx, &p.access, &p.slug, sentences).await?))
 }
 
 /// Workspace insights: orphans, broken links, most linked, stale pages, tags, clusters.
-#[utoipa::path(get, path = "/api/insights", tag = "intelligence", params(Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = Insights), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn insights(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<Ws>) -> Result<axum::Json<Insights>> {
-    let access = workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?;
-    Ok(axum::Json(intel::insights(&ctx, &access).await?))
+#[utoipa::path(get, path = "/api/insights", tag = "intelligence", params(Ws),
+    responses((status = 200, body = Insights), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn insights(State(ctx): State<Ctx>, m: Member) -> Result<axum::Json<Insights>> {
+    Ok(axum::Json(intel::insights(&ctx, &m.access).await?))
 }
 
 /// The wikilink graph of the workspace's live pages, with broken links apart.
-#[utoipa::path(get, path = "/api/graph", tag = "intelligence", params(Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = Graph), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn graph(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<Ws>) -> Result<axum::Json<Graph>> {
-    let access = workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?;
-    Ok(axum::Json(intel::graph(&ctx, &access).await?))
+#[utoipa::path(get, path = "/api/graph", tag = "intelligence", params(Ws),
+    responses((status = 200, body = Graph), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn graph(State(ctx): State<Ctx>, m: Member) -> Result<axum::Json<Graph>> {
+    Ok(axum::Json(intel::graph(&ctx, &m.access).await?))
 }
 
 /// One insight list whole, a window at a time (an extension): `/api/insights` answers the
@@ -122,17 +85,10 @@ macro_rules! insight_list {
     ($name:ident, $path:literal, $field:ident, $item:ty, $doc:literal) => {
         #[doc = $doc]
         #[utoipa::path(get, path = $path, tags = ["intelligence", "extension"], params(Ws, PagingQuery),
-            security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-            responses((status = 200, body = List<$item>), (status = 400, body = Problem), (status = 401, body = Problem),
-                (status = 404, body = Problem), (status = 503, body = Problem)))]
-        async fn $name(
-            State(ctx): State<Ctx>,
-            auth: AuthUser,
-            Query(q): Query<Ws>,
-            paging: Paging,
-        ) -> Result<axum::Json<List<$item>>> {
-            let access = workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?;
-            let (items, total) = paging.slice(intel::graph::insight_lists(&ctx, &access).await?.$field);
+                                    responses((status = 200, body = List<$item>), (status = 400, body = Problem),
+                                        (status = 404, body = Problem), (status = 503, body = Problem)))]
+        async fn $name(State(ctx): State<Ctx>, m: Member, paging: Paging) -> Result<axum::Json<List<$item>>> {
+            let (items, total) = paging.slice(intel::graph::insight_lists(&ctx, &m.access).await?.$field);
             Ok(axum::Json(List::new(items, total)))
         }
     };

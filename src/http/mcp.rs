@@ -10,7 +10,7 @@ use crate::http::Problem;
 /// A JSON-RPC 2.0 message (request, notification or response) of the Model Context
 /// Protocol.
 #[derive(Serialize, ToSchema)]
-pub struct JsonRpcMessage {
+pub(crate) struct JsonRpcMessage {
     #[schema(example = "2.0")]
     pub jsonrpc: String,
     /// A string or a number (absent on notifications).
@@ -40,4 +40,4 @@ pub struct JsonRpcMessage {
         (status = 413, body = Problem), (status = 415, description = "Content-Type is not application/json"),
         (status = 422, body = Problem, description = "The body is not JSON (nested past any message's depth, say)")))]
 #[allow(dead_code)] // Documentation only: the MCP door serves the route.
-pub async fn mcp_endpoint() {}
+pub(crate) async fn mcp_endpoint() {}

@@ -2,22 +2,23 @@
 //! answer. Each resource module exposes `router()`; [`api`] merges them and collects
 //! the OpenAPI document from the same handlers, so the document cannot drift.
 
-pub mod accounts;
-pub mod api_docs;
-pub mod auth;
-pub mod browser;
-pub mod connections;
-pub mod csrf;
-pub mod extract;
-pub mod intel;
-pub mod mcp;
-pub mod pages;
-pub mod search;
-pub mod system;
-pub mod tokens;
-pub mod uploads;
-pub mod webhooks;
-pub mod workspaces;
+pub(crate) mod accounts;
+pub(crate) mod api_docs;
+pub(crate) mod auth;
+pub(crate) mod browser;
+pub(crate) mod connections;
+pub(crate) mod csrf;
+pub(crate) mod extract;
+pub(crate) mod intel;
+pub(crate) mod mcp;
+pub(crate) mod pages;
+pub(crate) mod scope;
+pub(crate) mod search;
+pub(crate) mod system;
+pub(crate) mod tokens;
+pub(crate) mod uploads;
+pub(crate) mod webhooks;
+pub(crate) mod workspaces;
 
 use serde::Serialize;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -28,7 +29,7 @@ use crate::core::Ctx;
 
 /// RFC 9457 problem details, the body of every error.
 #[derive(Serialize, ToSchema)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// Always `about:blank`.
     #[schema(example = "about:blank")]
     pub r#type: String,
@@ -44,14 +45,14 @@ pub struct Problem {
 
 /// A page of a list: `{items, total}`.
 #[derive(Serialize, ToSchema)]
-pub struct List<T: ToSchema> {
+pub(crate) struct List<T: ToSchema> {
     pub items: Vec<T>,
     /// Number of items across all pages.
     pub total: i64,
 }
 
 impl<T: ToSchema> List<T> {
-    pub fn new(items: Vec<T>, total: i64) -> Self {
+    pub(crate) fn new(items: Vec<T>, total: i64) -> Self {
         Self { items, total }
     }
 }
@@ -128,6 +129,7 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
         .merge(uploads::router())
         .split_for_parts();
     doc.info.version = crate::core::VERSION.to_owned();
+    signed_in(&mut doc);
     problem_media_types(&mut doc);
     old_slugs_redirect(&mut doc);
     optional_bodies(&mut doc);
@@ -136,6 +138,30 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
         let _ = system::OPENAPI.set(bytes.into());
     }
     (router, doc)
+}
+
+/// Every route but the few that answer anyone (`PUBLIC`) answers 401 without a credential,
+/// and takes a personal access token, a JWT or a session cookie unless it says otherwise
+/// with a `security` of its own (logout, MCP): documented once here, not on each route.
+fn signed_in(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::security::SecurityRequirement;
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    const PUBLIC: &[&str] = &["health", "openapi_json", "register", "login", "get_i18n"];
+    let schemes: Vec<SecurityRequirement> =
+        ["pat", "jwt", "cookie"].into_iter().map(|s| SecurityRequirement::new(s, Vec::<String>::new())).collect();
+    let unauthorized = ResponseBuilder::new()
+        .content("application/json", ContentBuilder::new().schema(Some(Ref::from_schema_name("Problem"))).build())
+        .build();
+    for item in doc.paths.paths.values_mut() {
+        let ops = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
+        for op in ops.into_iter().flatten() {
+            if op.operation_id.as_deref().is_some_and(|id| PUBLIC.contains(&id)) {
+                continue;
+            }
+            op.security.get_or_insert_with(|| schemes.clone());
+            op.responses.responses.entry("401".to_owned()).or_insert_with(|| unauthorized.clone().into());
+        }
+    }
 }
 
 /// Error answers are `application/problem+json`, but utoipa documents every

@@ -15,14 +15,13 @@ use crate::core::pages::{
     TrashedPage, TreeNode, history,
 };
 use crate::core::paging::Paging;
-use crate::core::workspaces::{self, Access};
 use crate::error::{Error, Result};
-use crate::http::auth::AuthUser;
-use crate::http::extract::{Json, PagingQuery, Path, Query};
+use crate::http::extract::{Json, PagingQuery, Path};
+use crate::http::scope::{Member, OnPage, Ws, names_workspace};
 use crate::http::{List, Problem};
 use crate::ids::Slug;
 
-pub fn router() -> OpenApiRouter<Ctx> {
+pub(crate) fn router() -> OpenApiRouter<Ctx> {
     OpenApiRouter::new()
         .routes(routes!(page_tree, create_page))
         .routes(routes!(get_page, update_page, delete_page))
@@ -49,7 +48,7 @@ pub fn router() -> OpenApiRouter<Ctx> {
 /// A page's old slug answers `308` with the same route under the slug it has now (CONTRACT
 /// §5): the core answers `page_moved` for the page a route names, and this layer, which
 /// knows the request's path, writes `Location` (the query string kept).
-pub async fn redirect_old_slugs(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+pub(crate) async fn redirect_old_slugs(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let uri = req.uri().clone();
     let mut res = next.run(req).await;
     let Some(moved) = res.extensions_mut().remove::<crate::error::Moved>() else { return res };
@@ -79,16 +78,9 @@ fn relocated(uri: &axum::http::Uri, from: &str, to: &str) -> Option<String> {
     Some(format!("/api/pages/{to}{tail}{query}"))
 }
 
-#[derive(Deserialize, IntoParams, Default)]
-#[into_params(parameter_in = Query)]
-pub struct Ws {
-    /// Workspace slug (default: the caller's default workspace).
-    pub ws: Option<String>,
-}
-
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct NotesQuery {
+pub(crate) struct NotesQuery {
     /// Workspace slug (default: the caller's default workspace).
     pub ws: Option<String>,
     /// Only pages with this tag.
@@ -97,7 +89,7 @@ pub struct NotesQuery {
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct DeleteQuery {
+pub(crate) struct DeleteQuery {
     pub ws: Option<String>,
     /// Trash the page's live subtree too (otherwise a page with live children is 409).
     pub recursive: Option<bool>,
@@ -105,15 +97,17 @@ pub struct DeleteQuery {
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct DiffQuery {
+pub(crate) struct DiffQuery {
     pub ws: Option<String>,
     /// An earlier revision of the page (default: the one before `sha`).
     pub against: Option<String>,
 }
 
+names_workspace!(NotesQuery, DeleteQuery, DiffQuery, SlugQuery, EmbedsQuery);
+
 #[derive(Deserialize, ToSchema)]
 #[schema(example = json!({"slug": "runbook", "content": "# Runbook\n\nRestart with `systemctl restart app`. #ops", "parent": null}))]
-pub struct CreatePage {
+pub(crate) struct CreatePage {
     pub title: Option<String>,
     /// Derived from the title when absent.
     pub slug: Option<String>,
@@ -125,7 +119,7 @@ pub struct CreatePage {
 
 #[derive(Deserialize, ToSchema)]
 #[schema(example = json!({"content": "# Runbook\n\nRestart, then check [[status]]. #ops", "base_revision": "4f0c2a9e8d1b7c6a5f4e3d2c1b0a998877665544"}))]
-pub struct UpdatePage {
+pub(crate) struct UpdatePage {
     pub content: Option<String>,
     pub title: Option<String>,
     /// The revision the edit was based on; stale → 409 (or a merge with `merge: true`).
@@ -138,7 +132,7 @@ pub struct UpdatePage {
 }
 
 #[derive(Deserialize, ToSchema)]
-pub struct MovePage {
+pub(crate) struct MovePage {
     /// Slug of the new parent; null for the top level.
     #[serde(default)]
     pub parent: Option<String>,
@@ -147,7 +141,7 @@ pub struct MovePage {
 /// Where a page goes among its siblings (an extension).
 #[derive(Deserialize, ToSchema)]
 #[schema(example = json!({"after": "install"}))]
-pub struct OrderPage {
+pub(crate) struct OrderPage {
     /// The sibling it goes right after; null (or absent) puts it first.
     #[serde(default)]
     pub after: Option<String>,
@@ -155,7 +149,7 @@ pub struct OrderPage {
 
 /// How a revision is restored (an optional body; an extension).
 #[derive(Deserialize, ToSchema, Default)]
-pub struct RestoreRevision {
+pub(crate) struct RestoreRevision {
     /// Keep the page's current title instead of the one the revision had.
     #[serde(default)]
     pub keep_title: bool,
@@ -163,7 +157,7 @@ pub struct RestoreRevision {
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct SlugQuery {
+pub(crate) struct SlugQuery {
     /// Workspace slug (default: the caller's default workspace).
     pub ws: Option<String>,
     /// A title: answers the address a page created with only this title would get.
@@ -175,20 +169,16 @@ pub struct SlugQuery {
 /// A new page's address (an extension): the slug a title-only create would get now, or
 /// whether a slug is free.
 #[derive(Serialize, ToSchema)]
-pub struct NewSlug {
+pub(crate) struct NewSlug {
     pub slug: String,
     /// False when a page (live or in the trash) has the slug.
     pub available: bool,
 }
 
 #[derive(Deserialize, ToSchema)]
-pub struct RenamePage {
+pub(crate) struct RenamePage {
     pub new_slug: String,
     pub title: Option<String>,
-}
-
-async fn access(ctx: &Ctx, auth: &AuthUser, ws: Option<&str>) -> Result<Access> {
-    workspaces::access_or_default(ctx, &auth.user, ws).await
 }
 
 fn with_etag(status: StatusCode, page: Page) -> Response {
@@ -201,61 +191,43 @@ fn with_etag(status: StatusCode, page: Page) -> Response {
 }
 
 /// The live pages as a tree (not paginated).
-#[utoipa::path(get, path = "/api/pages", tag = "pages", params(Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = Vec<TreeNode>), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn page_tree(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<Ws>) -> Result<axum::Json<Vec<TreeNode>>> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(axum::Json(pages::tree(&ctx, &a).await?))
+#[utoipa::path(get, path = "/api/pages", tag = "pages", params(Ws),
+    responses((status = 200, body = Vec<TreeNode>), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn page_tree(State(ctx): State<Ctx>, m: Member) -> Result<axum::Json<Vec<TreeNode>>> {
+    Ok(axum::Json(pages::tree(&ctx, &m.access).await?))
 }
 
 /// Creates a page.
-#[utoipa::path(post, path = "/api/pages", tag = "pages", params(Ws), request_body = CreatePage, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+#[utoipa::path(post, path = "/api/pages", tag = "pages", params(Ws), request_body = CreatePage,
     responses((status = 201, body = Page, headers(("ETag" = String))),
         (status = 400, body = Problem, description = "Bad slug, content over 1 MiB, no title or slug, unknown parent"),
-        (status = 401, body = Problem), (status = 404, body = Problem), (status = 409, body = Problem, description = "Slug taken"),
+        (status = 404, body = Problem), (status = 409, body = Problem, description = "Slug taken"),
         (status = 422, body = Problem), (status = 503, body = Problem)))]
-async fn create_page(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Query(q): Query<Ws>,
-    Json(req): Json<CreatePage>,
-) -> Result<Response> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+async fn create_page(State(ctx): State<Ctx>, m: Member, Json(req): Json<CreatePage>) -> Result<Response> {
     let req = NewPage { title: req.title, slug: req.slug, content: req.content, parent: req.parent };
-    Ok(with_etag(StatusCode::CREATED, pages::create(&ctx, &a, &auth.user, req).await?))
+    Ok(with_etag(StatusCode::CREATED, pages::create(&ctx, &m.access, &m.auth.user, req).await?))
 }
 
 /// One page; `ETag` is its revision.
-#[utoipa::path(get, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = Page, headers(("ETag" = String))), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn get_page(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<Ws>,
-) -> Result<Response> {
-    Ok(with_etag(
-        StatusCode::OK,
-        pages::get(&ctx, &access(&ctx, &auth, q.ws.as_deref()).await?, &pages::named(&slug)?).await?,
-    ))
+#[utoipa::path(get, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), Ws),
+    responses((status = 200, body = Page, headers(("ETag" = String))), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn get_page(State(ctx): State<Ctx>, p: OnPage) -> Result<Response> {
+    Ok(with_etag(StatusCode::OK, pages::get(&ctx, &p.access, &p.slug).await?))
 }
 
 /// Updates a page. `base_revision` or `If-Match` guard against lost updates.
 #[utoipa::path(put, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), Ws, ("If-Match" = Option<String>, Header)),
-    request_body = UpdatePage, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = Page, headers(("ETag" = String))), (status = 400, body = Problem), (status = 401, body = Problem),
+    request_body = UpdatePage,
+    responses((status = 200, body = Page, headers(("ETag" = String))), (status = 400, body = Problem),
         (status = 404, body = Problem),
         (status = 409, body = Problem, description = "Stale revision (body has current_revision) or merge conflict (body has merged)"),
         (status = 422, body = Problem), (status = 503, body = Problem)))]
 async fn update_page(
     State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<Ws>,
+    p: OnPage,
     headers: HeaderMap,
     Json(req): Json<UpdatePage>,
 ) -> Result<Response> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
     let if_match = headers
         .get(IF_MATCH)
         .and_then(|v| v.to_str().ok())
@@ -268,187 +240,126 @@ async fn update_page(
         merge: req.merge,
         message: req.message,
     };
-    Ok(with_etag(StatusCode::OK, pages::update(&ctx, &a, &auth.user, &pages::named(&slug)?, change).await?))
+    Ok(with_etag(StatusCode::OK, pages::update(&ctx, &p.access, &p.auth.user, &p.slug, change).await?))
 }
 
 /// Moves a page to the trash (`recursive=true` for a page with live children).
-#[utoipa::path(delete, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), DeleteQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+#[utoipa::path(delete, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), DeleteQuery),
     responses((status = 204, description = "Trashed"), (status = 400, body = Problem, description = "A query string that does not parse"),
-        (status = 401, body = Problem), (status = 404, body = Problem),
+        (status = 404, body = Problem),
         (status = 409, body = Problem, description = "Has live children"), (status = 503, body = Problem)))]
-async fn delete_page(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<DeleteQuery>,
-) -> Result<StatusCode> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    pages::delete(&ctx, &a, &auth.user, &pages::named(&slug)?, q.recursive.unwrap_or(false)).await?;
+async fn delete_page(State(ctx): State<Ctx>, p: OnPage<DeleteQuery>) -> Result<StatusCode> {
+    pages::delete(&ctx, &p.access, &p.auth.user, &p.slug, p.query.recursive.unwrap_or(false)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// Live pages, most recently updated first; `tag=` filters.
-#[utoipa::path(get, path = "/api/notes", tag = "pages", params(NotesQuery, PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = List<PageSummary>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+#[utoipa::path(get, path = "/api/notes", tag = "pages", params(NotesQuery, PagingQuery),
+    responses((status = 200, body = List<PageSummary>), (status = 400, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn list_notes(
     State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Query(q): Query<NotesQuery>,
+    m: Member<NotesQuery>,
     paging: Paging,
 ) -> Result<axum::Json<List<PageSummary>>> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    let (items, total) = pages::notes(&ctx, &a, q.tag.as_deref(), paging).await?;
+    let (items, total) = pages::notes(&ctx, &m.access, m.query.tag.as_deref(), paging).await?;
     Ok(axum::Json(List::new(items, total)))
 }
 
 /// Direct live children of a page.
-#[utoipa::path(get, path = "/api/pages/{slug}/children", tag = "pages", params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = List<PageSummary>), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn list_children(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<Ws>,
-) -> Result<axum::Json<List<PageSummary>>> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    let items = pages::children(&ctx, &a, &pages::named(&slug)?).await?;
+#[utoipa::path(get, path = "/api/pages/{slug}/children", tag = "pages", params(("slug" = String, Path), Ws),
+    responses((status = 200, body = List<PageSummary>), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn list_children(State(ctx): State<Ctx>, p: OnPage) -> Result<axum::Json<List<PageSummary>>> {
+    let items = pages::children(&ctx, &p.access, &p.slug).await?;
     let total = items.len() as i64;
     Ok(axum::Json(List::new(items, total)))
 }
 
 /// The page with breadcrumbs, children, backlinks and headings.
-#[utoipa::path(get, path = "/api/pages/{slug}/view", tag = "pages", params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = PageView), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn view_page(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<Ws>,
-) -> Result<axum::Json<PageView>> {
-    Ok(axum::Json(pages::view(&ctx, &access(&ctx, &auth, q.ws.as_deref()).await?, &pages::named(&slug)?).await?))
+#[utoipa::path(get, path = "/api/pages/{slug}/view", tag = "pages", params(("slug" = String, Path), Ws),
+    responses((status = 200, body = PageView), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn view_page(State(ctx): State<Ctx>, p: OnPage) -> Result<axum::Json<PageView>> {
+    Ok(axum::Json(pages::view(&ctx, &p.access, &p.slug).await?))
 }
 
 /// The raw markdown (`text/markdown`).
-#[utoipa::path(get, path = "/api/pages/{slug}/raw", tag = "pages", params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, content_type = "text/markdown", body = String, headers(("ETag" = String))), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn raw_page(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<Ws>,
-) -> Result<Response> {
-    let page = pages::get(&ctx, &access(&ctx, &auth, q.ws.as_deref()).await?, &pages::named(&slug)?).await?;
+#[utoipa::path(get, path = "/api/pages/{slug}/raw", tag = "pages", params(("slug" = String, Path), Ws),
+    responses((status = 200, content_type = "text/markdown", body = String, headers(("ETag" = String))), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn raw_page(State(ctx): State<Ctx>, p: OnPage) -> Result<Response> {
+    let page = pages::get(&ctx, &p.access, &p.slug).await?;
     let etag = format!("\"{}\"", page.revision);
     Ok(([(CONTENT_TYPE, "text/markdown; charset=utf-8".to_owned()), (ETAG, etag)], page.content).into_response())
 }
 
 /// Moves a page (with its subtree) under another page, or to the top level.
-#[utoipa::path(post, path = "/api/pages/{slug}/move", tag = "pages", params(("slug" = String, Path), Ws), request_body = MovePage, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+#[utoipa::path(post, path = "/api/pages/{slug}/move", tag = "pages", params(("slug" = String, Path), Ws), request_body = MovePage,
     responses((status = 200, body = Page), (status = 400, body = Problem, description = "Into its own subtree, or unknown parent"),
-        (status = 401, body = Problem), (status = 404, body = Problem), (status = 422, body = Problem), (status = 503, body = Problem)))]
-async fn move_page(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<Ws>,
-    Json(req): Json<MovePage>,
-) -> Result<Response> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    let slug = pages::named(&slug)?;
-    let parent = req.parent.as_deref().map(|p| Slug::lookup(p, Error::parent_not_found)).transpose()?;
-    Ok(with_etag(StatusCode::OK, pages::move_page(&ctx, &a, &auth.user, &slug, parent.as_ref()).await?))
+        (status = 404, body = Problem), (status = 422, body = Problem), (status = 503, body = Problem)))]
+async fn move_page(State(ctx): State<Ctx>, p: OnPage, Json(req): Json<MovePage>) -> Result<Response> {
+    let parent = req.parent.as_deref().map(|s| Slug::lookup(s, Error::parent_not_found)).transpose()?;
+    Ok(with_etag(StatusCode::OK, pages::move_page(&ctx, &p.access, &p.auth.user, &p.slug, parent.as_ref()).await?))
 }
 
 /// Puts a page at a place among its siblings, kept as the tree's order from then on.
-#[utoipa::path(post, path = "/api/pages/{slug}/position", tags = ["pages", "extension"], params(("slug" = String, Path), Ws), request_body = OrderPage, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+#[utoipa::path(post, path = "/api/pages/{slug}/position", tags = ["pages", "extension"], params(("slug" = String, Path), Ws), request_body = OrderPage,
     responses((status = 200, body = Page), (status = 400, body = Problem, description = "`after` is not a sibling"),
-        (status = 401, body = Problem), (status = 404, body = Problem), (status = 422, body = Problem), (status = 503, body = Problem)))]
-async fn order_page(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<Ws>,
-    Json(req): Json<OrderPage>,
-) -> Result<Response> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    let slug = pages::named(&slug)?;
+        (status = 404, body = Problem), (status = 422, body = Problem), (status = 503, body = Problem)))]
+async fn order_page(State(ctx): State<Ctx>, p: OnPage, Json(req): Json<OrderPage>) -> Result<Response> {
     let after = req.after.as_deref().map(|s| Slug::lookup(s, Error::not_a_sibling)).transpose()?;
-    Ok(with_etag(StatusCode::OK, pages::reorder(&ctx, &a, &auth.user, &slug, after.as_ref()).await?))
+    Ok(with_etag(StatusCode::OK, pages::reorder(&ctx, &p.access, &p.auth.user, &p.slug, after.as_ref()).await?))
 }
 
 /// Renames a page; its history follows, and links to it are rewritten.
-#[utoipa::path(post, path = "/api/pages/{slug}/rename", tag = "pages", params(("slug" = String, Path), Ws), request_body = RenamePage, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = Page), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem),
+#[utoipa::path(post, path = "/api/pages/{slug}/rename", tag = "pages", params(("slug" = String, Path), Ws), request_body = RenamePage,
+    responses((status = 200, body = Page), (status = 400, body = Problem), (status = 404, body = Problem),
         (status = 409, body = Problem, description = "New slug taken"), (status = 422, body = Problem), (status = 503, body = Problem)))]
-async fn rename_page(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<Ws>,
-    Json(req): Json<RenamePage>,
-) -> Result<Response> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
+async fn rename_page(State(ctx): State<Ctx>, p: OnPage, Json(req): Json<RenamePage>) -> Result<Response> {
     let new_slug = Slug::parse(&req.new_slug)?;
-    let slug = pages::named(&slug)?;
-    Ok(with_etag(StatusCode::OK, pages::rename(&ctx, &a, &auth.user, &slug, &new_slug, req.title.as_deref()).await?))
+    let renamed = pages::rename(&ctx, &p.access, &p.auth.user, &p.slug, &new_slug, req.title.as_deref()).await?;
+    Ok(with_etag(StatusCode::OK, renamed))
 }
 
 /// The page's revisions, newest first.
-#[utoipa::path(get, path = "/api/pages/{slug}/history", tag = "history", params(("slug" = String, Path), Ws, PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = List<HistoryEntry>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn page_history(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<Ws>,
-    paging: Paging,
-) -> Result<axum::Json<List<HistoryEntry>>> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    let (items, total) = history::list(&ctx, &a, &pages::named(&slug)?, paging).await?;
+#[utoipa::path(get, path = "/api/pages/{slug}/history", tag = "history", params(("slug" = String, Path), Ws, PagingQuery),
+    responses((status = 200, body = List<HistoryEntry>), (status = 400, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn page_history(State(ctx): State<Ctx>, p: OnPage, paging: Paging) -> Result<axum::Json<List<HistoryEntry>>> {
+    let (items, total) = history::list(&ctx, &p.access, &p.slug, paging).await?;
     Ok(axum::Json(List::new(items, total)))
 }
 
 /// One revision with its content.
-#[utoipa::path(get, path = "/api/pages/{slug}/history/{sha}", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = Revision), (status = 401, body = Problem), (status = 404, body = Problem, description = "Unknown sha, or not of this page"), (status = 503, body = Problem)))]
+#[utoipa::path(get, path = "/api/pages/{slug}/history/{sha}", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), Ws),
+    responses((status = 200, body = Revision), (status = 404, body = Problem, description = "Unknown sha, or not of this page"), (status = 503, body = Problem)))]
 async fn page_revision(
     State(ctx): State<Ctx>,
-    auth: AuthUser,
+    m: Member,
     Path((slug, sha)): Path<(String, String)>,
-    Query(q): Query<Ws>,
 ) -> Result<axum::Json<Revision>> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(axum::Json(history::get(&ctx, &a, &pages::named(&slug)?, &sha).await?))
+    Ok(axum::Json(history::get(&ctx, &m.access, &pages::named(&slug)?, &sha).await?))
 }
 
 /// Unified diff of a revision against an earlier one.
-#[utoipa::path(get, path = "/api/pages/{slug}/history/{sha}/diff", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), DiffQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = Diff), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+#[utoipa::path(get, path = "/api/pages/{slug}/history/{sha}/diff", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), DiffQuery),
+    responses((status = 200, body = Diff), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn revision_diff(
     State(ctx): State<Ctx>,
-    auth: AuthUser,
+    m: Member<DiffQuery>,
     Path((slug, sha)): Path<(String, String)>,
-    Query(q): Query<DiffQuery>,
 ) -> Result<axum::Json<Diff>> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(axum::Json(history::diff(&ctx, &a, &pages::named(&slug)?, &sha, q.against.as_deref()).await?))
+    Ok(axum::Json(history::diff(&ctx, &m.access, &pages::named(&slug)?, &sha, m.query.against.as_deref()).await?))
 }
 
 /// Restores an earlier revision's content, and the title it had, as a new revision.
-#[utoipa::path(post, path = "/api/pages/{slug}/restore/{sha}", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), Ws), request_body = RestoreRevision, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = Page), (status = 401, body = Problem), (status = 404, body = Problem), (status = 422, body = Problem), (status = 503, body = Problem)))]
+#[utoipa::path(post, path = "/api/pages/{slug}/restore/{sha}", tag = "history", params(("slug" = String, Path), ("sha" = String, Path), Ws), request_body = RestoreRevision,
+    responses((status = 200, body = Page), (status = 404, body = Problem), (status = 422, body = Problem), (status = 503, body = Problem)))]
 async fn restore_revision(
     State(ctx): State<Ctx>,
-    auth: AuthUser,
+    m: Member,
     Path((slug, sha)): Path<(String, String)>,
-    Query(q): Query<Ws>,
     Json(req): Json<RestoreRevision>,
 ) -> Result<Response> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(with_etag(
-        StatusCode::OK,
-        pages::restore_revision(&ctx, &a, &auth.user, &pages::named(&slug)?, &sha, req.keep_title).await?,
-    ))
+    let slug = pages::named(&slug)?;
+    let restored = pages::restore_revision(&ctx, &m.access, &m.auth.user, &slug, &sha, req.keep_title).await?;
+    Ok(with_etag(StatusCode::OK, restored))
 }
 
 /// Erases a revision's content from the page's history (someone saved a secret): from
@@ -457,85 +368,58 @@ async fn restore_revision(
 /// rewritten, so this revision and every later commit of the workspace get new ids; the
 /// old ids keep answering. Owners only; refused while the content is the page's current
 /// one (save a version without it first).
-#[utoipa::path(post, path = "/api/pages/{slug}/history/{sha}/erase", tags = ["history", "extension"], params(("slug" = String, Path), ("sha" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = Erased), (status = 401, body = Problem), (status = 403, body = Problem, description = "Not an owner of the workspace"), (status = 404, body = Problem), (status = 409, body = Problem, description = "The revision's content is the page's current content"), (status = 503, body = Problem)))]
+#[utoipa::path(post, path = "/api/pages/{slug}/history/{sha}/erase", tags = ["history", "extension"], params(("slug" = String, Path), ("sha" = String, Path), Ws),
+    responses((status = 200, body = Erased), (status = 403, body = Problem, description = "Not an owner of the workspace"), (status = 404, body = Problem), (status = 409, body = Problem, description = "The revision's content is the page's current content"), (status = 503, body = Problem)))]
 async fn erase_revision(
     State(ctx): State<Ctx>,
-    auth: AuthUser,
+    m: Member,
     Path((slug, sha)): Path<(String, String)>,
-    Query(q): Query<Ws>,
 ) -> Result<axum::Json<Erased>> {
-    let owner = access(&ctx, &auth, q.ws.as_deref()).await?.owner()?;
-    Ok(axum::Json(pages::erase(&ctx, &owner, &auth.user, &pages::named(&slug)?, &sha).await?))
+    let owner = m.access.owner()?;
+    Ok(axum::Json(pages::erase(&ctx, &owner, &m.auth.user, &pages::named(&slug)?, &sha).await?))
 }
 
 /// Trashed pages, most recently trashed first.
-#[utoipa::path(get, path = "/api/trash", tag = "trash", params(Ws, PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = List<TrashEntry>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn list_trash(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Query(q): Query<Ws>,
-    paging: Paging,
-) -> Result<axum::Json<List<TrashEntry>>> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    let (items, total) = pages::trash(&ctx, &a, paging).await?;
+#[utoipa::path(get, path = "/api/trash", tag = "trash", params(Ws, PagingQuery),
+    responses((status = 200, body = List<TrashEntry>), (status = 400, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn list_trash(State(ctx): State<Ctx>, m: Member, paging: Paging) -> Result<axum::Json<List<TrashEntry>>> {
+    let (items, total) = pages::trash(&ctx, &m.access, paging).await?;
     Ok(axum::Json(List::new(items, total)))
 }
 
 /// A trashed page with its markdown, to look at before restoring it.
-#[utoipa::path(get, path = "/api/trash/{slug}", tags = ["trash", "extension"], params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = TrashedPage), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn trashed_page(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<Ws>,
-) -> Result<axum::Json<TrashedPage>> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(axum::Json(pages::trashed_page(&ctx, &a, &pages::named_in_trash(&slug)?).await?))
+#[utoipa::path(get, path = "/api/trash/{slug}", tags = ["trash", "extension"], params(("slug" = String, Path), Ws),
+    responses((status = 200, body = TrashedPage), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn trashed_page(State(ctx): State<Ctx>, m: Member, Path(slug): Path<String>) -> Result<axum::Json<TrashedPage>> {
+    Ok(axum::Json(pages::trashed_page(&ctx, &m.access, &pages::named_in_trash(&slug)?).await?))
 }
 
 /// Restores a trashed page (to the top level if its parent is gone), with the subpages
 /// the same delete trashed.
-#[utoipa::path(post, path = "/api/trash/{slug}/restore", tag = "trash", params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = Page), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn restore_from_trash(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<Ws>,
-) -> Result<Response> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    Ok(with_etag(
-        StatusCode::OK,
-        pages::restore_from_trash(&ctx, &a, &auth.user, &pages::named_in_trash(&slug)?).await?,
-    ))
+#[utoipa::path(post, path = "/api/trash/{slug}/restore", tag = "trash", params(("slug" = String, Path), Ws),
+    responses((status = 200, body = Page), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn restore_from_trash(State(ctx): State<Ctx>, m: Member, Path(slug): Path<String>) -> Result<Response> {
+    let restored = pages::restore_from_trash(&ctx, &m.access, &m.auth.user, &pages::named_in_trash(&slug)?).await?;
+    Ok(with_etag(StatusCode::OK, restored))
 }
 
 /// Removes a trashed page for good, history included.
-#[utoipa::path(post, path = "/api/trash/{slug}/purge", tag = "trash", params(("slug" = String, Path), Ws), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 204, description = "Purged"), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn purge_from_trash(
-    State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Path(slug): Path<String>,
-    Query(q): Query<Ws>,
-) -> Result<StatusCode> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    pages::purge(&ctx, &a, &auth.user, &pages::named_in_trash(&slug)?).await?;
+#[utoipa::path(post, path = "/api/trash/{slug}/purge", tag = "trash", params(("slug" = String, Path), Ws),
+    responses((status = 204, description = "Purged"), (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn purge_from_trash(State(ctx): State<Ctx>, m: Member, Path(slug): Path<String>) -> Result<StatusCode> {
+    pages::purge(&ctx, &m.access, &m.auth.user, &pages::named_in_trash(&slug)?).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// The address a new page would get (an extension, for the editor to show before the first
 /// save): with `title`, the slug derived from it, or the first free `-2`, `-3`… when it
 /// is taken; with `slug`, whether that slug is free.
-#[utoipa::path(get, path = "/api/slug", tags = ["pages", "extension"], params(SlugQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/slug", tags = ["pages", "extension"], params(SlugQuery),
     responses((status = 200, body = NewSlug), (status = 400, body = Problem, description = "No title or slug, or an invalid slug"),
-        (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn new_slug(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<SlugQuery>) -> Result<axum::Json<NewSlug>> {
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    let answer = match (q.slug, q.title) {
+        (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn new_slug(State(ctx): State<Ctx>, m: Member<SlugQuery>) -> Result<axum::Json<NewSlug>> {
+    let a = m.access;
+    let answer = match (m.query.slug, m.query.title) {
         (Some(slug), _) => {
             let slug = Slug::parse(&slug)?;
             NewSlug { available: pages::slug_available(&ctx, &a, &slug).await?, slug: slug.into_string() }
@@ -550,7 +434,7 @@ async fn new_slug(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<SlugQu
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct EmbedsQuery {
+pub(crate) struct EmbedsQuery {
     /// Workspace slug (default: the caller's default workspace).
     pub ws: Option<String>,
     /// The slugs of the embedded pages, comma-separated: at most 50.
@@ -559,7 +443,7 @@ pub struct EmbedsQuery {
 
 /// The pages a page embeds (`![[slug]]`), read in one request (an extension).
 #[derive(Serialize, ToSchema)]
-pub struct Embeds {
+pub(crate) struct Embeds {
     pub items: Vec<pages::EmbedPage>,
     /// The names asked for that are no live page of the workspace.
     pub missing: Vec<String>,
@@ -567,15 +451,15 @@ pub struct Embeds {
 
 /// Live pages for embeds, many in one request (an extension): what a page's `![[…]]`
 /// show, so that a page of many embeds costs its readers a request per 50 of them.
-#[utoipa::path(get, path = "/api/embeds", tags = ["pages", "extension"], params(EmbedsQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+#[utoipa::path(get, path = "/api/embeds", tags = ["pages", "extension"], params(EmbedsQuery),
     responses((status = 200, body = Embeds), (status = 400, body = Problem, description = "More than 50 slugs"),
-        (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
-async fn embeds(State(ctx): State<Ctx>, auth: AuthUser, Query(q): Query<EmbedsQuery>) -> Result<axum::Json<Embeds>> {
-    let names: Vec<String> = q.slugs.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect();
+        (status = 404, body = Problem), (status = 503, body = Problem)))]
+async fn embeds(State(ctx): State<Ctx>, m: Member<EmbedsQuery>) -> Result<axum::Json<Embeds>> {
+    let names: Vec<String> =
+        m.query.slugs.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect();
     if names.len() > pages::MAX_EMBEDS {
         return Err(Error::invalid_query(format!("at most {} slugs", pages::MAX_EMBEDS)));
     }
-    let a = access(&ctx, &auth, q.ws.as_deref()).await?;
-    let (items, missing) = pages::embeds(&ctx, &a, &names).await?;
+    let (items, missing) = pages::embeds(&ctx, &m.access, &names).await?;
     Ok(axum::Json(Embeds { items, missing }))
 }

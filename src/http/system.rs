@@ -10,15 +10,14 @@ use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::core::{Ctx, VERSION, system};
-use crate::http::Problem;
 use crate::http::auth::AuthUser;
 
-pub fn router() -> OpenApiRouter<Ctx> {
+pub(crate) fn router() -> OpenApiRouter<Ctx> {
     OpenApiRouter::new().routes(routes!(health)).routes(routes!(system_report)).routes(routes!(openapi_json))
 }
 
 #[derive(Serialize, ToSchema)]
-pub struct Health {
+pub(crate) struct Health {
     /// `ok`, or `degraded` while the database is unreachable.
     #[schema(example = "ok")]
     pub status: &'static str,
@@ -42,8 +41,7 @@ async fn health(State(ctx): State<Ctx>) -> Json<Health> {
 
 /// Which optional features resolved as enabled on this instance.
 #[utoipa::path(get, path = "/api/system", tag = "system",
-    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = system::SystemReport), (status = 401, body = Problem)))]
+    responses((status = 200, body = system::SystemReport)))]
 async fn system_report(State(ctx): State<Ctx>, _auth: AuthUser) -> Json<system::SystemReport> {
     Json(system::report(&ctx).await)
 }
@@ -51,7 +49,7 @@ async fn system_report(State(ctx): State<Ctx>, _auth: AuthUser) -> Json<system::
 /// The document, rendered once when the router is built (see `http::api`), as the bytes
 /// every request gets. Kept as a `serde_json::Value` it held 1.5 MB of the idle server's
 /// 7.4 MB of heap for its whole life, and was copied at each request (measured in commit 8ef3be2).
-pub static OPENAPI: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
+pub(crate) static OPENAPI: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
 
 /// This OpenAPI 3.1 document: every route, with request and response schemas.
 #[utoipa::path(get, path = "/openapi.json", tag = "system",

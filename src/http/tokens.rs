@@ -14,7 +14,7 @@ use crate::http::auth::AuthUser;
 use crate::http::extract::{Json, PagingQuery, Path};
 use crate::http::{List, Problem};
 
-pub fn router() -> OpenApiRouter<Ctx> {
+pub(crate) fn router() -> OpenApiRouter<Ctx> {
     OpenApiRouter::new()
         .routes(routes!(issue_jwt))
         .routes(routes!(list_tokens, create_token))
@@ -22,29 +22,29 @@ pub fn router() -> OpenApiRouter<Ctx> {
 }
 
 #[derive(Deserialize, ToSchema)]
-pub struct TokenRequest {
+pub(crate) struct TokenRequest {
     /// What the token is for, e.g. "laptop MCP client".
     pub name: String,
 }
 
 /// Issues a JWT for the caller, valid for 7 days.
-#[utoipa::path(post, path = "/api/token", tag = "tokens", security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = AccessToken), (status = 401, body = Problem)))]
+#[utoipa::path(post, path = "/api/token", tag = "tokens",
+    responses((status = 200, body = AccessToken)))]
 async fn issue_jwt(State(ctx): State<Ctx>, auth: AuthUser) -> Result<axum::Json<AccessToken>> {
     Ok(axum::Json(tokens::issue_jwt(&ctx, &auth.user)?))
 }
 
 /// The caller's personal access tokens (never their secrets).
-#[utoipa::path(get, path = "/api/tokens", tag = "tokens", params(PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = List<TokenInfo>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 503, body = Problem)))]
+#[utoipa::path(get, path = "/api/tokens", tag = "tokens", params(PagingQuery),
+    responses((status = 200, body = List<TokenInfo>), (status = 400, body = Problem), (status = 503, body = Problem)))]
 async fn list_tokens(State(ctx): State<Ctx>, auth: AuthUser, paging: Paging) -> Result<axum::Json<List<TokenInfo>>> {
     let (items, total) = tokens::list(&ctx, &auth.user, paging).await?;
     Ok(axum::Json(List::new(items, total)))
 }
 
 /// Creates a personal access token. The plaintext is in this answer only.
-#[utoipa::path(post, path = "/api/tokens", tag = "tokens", request_body = TokenRequest, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 201, body = NewToken), (status = 400, body = Problem), (status = 401, body = Problem),
+#[utoipa::path(post, path = "/api/tokens", tag = "tokens", request_body = TokenRequest,
+    responses((status = 201, body = NewToken), (status = 400, body = Problem),
         (status = 422, body = Problem), (status = 503, body = Problem)))]
 async fn create_token(
     State(ctx): State<Ctx>,
@@ -57,8 +57,7 @@ async fn create_token(
 
 /// Revokes a token at once.
 #[utoipa::path(delete, path = "/api/tokens/{token_id}", tag = "tokens", params(("token_id" = i64, Path)),
-    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 204, description = "Revoked"), (status = 401, body = Problem),
+    responses((status = 204, description = "Revoked"),
         (status = 404, body = Problem, description = "No such token of the caller"), (status = 503, body = Problem)))]
 async fn revoke_token(State(ctx): State<Ctx>, auth: AuthUser, Path(id): Path<i64>) -> Result<StatusCode> {
     tokens::revoke(&ctx, &auth.user, id).await?;

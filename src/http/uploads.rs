@@ -12,12 +12,11 @@ use utoipa_axum::routes;
 
 use crate::core::Ctx;
 use crate::core::uploads::{self, Incoming, Upload};
-use crate::core::workspaces;
 use crate::error::{Error, Result};
 use crate::http::Problem;
 use crate::http::auth::AuthUser;
-use crate::http::extract::{Path, Query};
-use crate::http::pages::Ws;
+use crate::http::extract::Path;
+use crate::http::scope::{Member, Ws};
 
 /// Room for the multipart framing around the file (boundaries, part headers, small fields).
 const FRAMING_BYTES: u64 = 64 * 1024;
@@ -26,7 +25,7 @@ const FRAMING_BYTES: u64 = 64 * 1024;
 /// directly runs no script and loads nothing, whatever its bytes hold.
 const SERVED_CSP: &str = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox";
 
-pub fn router() -> OpenApiRouter<Ctx> {
+pub(crate) fn router() -> OpenApiRouter<Ctx> {
     // The JSON routes' body limit does not fit uploads. This handler counts every byte
     // itself as it streams: the file's against UPLOAD_MAX_BYTES, the rest against
     // FRAMING_BYTES.
@@ -36,7 +35,7 @@ pub fn router() -> OpenApiRouter<Ctx> {
 /// The multipart form of an upload.
 #[derive(ToSchema)]
 #[allow(dead_code)]
-pub struct UploadForm {
+pub(crate) struct UploadForm {
     /// The image: PNG, JPEG, GIF, WebP, AVIF or SVG (judged from its bytes; an SVG is kept sanitized).
     #[schema(value_type = String, format = Binary)]
     file: Vec<u8>,
@@ -46,24 +45,21 @@ pub struct UploadForm {
 #[derive(ToSchema)]
 #[schema(value_type = String, format = Binary)]
 #[allow(dead_code)]
-pub struct ImageBytes(Vec<u8>);
+pub(crate) struct ImageBytes(Vec<u8>);
 
 /// Uploads an image into the workspace.
 #[utoipa::path(post, path = "/api/uploads", tag = "uploads", params(Ws),
     request_body(content = UploadForm, content_type = "multipart/form-data"),
-    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 201, body = Upload), (status = 401, body = Problem), (status = 404, body = Problem),
+    responses((status = 201, body = Upload), (status = 404, body = Problem),
         (status = 413, body = Problem, description = "Over UPLOAD_MAX_BYTES"),
         (status = 415, body = Problem, description = "Not a PNG, JPEG, GIF, WebP, AVIF or SVG image"),
         (status = 422, body = Problem, description = "Not multipart, or no `file` field"), (status = 503, body = Problem)))]
 async fn upload(
     State(ctx): State<Ctx>,
-    auth: AuthUser,
-    Query(q): Query<Ws>,
+    Member { access, .. }: Member,
     headers: HeaderMap,
     form: std::result::Result<Multipart, MultipartRejection>,
 ) -> Result<(StatusCode, axum::Json<Upload>)> {
-    let access = workspaces::access_or_default(&ctx, &auth.user, q.ws.as_deref()).await?;
     let max = ctx.config.upload_max_bytes;
     // A declared length already over the limit is refused before a byte is read.
     let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
@@ -103,11 +99,10 @@ async fn upload(
 
 /// Serves an upload to a member of its workspace.
 #[utoipa::path(get, path = "/uploads/{name}", tag = "uploads", params(("name" = String, Path, description = "`<sha256>.<ext>`")),
-    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 200, description = "The image, with the type sniffed at upload",
             content((ImageBytes = "image/png"), (ImageBytes = "image/jpeg"), (ImageBytes = "image/gif"),
                 (ImageBytes = "image/webp"), (ImageBytes = "image/avif"))),
-        (status = 304, description = "Unchanged (`If-None-Match`)"), (status = 401, body = Problem),
+        (status = 304, description = "Unchanged (`If-None-Match`)"),
         (status = 404, body = Problem, description = "Unknown, malformed, or in a workspace the caller cannot see"),
         (status = 503, body = Problem)))]
 async fn serve_upload(

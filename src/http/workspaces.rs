@@ -15,7 +15,7 @@ use crate::http::auth::AuthUser;
 use crate::http::extract::{Json, PagingQuery, Path};
 use crate::http::{List, Problem};
 
-pub fn router() -> OpenApiRouter<Ctx> {
+pub(crate) fn router() -> OpenApiRouter<Ctx> {
     OpenApiRouter::new()
         .routes(routes!(list_workspaces, create_workspace))
         .routes(routes!(update_workspace, delete_workspace))
@@ -27,19 +27,19 @@ pub fn router() -> OpenApiRouter<Ctx> {
 
 #[derive(Deserialize, ToSchema)]
 #[schema(example = json!({"name": "Platform team", "slug": "platform"}))]
-pub struct CreateWorkspace {
+pub(crate) struct CreateWorkspace {
     pub name: String,
     /// Derived from the name when absent; page slug rules apply.
     pub slug: Option<String>,
 }
 
 #[derive(Deserialize, ToSchema)]
-pub struct UpdateWorkspace {
+pub(crate) struct UpdateWorkspace {
     pub name: Option<String>,
 }
 
 #[derive(Deserialize, ToSchema)]
-pub struct AddMember {
+pub(crate) struct AddMember {
     /// Email of an existing account.
     pub email: String,
     /// Defaults to `member`.
@@ -47,13 +47,13 @@ pub struct AddMember {
 }
 
 #[derive(Serialize, ToSchema)]
-pub struct Switched {
+pub(crate) struct Switched {
     pub default_workspace: String,
 }
 
 /// The caller's workspaces.
-#[utoipa::path(get, path = "/api/workspaces", tag = "workspaces", params(PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = List<WorkspaceInfo>), (status = 400, body = Problem), (status = 401, body = Problem), (status = 503, body = Problem)))]
+#[utoipa::path(get, path = "/api/workspaces", tag = "workspaces", params(PagingQuery),
+    responses((status = 200, body = List<WorkspaceInfo>), (status = 400, body = Problem), (status = 503, body = Problem)))]
 async fn list_workspaces(
     State(ctx): State<Ctx>,
     auth: AuthUser,
@@ -64,9 +64,9 @@ async fn list_workspaces(
 }
 
 /// Creates a workspace owned by the caller.
-#[utoipa::path(post, path = "/api/workspaces", tag = "workspaces", request_body = CreateWorkspace, security(("pat" = []), ("jwt" = []), ("cookie" = [])),
+#[utoipa::path(post, path = "/api/workspaces", tag = "workspaces", request_body = CreateWorkspace,
     responses((status = 201, body = WorkspaceInfo), (status = 400, body = Problem, description = "Bad slug or name"),
-        (status = 401, body = Problem), (status = 409, body = Problem, description = "Slug taken"),
+        (status = 409, body = Problem, description = "Slug taken"),
         (status = 422, body = Problem), (status = 503, body = Problem)))]
 async fn create_workspace(
     State(ctx): State<Ctx>,
@@ -79,8 +79,8 @@ async fn create_workspace(
 
 /// Renames a workspace (owner only; the slug never changes).
 #[utoipa::path(put, path = "/api/workspaces/{slug}", tag = "workspaces", request_body = UpdateWorkspace,
-    params(("slug" = String, Path)), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = WorkspaceInfo), (status = 400, body = Problem), (status = 401, body = Problem),
+    params(("slug" = String, Path)),
+    responses((status = 200, body = WorkspaceInfo), (status = 400, body = Problem),
         (status = 403, body = Problem, description = "A member, not an owner"), (status = 404, body = Problem),
         (status = 422, body = Problem), (status = 503, body = Problem)))]
 async fn update_workspace(
@@ -95,8 +95,8 @@ async fn update_workspace(
 
 /// Deletes a workspace (owner only). Its files are moved aside under `DATA_DIR/deleted/`.
 #[utoipa::path(delete, path = "/api/workspaces/{slug}", tag = "workspaces",
-    params(("slug" = String, Path)), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 204, description = "Deleted"), (status = 401, body = Problem),
+    params(("slug" = String, Path)),
+    responses((status = 204, description = "Deleted"),
         (status = 403, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn delete_workspace(State(ctx): State<Ctx>, auth: AuthUser, Path(slug): Path<String>) -> Result<StatusCode> {
     let owner = workspaces::access(&ctx, &auth.user, &slug).await?.owner()?;
@@ -106,8 +106,8 @@ async fn delete_workspace(State(ctx): State<Ctx>, auth: AuthUser, Path(slug): Pa
 
 /// The workspace's members.
 #[utoipa::path(get, path = "/api/workspaces/{slug}/members", tag = "workspaces",
-    params(("slug" = String, Path), PagingQuery), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = List<Member>), (status = 400, body = Problem), (status = 401, body = Problem),
+    params(("slug" = String, Path), PagingQuery),
+    responses((status = 200, body = List<Member>), (status = 400, body = Problem),
         (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn list_members(
     State(ctx): State<Ctx>,
@@ -122,8 +122,8 @@ async fn list_members(
 
 /// Adds the account with this email (owner only).
 #[utoipa::path(post, path = "/api/workspaces/{slug}/members", tag = "workspaces", request_body = AddMember,
-    params(("slug" = String, Path)), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 201, body = Member), (status = 400, body = Problem), (status = 401, body = Problem),
+    params(("slug" = String, Path)),
+    responses((status = 201, body = Member), (status = 400, body = Problem),
         (status = 403, body = Problem), (status = 404, body = Problem, description = "No such workspace, or no account with that email"),
         (status = 409, body = Problem, description = "Already a member"), (status = 422, body = Problem), (status = 503, body = Problem)))]
 async fn add_member(
@@ -141,9 +141,8 @@ async fn add_member(
 /// cannot be removed.
 #[utoipa::path(delete, path = "/api/workspaces/{slug}/members/{member_id}", tag = "workspaces",
     params(("slug" = String, Path), ("member_id" = i64, Path, description = "The member's user id")),
-    security(("pat" = []), ("jwt" = []), ("cookie" = [])),
     responses((status = 204, description = "Removed"), (status = 400, body = Problem, description = "The last owner"),
-        (status = 401, body = Problem), (status = 403, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+        (status = 403, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn remove_member(
     State(ctx): State<Ctx>,
     auth: AuthUser,
@@ -156,8 +155,8 @@ async fn remove_member(
 
 /// Makes this workspace the default for all of the caller's credentials.
 #[utoipa::path(post, path = "/api/workspaces/{slug}/switch", tag = "workspaces",
-    params(("slug" = String, Path)), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, body = Switched), (status = 401, body = Problem), (status = 404, body = Problem), (status = 503, body = Problem)))]
+    params(("slug" = String, Path)),
+    responses((status = 200, body = Switched), (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn switch_workspace(
     State(ctx): State<Ctx>,
     auth: AuthUser,
@@ -170,8 +169,8 @@ async fn switch_workspace(
 /// A zip of the workspace's live pages, one markdown file each, laid out like the page
 /// tree. Streamed.
 #[utoipa::path(get, path = "/api/workspaces/{slug}/export", tag = "workspaces",
-    params(("slug" = String, Path)), security(("pat" = []), ("jwt" = []), ("cookie" = [])),
-    responses((status = 200, content_type = "application/zip", body = Vec<u8>), (status = 401, body = Problem),
+    params(("slug" = String, Path)),
+    responses((status = 200, content_type = "application/zip", body = Vec<u8>),
         (status = 404, body = Problem), (status = 503, body = Problem)))]
 async fn export_workspace(
     State(ctx): State<Ctx>,

@@ -230,7 +230,7 @@ fn without_highlight_marks(line: &str) -> std::borrow::Cow<'_, str> {
 /// an existing label are kept as written. A note embed (`![[old]]`, `![[Old Title#sec]]`)
 /// is a link too and points to `new` afterwards, without a label; a file's embed
 /// (`![[old.png]]`) is not.
-pub fn rewrite_links(markdown: &str, old: &str, new: &str) -> Option<String> {
+pub(crate) fn rewrite_links(markdown: &str, old: &str, new: &str) -> Option<String> {
     if old == new || !markdown.contains("[[") {
         return None;
     }
@@ -265,7 +265,7 @@ pub fn rewrite_links(markdown: &str, old: &str, new: &str) -> Option<String> {
 /// rewrite added for a title of `slug` goes back to that title: renaming a page away and
 /// back leaves `[[Glossary]]` as it was, not `[[glossary|Glossary]]`. An embed shows the
 /// page itself, titled: it gets no label.
-pub fn relink(markdown: &str, link: &LinkSpan, slug: &str) -> Vec<(Range<usize>, String)> {
+pub(crate) fn relink(markdown: &str, link: &LinkSpan, slug: &str) -> Vec<(Range<usize>, String)> {
     let target = &markdown[link.target.clone()];
     if link.kind == LinkKind::Wiki
         && let Some(title_form) = title_form_of_label(markdown, link, slug)
@@ -326,7 +326,7 @@ fn title_form_of_label(markdown: &str, link: &LinkSpan, slug: &str) -> Option<(R
 
 /// `text` with each edit (a byte range and its replacement) applied, in order of where
 /// they start; an edit overlapping an earlier one is dropped.
-pub fn apply_edits(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
+pub(crate) fn apply_edits(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
     if edits.is_empty() {
         return text.to_owned();
     }
@@ -350,7 +350,7 @@ pub fn apply_edits(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String
 /// that equalled the old title). The heading's markers (`# `, a setext underline, a
 /// closing `##`) and everything else stay as written. None when the first level-1
 /// heading is not `old`, or its text cannot be placed in the source.
-pub fn replace_h1(markdown: &str, old: &str, text: &str) -> Option<String> {
+pub(crate) fn replace_h1(markdown: &str, old: &str, text: &str) -> Option<String> {
     if parse(markdown).h1.as_deref() != Some(old) || text.contains(['\n', '\r']) {
         return None;
     }
@@ -480,7 +480,7 @@ pub fn link_spans(markdown: &str) -> Vec<LinkSpan> {
 /// byte order mark before the opening fence is tolerated (and belongs to neither part).
 /// The YAML text runs from the line after the opening fence up to the closing fence line
 /// (it keeps its last line ending); the body starts on the line after the closing fence.
-pub fn split_front_matter(markdown: &str) -> (Option<&str>, &str) {
+pub(crate) fn split_front_matter(markdown: &str) -> (Option<&str>, &str) {
     let text = strip_bom(markdown);
     let Some(first_end) = text.find('\n') else {
         return (None, markdown);
@@ -525,7 +525,7 @@ fn is_attachment(target: &str) -> bool {
 }
 
 /// The slug a wikilink target points to (what [`WikiLink::slug`] holds).
-pub fn link_slug(target: &str) -> String {
+pub(crate) fn link_slug(target: &str) -> String {
     resolve(target)
 }
 

@@ -16,7 +16,7 @@ use crate::error::Result;
 /// Only the workspace (tools that read a whole workspace).
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WsArgs {
+pub(super) struct WsArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
 }
@@ -24,7 +24,7 @@ pub struct WsArgs {
 /// No arguments (`workspace` is accepted and ignored: the answer is about the user).
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NoArgs {
+pub(super) struct NoArgs {
     /// Accepted for uniformity; not used.
     #[allow(dead_code)] // Every tool takes `workspace`; this one has no use for it.
     pub workspace: Option<String>,
@@ -42,14 +42,14 @@ struct PagingArgs {
 
 /// A list tool's arguments: its own, `A`, and the paging ones. Its schema is `A`'s with
 /// `limit` and `offset` added; a field neither knows is still an error.
-pub struct Paged<A> {
+pub(super) struct Paged<A> {
     pub args: A,
     paging: PagingArgs,
 }
 
 impl<A> Paged<A> {
     /// The window asked for, checked (a tool failure, not a protocol error, as over HTTP).
-    pub fn paging(&self) -> Result<Paging> {
+    pub(super) fn paging(&self) -> Result<Paging> {
         Paging::new(self.paging.limit, self.paging.offset)
     }
 }
@@ -89,7 +89,7 @@ impl<A: ToSchema> ToSchema for Paged<A> {
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RecentArgs {
+pub(super) struct RecentArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
     /// Only pages with this tag (with or without `#`).
@@ -99,7 +99,7 @@ pub struct RecentArgs {
 /// One page by slug.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct PageArgs {
+pub(super) struct PageArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
     /// The page's slug (as in its URL).
@@ -108,7 +108,7 @@ pub struct PageArgs {
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CreateArgs {
+pub(super) struct CreateArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
     /// Title; default: the front matter `title` or the first `# heading`.
@@ -123,7 +123,7 @@ pub struct CreateArgs {
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct UpdateArgs {
+pub(super) struct UpdateArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
     pub slug: String,
@@ -144,7 +144,7 @@ pub struct UpdateArgs {
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct AppendArgs {
+pub(super) struct AppendArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
     pub slug: String,
@@ -156,7 +156,7 @@ pub struct AppendArgs {
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DeleteArgs {
+pub(super) struct DeleteArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
     pub slug: String,
@@ -167,7 +167,7 @@ pub struct DeleteArgs {
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct MoveArgs {
+pub(super) struct MoveArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
     pub slug: String,
@@ -177,7 +177,7 @@ pub struct MoveArgs {
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RenameArgs {
+pub(super) struct RenameArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
     pub slug: String,
@@ -189,7 +189,7 @@ pub struct RenameArgs {
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct HistoryArgs {
+pub(super) struct HistoryArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
     pub slug: String,
@@ -197,7 +197,7 @@ pub struct HistoryArgs {
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RevisionArgs {
+pub(super) struct RevisionArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
     pub slug: String,
@@ -207,7 +207,7 @@ pub struct RevisionArgs {
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DiffArgs {
+pub(super) struct DiffArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
     pub slug: String,
@@ -219,7 +219,7 @@ pub struct DiffArgs {
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SearchArgs {
+pub(super) struct SearchArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
     /// Words to find. `"a phrase"`, `-word` to exclude; the last word matches as a prefix.
@@ -232,7 +232,7 @@ pub struct SearchArgs {
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SummaryArgs {
+pub(super) struct SummaryArgs {
     /// Workspace slug; default: the user's default workspace.
     pub workspace: Option<String>,
     pub slug: String,

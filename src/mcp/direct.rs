@@ -27,7 +27,7 @@ const FIRST_PER_REQUEST_REVISION: &str = "2026-07-28";
 /// Whether the headers are those rmcp would accept without comment for a stateless
 /// JSON answer: both media types accepted, a JSON body, no SEP-2243 routing headers,
 /// and a known revision before 2026-07-28 (or none).
-pub fn eligible(headers: &HeaderMap) -> bool {
+pub(super) fn eligible(headers: &HeaderMap) -> bool {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let accept = text(header::ACCEPT.as_str()).unwrap_or_default();
     let json_body = text(header::CONTENT_TYPE.as_str()).is_some_and(|c| c.starts_with("application/json"));
@@ -44,7 +44,7 @@ pub fn eligible(headers: &HeaderMap) -> bool {
 }
 
 /// The answer to a plain `tools/call`, or None when the message is anything else.
-pub async fn answer(ctx: &Ctx, user: &User, body: &[u8]) -> Option<Response> {
+pub(super) async fn answer(ctx: &Ctx, user: &User, body: &[u8]) -> Option<Response> {
     let Ok(ClientJsonRpcMessage::Request(JsonRpcRequest { id, request: ClientRequest::CallToolRequest(req), .. })) =
         serde_json::from_slice::<ClientJsonRpcMessage>(body)
     else {

@@ -28,7 +28,7 @@ use crate::error::Error;
 /// Methods answered without a credential.
 const OPEN_METHODS: &[&str] = &["initialize", "server/discover", "notifications/initialized"];
 
-pub async fn guard(State(ctx): State<Ctx>, req: Request, next: Next) -> Response {
+pub(super) async fn guard(State(ctx): State<Ctx>, req: Request, next: Next) -> Response {
     if req.method() != Method::POST {
         let mut res = Error::method_not_allowed(req.method().as_str()).into_response();
         res.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));

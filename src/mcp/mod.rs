@@ -16,7 +16,7 @@ mod resources;
 mod result;
 mod schema;
 mod server;
-pub mod tools;
+pub(crate) mod tools;
 
 use std::sync::Arc;
 
@@ -30,7 +30,7 @@ use crate::core::Ctx;
 const BODY_LIMIT: usize = 8 * 1024 * 1024;
 
 /// The `/api/mcp` route.
-pub fn router(ctx: &Ctx) -> Router<Ctx> {
+pub(crate) fn router(ctx: &Ctx) -> Router<Ctx> {
     let factory_ctx = ctx.clone();
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)

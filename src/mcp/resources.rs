@@ -22,14 +22,14 @@ use crate::core::workspaces;
 use crate::error::Error;
 
 const SCHEME: &str = "cairn://pages/";
-pub const TEMPLATE: &str = "cairn://pages/{workspace}/{slug}";
+pub(super) const TEMPLATE: &str = "cairn://pages/{workspace}/{slug}";
 const MARKDOWN: &str = "text/markdown";
 /// Resources per `resources/list` page.
 const PAGE_SIZE: i64 = 100;
 /// Everything but RFC 3986's unreserved characters is encoded.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
-pub fn uri(workspace: &str, slug: &str) -> String {
+pub(super) fn uri(workspace: &str, slug: &str) -> String {
     format!("{SCHEME}{}/{}", utf8_percent_encode(workspace, SEGMENT), utf8_percent_encode(slug, SEGMENT))
 }
 
@@ -54,7 +54,7 @@ fn rpc_error(err: Error, uri: &str) -> McpError {
     }
 }
 
-pub async fn list(ctx: &Ctx, user: &User, cursor: Option<&str>) -> Result<ListResourcesResult, McpError> {
+pub(super) async fn list(ctx: &Ctx, user: &User, cursor: Option<&str>) -> Result<ListResourcesResult, McpError> {
     let offset = match cursor {
         None => 0,
         Some(c) => {
@@ -77,7 +77,7 @@ pub async fn list(ctx: &Ctx, user: &User, cursor: Option<&str>) -> Result<ListRe
     Ok(result)
 }
 
-pub fn templates() -> ListResourceTemplatesResult {
+pub(super) fn templates() -> ListResourceTemplatesResult {
     ListResourceTemplatesResult::with_all_items(vec![
         ResourceTemplate::new(TEMPLATE, "page")
             .with_title("A wiki page")
@@ -86,7 +86,7 @@ pub fn templates() -> ListResourceTemplatesResult {
     ])
 }
 
-pub async fn read(ctx: &Ctx, user: &User, uri: &str) -> Result<ReadResourceResult, McpError> {
+pub(super) async fn read(ctx: &Ctx, user: &User, uri: &str) -> Result<ReadResourceResult, McpError> {
     let Some((ws, slug)) = parse(uri) else {
         return Err(McpError::resource_not_found(format!("not a page URI: {uri} (expected {TEMPLATE})"), None));
     };
@@ -107,7 +107,7 @@ pub async fn read(ctx: &Ctx, user: &User, uri: &str) -> Result<ReadResourceResul
 
 /// Values for the template's `workspace` or `slug` argument that start with what was
 /// typed; `slug` in the workspace given as context (default: the user's).
-pub async fn complete(ctx: &Ctx, user: &User, req: &CompleteRequestParams) -> Result<CompleteResult, McpError> {
+pub(super) async fn complete(ctx: &Ctx, user: &User, req: &CompleteRequestParams) -> Result<CompleteResult, McpError> {
     let limit = CompletionInfo::MAX_VALUES as i64;
     let Reference::Resource(r) = &req.r#ref else { return Ok(CompleteResult::default()) };
     if r.uri != TEMPLATE {

@@ -12,14 +12,14 @@ use serde::Serialize;
 
 use crate::error::Error;
 
-pub fn ok<T: Serialize>(value: &T) -> CallToolResult {
+pub(super) fn ok<T: Serialize>(value: &T) -> CallToolResult {
     match serde_json::to_value(value) {
         Ok(v) => CallToolResult::structured(v),
         Err(e) => fail(Error::internal(e)),
     }
 }
 
-pub fn fail(err: Error) -> CallToolResult {
+pub(super) fn fail(err: Error) -> CallToolResult {
     err.log();
     CallToolResult::error(vec![ContentBlock::text(err.body().to_string())])
 }
@@ -27,7 +27,7 @@ pub fn fail(err: Error) -> CallToolResult {
 /// A result for a page named by an old slug: it says where the page is now, in a text
 /// block after the answer (whose structured content already carries the current slug
 /// where the answer is a page).
-pub fn moved(mut result: CallToolResult, from: &str, to: &str) -> CallToolResult {
+pub(super) fn moved(mut result: CallToolResult, from: &str, to: &str) -> CallToolResult {
     let note = format!("The page '{from}' was renamed: its slug is now '{to}'. Use '{to}' from now on.");
     result.content.push(ContentBlock::text(note));
     result

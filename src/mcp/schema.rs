@@ -17,7 +17,7 @@ use utoipa::ToSchema;
 const OPENAPI_REFS: &str = "#/components/schemas/";
 
 /// `T`'s schema with every type it refers to under `$defs`.
-pub fn of<T: ToSchema>() -> Arc<JsonObject> {
+pub(super) fn of<T: ToSchema>() -> Arc<JsonObject> {
     let mut deps = Vec::new();
     T::schemas(&mut deps);
     build::<T>(deps)
@@ -25,7 +25,7 @@ pub fn of<T: ToSchema>() -> Arc<JsonObject> {
 
 /// The schema of a generic `T` over `I` (a list of `I`): utoipa leaves the type
 /// parameter itself out of the generic's dependencies, so `I` is added.
-pub fn of_generic<T: ToSchema, I: ToSchema>() -> Arc<JsonObject> {
+pub(super) fn of_generic<T: ToSchema, I: ToSchema>() -> Arc<JsonObject> {
     let mut deps = vec![(I::name().into_owned(), I::schema())];
     I::schemas(&mut deps);
     T::schemas(&mut deps);
@@ -93,7 +93,7 @@ fn clean(v: &mut Value) {
 
 /// Every `$ref` in `schema` that does not resolve inside it (for tests).
 #[cfg(test)]
-pub fn dangling_refs(schema: &JsonObject) -> Vec<String> {
+pub(super) fn dangling_refs(schema: &JsonObject) -> Vec<String> {
     fn refs(v: &Value, out: &mut Vec<String>) {
         match v {
             Value::Object(m) => {

@@ -29,7 +29,7 @@ Find pages with `search` (mode `hybrid` for questions), read them with `get_page
 `append_to_page` adds to a page safely. `[[slug]]` links pages and `#tag` tags them. Deleted pages go \
 to the trash and can be restored. Tools act on your default workspace unless given `workspace`.";
 
-pub struct CairnMcp {
+pub(super) struct CairnMcp {
     pub ctx: Ctx,
 }
 

@@ -26,7 +26,7 @@ use crate::ids::Slug;
 
 /// A list answer: a tool's result is always an object.
 #[derive(Serialize, ToSchema)]
-pub struct Items<T: ToSchema> {
+pub(crate) struct Items<T: ToSchema> {
     pub items: Vec<T>,
     /// Number of items across all pages.
     pub total: i64,
@@ -41,7 +41,7 @@ impl<T: ToSchema> Items<T> {
 
 /// What `delete_page` answers (the HTTP route answers 204).
 #[derive(Serialize, ToSchema)]
-pub struct Trashed {
+pub(crate) struct Trashed {
     pub slug: String,
     /// Always true: the page is in the trash.
     pub trashed: bool,
@@ -49,7 +49,7 @@ pub struct Trashed {
 
 /// What `purge_from_trash` answers (the HTTP route answers 204).
 #[derive(Serialize, ToSchema)]
-pub struct Purged {
+pub(crate) struct Purged {
     pub slug: String,
     /// Always true: the page and its history are gone.
     pub purged: bool,
@@ -116,7 +116,12 @@ async fn access(ctx: &Ctx, user: &User, ws: Option<&str>) -> Result<Access> {
 /// Runs tool `name` as `user` and turns its answer or its error into the tool's result. A
 /// page named by an old slug (a renamed page's) is acted on where it is now, and the
 /// result says its current slug (CONTRACT §5).
-pub async fn call(ctx: &Ctx, user: &User, name: &str, args: Option<JsonObject>) -> Result<CallToolResult, McpError> {
+pub(crate) async fn call(
+    ctx: &Ctx,
+    user: &User,
+    name: &str,
+    args: Option<JsonObject>,
+) -> Result<CallToolResult, McpError> {
     let again = args.as_ref().filter(|a| a.contains_key("slug")).cloned();
     let mut outcome = run(ctx, user, name, args).await?;
     let moved = outcome.as_ref().err().and_then(Error::moved).map(|(from, to)| (from.to_owned(), to.to_owned()));
@@ -133,7 +138,7 @@ pub async fn call(ctx: &Ctx, user: &User, name: &str, args: Option<JsonObject>) 
 macro_rules! tools {
     ($ctx:ident, $user:ident; $( $make:ident::<$args:ty, $out:ty>($name:literal, $($meta:expr),+ $(,)?) => |$a:pat_param| $body:expr; )*) => {
         /// Every tool, in the order `tools/list` shows them.
-        pub static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| vec![$( $make::<$args, $out>($name, $($meta),+) ),*]);
+        pub(crate) static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| vec![$( $make::<$args, $out>($name, $($meta),+) ),*]);
 
         /// Runs tool `name` as `user`: reads its arguments (a protocol error if they do not
         /// fit), runs it, and answers its result or the core's error.
@@ -395,7 +400,7 @@ tools! { ctx, user;
 }
 
 /// The tool named `name`, if there is one.
-pub fn find(name: &str) -> Option<Tool> {
+pub(crate) fn find(name: &str) -> Option<Tool> {
     TOOLS.iter().find(|t| t.name == name).cloned()
 }
 

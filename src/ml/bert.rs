@@ -11,7 +11,7 @@ use tokenizers::{Encoding, PaddingParams, PaddingStrategy, Tokenizer, Truncation
 
 use super::ModelError;
 
-pub fn read_config(dir: &Path) -> Result<Config, ModelError> {
+pub(super) fn read_config(dir: &Path) -> Result<Config, ModelError> {
     let text = std::fs::read_to_string(dir.join("config.json"))
         .map_err(|e| ModelError::at(dir, format_args!("config.json: {e}")))?;
     serde_json::from_str(&text).map_err(|e| ModelError::at(dir, format_args!("config.json is not a BERT config: {e}")))
@@ -19,7 +19,7 @@ pub fn read_config(dir: &Path) -> Result<Config, ModelError> {
 
 /// Reads the safetensors header only (8 bytes of length, then JSON): a truncated or
 /// foreign file is caught without reading the weights.
-pub fn check_weights(dir: &Path) -> Result<(), ModelError> {
+pub(super) fn check_weights(dir: &Path) -> Result<(), ModelError> {
     use std::io::Read;
     let path = dir.join("model.safetensors");
     let mut file =
@@ -41,7 +41,7 @@ pub fn check_weights(dir: &Path) -> Result<(), ModelError> {
 /// The tokenizer, padding each batch to its longest input and truncating at
 /// `max_length` tokens. (Packaged tokenizers often pad and truncate everything to a
 /// fixed length, which would waste work on short inputs and cut long ones short.)
-pub fn tokenizer(dir: &Path, max_length: usize) -> Result<Tokenizer, ModelError> {
+pub(super) fn tokenizer(dir: &Path, max_length: usize) -> Result<Tokenizer, ModelError> {
     let mut tok = Tokenizer::from_file(dir.join("tokenizer.json"))
         .map_err(|e| ModelError::at(dir, format_args!("tokenizer.json: {e}")))?;
     let pad_id = tok.token_to_id("[PAD]").unwrap_or(0);
@@ -58,7 +58,7 @@ pub fn tokenizer(dir: &Path, max_length: usize) -> Result<Tokenizer, ModelError>
 
 /// The BERT encoder and its weights (read into memory: no unsafe memory map), with the
 /// `VarBuilder` for any head on top.
-pub fn load(dir: &Path, config: &Config) -> Result<(BertModel, VarBuilder<'static>), ModelError> {
+pub(super) fn load(dir: &Path, config: &Config) -> Result<(BertModel, VarBuilder<'static>), ModelError> {
     let bytes = std::fs::read(dir.join("model.safetensors"))
         .map_err(|e| ModelError::at(dir, format_args!("model.safetensors: {e}")))?;
     let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &Device::Cpu)
@@ -69,14 +69,14 @@ pub fn load(dir: &Path, config: &Config) -> Result<(BertModel, VarBuilder<'stati
 }
 
 /// Token ids, token type ids and attention mask of a padded batch, as `[batch, len]`.
-pub struct Batch {
+pub(super) struct Batch {
     pub ids: Tensor,
     pub type_ids: Tensor,
     pub mask: Tensor,
 }
 
 impl Batch {
-    pub fn new(encodings: &[Encoding]) -> candle_core::Result<Batch> {
+    pub(super) fn new(encodings: &[Encoding]) -> candle_core::Result<Batch> {
         let n = encodings.len();
         let len = encodings.iter().map(|e| e.get_ids().len()).max().unwrap_or(0);
         let (mut ids, mut types, mut mask) =
@@ -98,6 +98,6 @@ impl Batch {
     }
 }
 
-pub fn candle_err(e: impl std::fmt::Display) -> ModelError {
+pub(super) fn candle_err(e: impl std::fmt::Display) -> ModelError {
     ModelError(format!("model run failed: {e}"))
 }

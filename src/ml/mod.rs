@@ -6,9 +6,9 @@
 #[cfg(feature = "ml")]
 mod bert;
 #[cfg(feature = "ml")]
-pub mod cross_encoder;
+pub(crate) mod cross_encoder;
 #[cfg(feature = "ml")]
-pub mod encoder;
+pub(crate) mod encoder;
 #[cfg(not(feature = "ml"))]
 mod without;
 
@@ -19,7 +19,7 @@ pub use cross_encoder::CrossEncoder;
 #[cfg(feature = "ml")]
 pub use encoder::Encoder;
 #[cfg(not(feature = "ml"))]
-pub use without::{CrossEncoder, Encoder, check};
+pub(crate) use without::{CrossEncoder, Encoder, check};
 
 /// Why a model directory cannot be used.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -37,7 +37,7 @@ impl ModelError {
 /// there, `config.json` is a BERT configuration and the safetensors header parses. What
 /// start-up and `/api/system` may do; loading the weights waits for the first use.
 #[cfg(feature = "ml")]
-pub fn check(dir: &Path) -> Result<(), ModelError> {
+pub(crate) fn check(dir: &Path) -> Result<(), ModelError> {
     bert::read_config(dir)?;
     let tokenizer = dir.join("tokenizer.json");
     if !tokenizer.is_file() {
@@ -49,7 +49,7 @@ pub fn check(dir: &Path) -> Result<(), ModelError> {
 
 /// A short fingerprint of a model directory (its config and the size of its weights),
 /// stored beside each vector: vectors of another model are not comparable.
-pub fn fingerprint(dir: &Path) -> String {
+pub(crate) fn fingerprint(dir: &Path) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(std::fs::read(dir.join("config.json")).unwrap_or_default());

@@ -12,7 +12,7 @@ fn absent() -> ModelError {
 }
 
 /// No directory holds a model this build can run.
-pub fn check(_dir: &Path) -> Result<(), ModelError> {
+pub(crate) fn check(_dir: &Path) -> Result<(), ModelError> {
     Err(absent())
 }
 

@@ -27,18 +27,18 @@ use sqlx::AnyConnection;
 use super::{Backend, Db};
 
 /// The lock's file in `DATA_DIR` (empty; a backup leaves it out).
-pub const LOCK_FILE: &str = "cairn.lock";
+pub(crate) const LOCK_FILE: &str = "cairn.lock";
 
 /// A lock on the data directory, released when dropped (or when the process dies).
 #[derive(Debug)]
-pub struct DataDirLock {
+pub(crate) struct DataDirLock {
     _file: File,
 }
 
 impl DataDirLock {
     /// The shared lock a command holds while it runs (a server for its life). Waits while
     /// `cairn gc` compacts.
-    pub async fn shared(data_dir: &Path) -> anyhow::Result<DataDirLock> {
+    pub(crate) async fn shared(data_dir: &Path) -> anyhow::Result<DataDirLock> {
         let file = crate::lockfile::open(&data_dir.join(LOCK_FILE))?;
         match file.try_lock_shared() {
             Ok(()) => return Ok(DataDirLock { _file: file }),
@@ -53,28 +53,28 @@ impl DataDirLock {
     }
 
     /// The exclusive lock compaction needs, or `None` while another command holds it.
-    pub fn exclusive(data_dir: &Path) -> anyhow::Result<Option<DataDirLock>> {
+    pub(crate) fn exclusive(data_dir: &Path) -> anyhow::Result<Option<DataDirLock>> {
         Ok(crate::lockfile::try_exclusive(&data_dir.join(LOCK_FILE))?.map(|file| DataDirLock { _file: file }))
     }
 }
 
 /// The sizes of a file before and after compacting it, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shrunk {
+pub(crate) struct Shrunk {
     pub before: u64,
     pub after: u64,
 }
 
 /// Both files' sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Compacted {
+pub(crate) struct Compacted {
     pub database: Shrunk,
     pub search: Shrunk,
 }
 
 /// What [`compact`] found to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compaction {
+pub(crate) enum Compaction {
     /// PostgreSQL: no database file here (its autovacuum does this work).
     NotSqlite,
     /// A server or another command holds the data directory: nothing was touched.
@@ -84,7 +84,7 @@ pub enum Compaction {
 
 /// `cairn gc`'s compaction: rewrites the database and its search file compactly, on
 /// SQLite, when no server or other command uses `data_dir`.
-pub async fn compact(db: &Db, data_dir: &Path) -> anyhow::Result<Compaction> {
+pub(crate) async fn compact(db: &Db, data_dir: &Path) -> anyhow::Result<Compaction> {
     if db.backend != Backend::Sqlite {
         return Ok(Compaction::NotSqlite);
     }

@@ -6,11 +6,11 @@
 //! commented. Columns are declared as `BIGINT`/`TEXT`/`BLOB` only: the `Any` driver
 //! cannot read SQLite columns declared `BOOLEAN` or `TIMESTAMP` (STACK.md).
 
-pub mod compact;
-pub mod save_conn;
-pub mod schema;
-pub mod script;
-pub mod search_file;
+pub(crate) mod compact;
+pub(crate) mod save_conn;
+pub(crate) mod schema;
+pub(crate) mod script;
+pub(crate) mod search_file;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,17 +19,17 @@ use anyhow::Context;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, ConnectOptions, Connection};
 
-pub use crate::config::Backend;
+pub(crate) use crate::config::Backend;
 use crate::config::Config;
-pub use save_conn::SaveConn;
+pub(crate) use save_conn::SaveConn;
 pub use schema::ConvergeReport;
 pub use script::{Script, Value};
-pub use search_file::SearchFile;
+pub(crate) use search_file::SearchFile;
 
 /// A `FROM` item yielding the strings of a JSON array bound at `param` as rows `j` with
 /// columns `value` and `key` (its 0-based position): a list of any length written with
 /// one bound value and one fixed statement (`json_each`; `json_array_elements_text`).
-pub fn json_strings(backend: Backend, param: &str) -> String {
+pub(crate) fn json_strings(backend: Backend, param: &str) -> String {
     match backend {
         Backend::Sqlite => format!("json_each({param}) AS j"),
         Backend::Postgres => format!(
@@ -256,7 +256,7 @@ async fn configure_connection(conn: &mut sqlx::AnyConnection, backend: Backend) 
 }
 
 /// Errors that mean "the database is unreachable" (answered 503) rather than a bug.
-pub fn is_connection_error(e: &sqlx::Error) -> bool {
+pub(crate) fn is_connection_error(e: &sqlx::Error) -> bool {
     match e {
         sqlx::Error::Io(_)
         | sqlx::Error::Tls(_)
@@ -275,11 +275,11 @@ pub fn is_connection_error(e: &sqlx::Error) -> bool {
 
 /// Text the database refuses to store: PostgreSQL rejects NUL bytes (22021) and
 /// characters outside its encoding (22P05). A client's mistake, not a server error.
-pub fn is_invalid_text(e: &sqlx::Error) -> bool {
+pub(crate) fn is_invalid_text(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("22021" | "22P05")))
 }
 
 /// A unique constraint was violated (detected by kind, not by name: SQLite has none).
-pub fn is_unique_violation(e: &sqlx::Error) -> bool {
+pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
 }

@@ -462,7 +462,7 @@ const SQLITE_SEARCH_DROP: &[&str] = &[
 /// SQLite: the database's identity for its search file, made once (a search file made
 /// for another database — one restored, or made anew beside an old `DATA_DIR` — is
 /// made again from this one's rows).
-pub async fn search_generation(conn: &mut AnyConnection) -> anyhow::Result<String> {
+pub(crate) async fn search_generation(conn: &mut AnyConnection) -> anyhow::Result<String> {
     sqlx::query("INSERT INTO schema_meta (key, value) VALUES ('search_generation', $1) ON CONFLICT (key) DO NOTHING")
         .bind(uuid::Uuid::new_v4().to_string())
         .execute(&mut *conn)
@@ -501,16 +501,16 @@ async fn table_exists(conn: &mut AnyConnection, backend: Backend, table: &str) -
 }
 
 /// The tables this release knows, parents before children (the order a restore loads).
-pub fn table_names() -> impl Iterator<Item = &'static str> {
+pub(crate) fn table_names() -> impl Iterator<Item = &'static str> {
     TABLES.iter().map(|t| t.name)
 }
 
 /// Whether the table's `id` is generated (a serial on PostgreSQL).
-pub fn has_serial_id(table: &str) -> bool {
+pub(crate) fn has_serial_id(table: &str) -> bool {
     TABLES.iter().any(|t| t.name == table && t.columns.first().is_some_and(|c| c.1 == "{id}"))
 }
 
-pub async fn columns_of(conn: &mut AnyConnection, backend: Backend, table: &str) -> anyhow::Result<Vec<String>> {
+pub(crate) async fn columns_of(conn: &mut AnyConnection, backend: Backend, table: &str) -> anyhow::Result<Vec<String>> {
     let sql = match backend {
         Backend::Sqlite => "SELECT name FROM pragma_table_info($1)",
         Backend::Postgres => {
@@ -523,7 +523,7 @@ pub async fn columns_of(conn: &mut AnyConnection, backend: Backend, table: &str)
 }
 
 /// Brings the schema to this release's shape. Idempotent; never drops user data.
-pub async fn converge(conn: &mut AnyConnection, backend: Backend) -> anyhow::Result<ConvergeReport> {
+pub(crate) async fn converge(conn: &mut AnyConnection, backend: Backend) -> anyhow::Result<ConvergeReport> {
     if backend == Backend::Postgres {
         // Two instances starting together must not race on DDL. Held for this
         // connection's session, released below.

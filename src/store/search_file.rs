@@ -29,10 +29,10 @@ use sqlx::any::AnyConnectOptions;
 use sqlx::{AnyConnection, AssertSqlSafe, ConnectOptions};
 
 /// The file's name in `DATA_DIR`.
-pub const FILE_NAME: &str = "search.sqlite3";
+pub(crate) const FILE_NAME: &str = "search.sqlite3";
 
 /// The schema name the file is attached under on pooled connections.
-pub const SCHEMA: &str = "search";
+pub(crate) const SCHEMA: &str = "search";
 
 /// What the file holds, created from nothing. `pages_fts`: a contentless FTS5 table (it
 /// keeps the index, not a copy of the text, which is derived from the markdown beside
@@ -181,7 +181,7 @@ async fn converge(conn: &mut AnyConnection, generation: &str) -> anyhow::Result<
 
 /// Starts a transaction holding the file's write lock (on the writing connection). One
 /// left open by a panic is rolled back first.
-pub async fn begin(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+pub(crate) async fn begin(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
     if sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await.is_err() {
         sqlx::query("ROLLBACK").execute(&mut *conn).await.ok();
         sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
@@ -190,7 +190,7 @@ pub async fn begin(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
 }
 
 /// Ends what [`begin`] started: committed when `result` is a success, else rolled back.
-pub async fn finish<T, E: From<sqlx::Error>>(conn: &mut AnyConnection, result: Result<T, E>) -> Result<T, E> {
+pub(crate) async fn finish<T, E: From<sqlx::Error>>(conn: &mut AnyConnection, result: Result<T, E>) -> Result<T, E> {
     let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
     let ended = sqlx::query(end).execute(&mut *conn).await;
     let value = result?;
@@ -235,7 +235,7 @@ async fn converge_locked(conn: &mut AnyConnection, generation: &str) -> anyhow::
 }
 
 /// True for the file's own names in `DATA_DIR` (which a backup leaves out).
-pub fn is_search_file(name: &str) -> bool {
+pub(crate) fn is_search_file(name: &str) -> bool {
     name.strip_prefix(FILE_NAME).is_some_and(|rest| ["", "-wal", "-shm"].contains(&rest))
 }
 

@@ -343,9 +343,9 @@ async fn credentials_expire_and_maintenance_prunes_them() {
     let jwt = api.with_bearer(t["access_token"].as_str().unwrap());
     let failed = srv.anon().post("/api/auth/login", json!({"email": "eve@x.io", "password": "not it at all"})).await;
     assert_eq!(failed.0, StatusCode::UNAUTHORIZED);
-    let nothing = cairn::workers::run_pending_jobs(&srv.ctx).await.unwrap();
+    let nothing = cairn::testing::workers::run_pending_jobs(&srv.ctx).await.unwrap();
     let refreshed = nothing.statistics_refreshed;
-    let expected = cairn::workers::JobReport { statistics_refreshed: refreshed, ..Default::default() };
+    let expected = cairn::testing::workers::JobReport { statistics_refreshed: refreshed, ..Default::default() };
     assert_eq!(nothing, expected, "nothing has expired yet");
 
     srv.ctx.clock.advance(Duration::from_secs(7 * 24 * 3600 - 60));
@@ -356,10 +356,10 @@ async fn credentials_expire_and_maintenance_prunes_them() {
     let r = jwt.send(Method::GET, "/api/me", None).await;
     assert_problem(&r, 401, "unauthorized");
 
-    let pruned = cairn::workers::run_pending_jobs(&srv.ctx).await.unwrap();
+    let pruned = cairn::testing::workers::run_pending_jobs(&srv.ctx).await.unwrap();
     assert_eq!(
         pruned,
-        cairn::workers::JobReport {
+        cairn::testing::workers::JobReport {
             sessions_pruned: 1,
             // The failure's rows: its (email, address) pair, its email's, its address's.
             login_failures_pruned: 3,
@@ -371,9 +371,9 @@ async fn credentials_expire_and_maintenance_prunes_them() {
             statistics_refreshed: pruned.statistics_refreshed,
         }
     );
-    let again = cairn::workers::run_pending_jobs(&srv.ctx).await.unwrap();
+    let again = cairn::testing::workers::run_pending_jobs(&srv.ctx).await.unwrap();
     let refreshed = again.statistics_refreshed;
-    assert_eq!(again, cairn::workers::JobReport { statistics_refreshed: refreshed, ..Default::default() });
+    assert_eq!(again, cairn::testing::workers::JobReport { statistics_refreshed: refreshed, ..Default::default() });
     srv.stop().await;
 }
 
@@ -888,7 +888,7 @@ async fn names_git_cannot_hold_are_refused_and_never_fail_a_save() {
         .execute(&srv.ctx.db.pool)
         .await
         .unwrap();
-    cairn::core::credentials::changed(&srv.ctx).await;
+    cairn::testing::credentials::changed(&srv.ctx).await;
     let (s, page) = api.post("/api/pages", json!({"slug": "notes", "content": "# Notes"})).await;
     assert_eq!(s, StatusCode::CREATED, "{page}");
     let (s, page) = api.put("/api/pages/notes", json!({"content": "# Notes\n\nmore"})).await;

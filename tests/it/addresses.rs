@@ -114,7 +114,7 @@ async fn a_renamed_page_answers_308_at_every_old_slug_until_another_page_takes_i
     assert_eq!(res.headers()["location"], "/api/pages/incidents", "the other old slug still answers");
 
     // A rebuild of the index from the repository keeps the old slugs.
-    cairn::core::reindex::all(&srv.ctx).await.unwrap();
+    cairn::testing::reindex::all(&srv.ctx).await.unwrap();
     let res = raw.get(format!("{}/api/pages/incident-response", srv.url)).send().await.unwrap();
     assert_eq!(
         (res.status(), res.headers()["location"].to_str().unwrap()),

@@ -59,7 +59,7 @@ fn code_of(text: &str) -> String {
     text.lines().map(|l| l.split("//").next().unwrap_or_default()).collect::<Vec<_>>().join("\n")
 }
 
-/// What the modules re-export (`pub use`): for a module, the names it re-exports one by
+/// What the modules re-export (`pub use`, `pub(crate) use`…): for a module, the names it re-exports one by
 /// one (name → the module that holds it) and the modules it re-exports whole (`*`).
 #[derive(Default)]
 struct Exports {
@@ -74,7 +74,12 @@ impl Exports {
             let me = module_of(f);
             let code = code_of(&std::fs::read_to_string(f).unwrap());
             for stmt in code.split(';') {
-                let Some(path) = stmt.trim().strip_prefix("pub use ") else { continue };
+                let Some(path) = ["pub use ", "pub(crate) use ", "pub(super) use "]
+                    .iter()
+                    .find_map(|re_export| stmt.trim().strip_prefix(re_export))
+                else {
+                    continue;
+                };
                 let mut items = Vec::new();
                 expand(&me, path.trim(), &mut items);
                 for (module, name) in items.into_iter().filter(|(_, name)| !name.is_empty()) {
@@ -107,14 +112,15 @@ impl Exports {
     }
 }
 
-/// Whether the module file of `module` defines a public item `name`.
+/// Whether the module file of `module` defines an item `name` others may use (`pub`,
+/// `pub(crate)`, `pub(super)`).
 fn defines(module: &[String], name: &str) -> bool {
     let base = module.iter().fold(src(), |p, s| p.join(s));
     let file = if base.with_extension("rs").is_file() { base.with_extension("rs") } else { base.join("mod.rs") };
     let code = std::fs::read_to_string(file).unwrap_or_default();
-    ["fn", "async fn", "struct", "enum", "type", "const", "static", "trait"]
-        .iter()
-        .any(|kind| code.contains(&format!("pub {kind} {name}")))
+    let kinds = ["fn", "async fn", "struct", "enum", "type", "const", "static", "trait"];
+    let shared = ["pub", "pub(crate)", "pub(super)"];
+    kinds.iter().any(|kind| shared.iter().any(|vis| code.contains(&format!("{vis} {kind} {name}"))))
 }
 
 /// The (module, name) pairs a path names, from module `me`: `a::{b, c::D}` is two; a
@@ -393,8 +399,7 @@ fn imports_are_followed_through_groups_and_re_exports() {
     files(&src(), &mut all);
     let exports = Exports::read(&all);
     let file = src().join("core/semantic/embed.rs");
-    let text =
-        "use crate::core::{Ctx, pages::rows::texts};\nlet c: crate::Ctx;\nlet b = crate::store::Backend::Sqlite;";
+    let text = "use crate::core::{Ctx, pages::rows::texts};\nlet c: crate::testing::Ctx;\nlet b = crate::store::Backend::Sqlite;";
     let found: BTreeSet<Vec<String>> = references(&file, text, &exports).into_iter().collect();
     let path = |p: &str| p.split("::").map(str::to_owned).collect::<Vec<_>>();
     for expected in ["core", "core::pages::rows::derived", "config"] {

@@ -80,7 +80,7 @@ async fn sixteen_queued_saves_share_one_flush_and_keep_their_own_commits() {
         let page = r.json();
         assert_eq!(page["content"], body["content"], "{path}: the answer is this save's content");
         let revision = page["revision"].as_str().unwrap();
-        let file = format!("{}:{}", revision, cairn::git::live_path(page["slug"].as_str().unwrap()));
+        let file = format!("{}:{}", revision, cairn::testing::git::live_path(page["slug"].as_str().unwrap()));
         // Each answer's revision holds exactly its own content, in git.
         assert_eq!(git(&repo, &["show", &file]), body["content"].as_str().unwrap(), "{path} at {revision}");
         if path == "/api/pages/hot" {
@@ -92,7 +92,7 @@ async fn sixteen_queued_saves_share_one_flush_and_keep_their_own_commits() {
     let (_, history) = api.get("/api/pages/hot/history?limit=100").await;
     let listed: Vec<&str> = history["items"].as_array().unwrap().iter().map(|i| i["sha"].as_str().unwrap()).collect();
     assert_eq!(listed.len(), 9, "{history}");
-    let in_git = git(&repo, &["log", "--format=%H", "main", "--", &cairn::git::live_path("hot")]);
+    let in_git = git(&repo, &["log", "--format=%H", "main", "--", &cairn::testing::git::live_path("hot")]);
     assert_eq!(listed, in_git.lines().collect::<Vec<_>>());
     let mut answered = hot_revisions.clone();
     answered.sort();
@@ -338,7 +338,7 @@ async fn a_save_whose_rows_fail_in_a_batch_is_refused_alone_and_leaves_no_row() 
     // Four page commits: doc's first, a, b and doc's third; the refused one's objects
     // are written but named by nothing.
     assert_eq!(git(&repo, &["rev-list", "--count", "main"]).trim(), "4");
-    assert_eq!(git(&repo, &["show", &format!("main:{}", cairn::git::live_path("doc"))]), "# Doc\n\nthree\n");
+    assert_eq!(git(&repo, &["show", &format!("main:{}", cairn::testing::git::live_path("doc"))]), "# Doc\n\nthree\n");
     assert_fsck(&repo);
 
     // A lone save whose rows fail is refused too (the branch, which a lone save moves

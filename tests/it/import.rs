@@ -8,8 +8,8 @@ use std::path::Path;
 
 use crate::common::process::*;
 use crate::common::*;
-use cairn::core::import::report::{PageAction, Report, UploadAction};
-use cairn::core::import::{self, Options};
+use cairn::testing::import::{self, Options};
+use cairn::testing::import::{PageAction, Report, UploadAction};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -230,8 +230,9 @@ async fn importing_again_changes_nothing_and_a_changed_note_gets_one_new_revisio
     let Setup { _env, srv, api, ws, dir } = setup().await;
     vault(dir.path());
     run(&srv, &ws, dir.path(), None, false).await;
-    let head =
-        |srv: &Server| cairn::git::head(&git2::Repository::open_bare(srv.ctx.workspace_dir(&ws)).unwrap()).unwrap();
+    let head = |srv: &Server| {
+        cairn::testing::git::head(&git2::Repository::open_bare(srv.ctx.workspace_dir(&ws)).unwrap()).unwrap()
+    };
     let before = head(&srv);
 
     let again = run(&srv, &ws, dir.path(), None, false).await;
@@ -627,7 +628,7 @@ async fn a_git_repository_is_imported_with_its_history_authors_dates_renames_and
 
     // Rebuilding the index from the repository gives the same history.
     let before = history_of(&api, &ws, "handbook").await;
-    cairn::core::reindex::all(&srv.ctx).await.unwrap();
+    cairn::testing::reindex::all(&srv.ctx).await.unwrap();
     assert_eq!(history_of(&api, &ws, "handbook").await, before);
     srv.stop().await;
 }

@@ -4,6 +4,9 @@
 //! `CAIRN_TEST_BACKEND`). `scripts/test` skips `postgres_only` in the SQLite pass and
 //! `sqlite_only` in the PostgreSQL pass, by name.
 
+// A test binary has no outside: its `pub` items are the harness's, shared between modules.
+#![allow(unreachable_pub)]
+
 mod common;
 
 mod accounts;

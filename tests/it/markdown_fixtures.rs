@@ -4,8 +4,8 @@
 //! The expected values are this crate's answers; a case the app does not read the same way
 //! yet carries `ts_differs`, which only the app's test reads.
 
-use cairn::ids::Slug;
-use cairn::markdown::{self, LinkKind};
+use cairn::testing::ids::Slug;
+use cairn::testing::markdown::{self, LinkKind};
 use serde::Deserialize;
 
 #[derive(Deserialize)]

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::common::process::*;
 use crate::common::*;
-use cairn::git::pack;
+use cairn::testing::git::pack;
 use serde_json::json;
 
 /// Saves `n` updates spread over `pages` pages; answers the last content of each page.
@@ -97,7 +97,7 @@ async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
     let size_before = dir_size(&repo);
 
     // Due (past the threshold): the worker's pass packs it.
-    let done = cairn::core::packing::pack_due(&srv.ctx, &Default::default()).await.unwrap();
+    let done = cairn::testing::packing::pack_due(&srv.ctx, &Default::default()).await.unwrap();
     let report = &done.iter().find(|(slug, _)| slug == "packer").unwrap().1;
     assert_eq!(report.loose_packed, before);
     assert_eq!(loose(&repo), 0);
@@ -119,7 +119,7 @@ async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
 
     // Not due: a few new loose objects, just written.
     let more = save_many(&api, "more", 2, 4).await;
-    let done = cairn::core::packing::pack_due(&srv.ctx, &Default::default()).await.unwrap();
+    let done = cairn::testing::packing::pack_due(&srv.ctx, &Default::default()).await.unwrap();
     assert_eq!(done.iter().find(|(slug, _)| slug == "packer").unwrap().1, Default::default());
     assert!(loose(&repo) > 0);
 
@@ -129,7 +129,7 @@ async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
     let more = [more, save_many(&api, "more2", 4, 70).await].concat();
     let (in_pack, new_loose) = (in_packs(&repo), loose(&repo));
     assert!(new_loose >= pack::LOOSE_THRESHOLD && new_loose * 2 >= in_pack, "{new_loose} loose, {in_pack} packed");
-    let done = cairn::core::packing::pack_due(&srv.ctx, &Default::default()).await.unwrap();
+    let done = cairn::testing::packing::pack_due(&srv.ctx, &Default::default()).await.unwrap();
     let report = &done.iter().find(|(slug, _)| slug == "packer").unwrap().1;
     assert_eq!((report.loose_packed, report.packs_folded), (new_loose, 1));
     assert_eq!((loose(&repo), packs(&repo), in_packs(&repo)), (0, 1, in_pack + new_loose));
@@ -142,7 +142,7 @@ async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
     let more = [more, save_many(&api, "more3", 4, 60).await].concat();
     let (in_pack, new_loose) = (in_packs(&repo), loose(&repo));
     assert!(new_loose >= pack::LOOSE_THRESHOLD && new_loose * 2 < in_pack, "{new_loose} loose, {in_pack} packed");
-    let done = cairn::core::packing::pack_due(&srv.ctx, &Default::default()).await.unwrap();
+    let done = cairn::testing::packing::pack_due(&srv.ctx, &Default::default()).await.unwrap();
     let report = &done.iter().find(|(slug, _)| slug == "packer").unwrap().1;
     assert_eq!((report.loose_packed, report.packs_folded), (new_loose, 0));
     assert_eq!((loose(&repo), packs(&repo), in_packs(&repo)), (0, 2, in_pack + new_loose));
@@ -151,7 +151,7 @@ async fn packing_moves_loose_objects_into_one_pack_and_loses_nothing() {
 
     // `cairn gc`'s pass: everything into one pack, the old ones folded in.
     let all = in_packs(&repo);
-    let done = cairn::core::packing::pack_all(&srv.ctx).await.unwrap();
+    let done = cairn::testing::packing::pack_all(&srv.ctx).await.unwrap();
     let report = &done.iter().find(|(slug, _)| slug == "packer").unwrap().1;
     assert_eq!(report.packs_folded, 2);
     assert_eq!(in_packs(&repo), all);
@@ -483,7 +483,7 @@ fn stat_field(pid: u32, n: usize) -> Option<String> {
 /// reports the child's peak memory.
 #[tokio::test]
 async fn the_workers_pass_runs_in_a_child_process_that_ends_with_the_server() {
-    use cairn::core::packing::process;
+    use cairn::testing::packing::process;
     use std::sync::atomic::AtomicBool;
     let dir = loose_repo(8_000);
     let repo = dir.path().to_owned();

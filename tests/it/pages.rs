@@ -208,7 +208,7 @@ async fn every_save_answers_its_own_commit() {
         }));
     }
     let repo = env.data_dir().join("workspaces").join("own.git");
-    let path = cairn::git::live_path("race");
+    let path = cairn::testing::git::live_path("race");
     let mut revisions = std::collections::HashSet::new();
     for t in tasks {
         let r = t.await.unwrap();
@@ -607,7 +607,7 @@ async fn reindex_rebuilds_exactly_what_was_there() {
         sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table}"))).execute(&srv.ctx.db.pool).await.unwrap();
     }
     assert_eq!(api.get("/api/notes").await.1["total"], 0);
-    let report = cairn::core::reindex::all(&srv.ctx).await.unwrap();
+    let report = cairn::testing::reindex::all(&srv.ctx).await.unwrap();
     assert_eq!(report.pages, 6);
     assert_eq!(snapshot(&api, SLUGS).await, before);
     srv.stop().await;
@@ -660,7 +660,7 @@ async fn a_branch_that_lost_its_last_move_is_moved_forward_to_the_recorded_head(
     }
     let srv = env.start(&[]).await;
     std::fs::write(&branch, &parent).unwrap();
-    cairn::core::reindex::all(&srv.ctx).await.unwrap();
+    cairn::testing::reindex::all(&srv.ctx).await.unwrap();
     assert_eq!(git(&repo, &["rev-parse", "refs/heads/main"]), head);
     let api = Api { base: srv.url.clone(), ..api };
     assert_eq!(snapshot(&api, SLUGS).await, before);
@@ -686,15 +686,15 @@ async fn the_start_up_check_waits_for_a_write_in_progress() {
         sqlx::query_scalar("SELECT id FROM workspaces WHERE slug = 'busy'").fetch_one(&srv.ctx.db.pool).await.unwrap();
     // A writer holds the lock and has moved the branch past the recorded head, as a batch
     // does before its database commit.
-    let access = cairn::core::workspaces::Access::maintenance(ws_id, "busy");
-    let writer = cairn::core::pages::save::Writer::begin_alone(&srv.ctx, &access).await.unwrap();
+    let access = cairn::testing::workspaces::Access::maintenance(ws_id, "busy");
+    let writer = cairn::testing::pages::Writer::begin_alone(&srv.ctx, &access).await.unwrap();
     let tree = format!("{head}^{{tree}}");
     let identity = ["-c", "user.name=t", "-c", "user.email=t@x.io"];
     let ahead = git(&repo, &[&identity[..], &["commit-tree", "-p", &head, "-m", "in flight", &tree]].concat());
     git(&repo, &["update-ref", "refs/heads/main", ahead.trim()]);
     let check = tokio::spawn({
         let ctx = srv.ctx.clone();
-        async move { cairn::core::reindex::repair(&ctx).await.unwrap() }
+        async move { cairn::testing::reindex::repair(&ctx).await.unwrap() }
     });
     // The check is queued on the workspace's lock (the slot counts its waiters).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -767,10 +767,10 @@ async fn backup_then_restore_into_a_fresh_place() {
     let token = api.pat().await;
     let before = snapshot(&api, SLUGS).await;
     let backup_dir = env.dir.path().join("backup");
-    let summary = cairn::core::backup::backup(&srv.ctx, &backup_dir).await.unwrap();
+    let summary = cairn::testing::backup::backup(&srv.ctx, &backup_dir).await.unwrap();
     assert!(summary.rows > 0);
     assert_eq!(summary.repositories, 1);
-    assert!(cairn::core::backup::backup(&srv.ctx, &backup_dir).await.is_err(), "a non-empty target is refused");
+    assert!(cairn::testing::backup::backup(&srv.ctx, &backup_dir).await.is_err(), "a non-empty target is refused");
 
     // A page saved after the database half but before the files half (a backup's order):
     // emulate by taking the files half again, later.
@@ -788,8 +788,8 @@ async fn backup_then_restore_into_a_fresh_place() {
 
     let fresh = Env::new().await;
     let srv = fresh.start(&[]).await;
-    cairn::core::backup::restore(&srv.ctx, &backup_dir).await.unwrap();
-    let repaired = cairn::core::reindex::repair(&srv.ctx).await.unwrap();
+    cairn::testing::backup::restore(&srv.ctx, &backup_dir).await.unwrap();
+    let repaired = cairn::testing::reindex::repair(&srv.ctx).await.unwrap();
     assert_eq!(repaired, ["bk"]);
     let api = srv.anon();
     let (s, _) = api.post("/api/auth/login", json!({"email": "bk@x.io", "password": PASSWORD})).await;
@@ -912,7 +912,7 @@ async fn the_markdown_is_kept_compressed_on_sqlite_and_reads_back_exactly() {
     srv.stop().await;
 
     let srv = env.start(&[]).await;
-    assert!(cairn::core::reindex::repair(&srv.ctx).await.unwrap().is_empty(), "nothing to repair");
+    assert!(cairn::testing::reindex::repair(&srv.ctx).await.unwrap().is_empty(), "nothing to repair");
     assert_eq!(Api { base: srv.url.clone(), ..api }.send(Method::GET, "/api/pages/runbook/raw", None).await.text, md);
     srv.stop().await;
 }
@@ -959,9 +959,9 @@ async fn rows_an_older_release_writes_are_read_as_it_wrote_them() {
     // empty page has nothing to compress), as a save of this release would keep them.
     let ctx = without_workers(&env).await;
     older_save(&ctx, "notes", older).await; // (the server's pass may have compressed it)
-    let report = cairn::workers::run_pending_jobs(&ctx).await.unwrap();
+    let report = cairn::testing::workers::run_pending_jobs(&ctx).await.unwrap();
     assert_eq!(report.rows_compressed, u64::from(backend() == "sqlite"), "{report:?}");
-    assert_eq!(cairn::workers::run_pending_jobs(&ctx).await.unwrap().rows_compressed, 0, "nothing left");
+    assert_eq!(cairn::testing::workers::run_pending_jobs(&ctx).await.unwrap().rows_compressed, 0, "nothing left");
     assert_eq!(stored(&ctx, "notes").await.1.is_some(), backend() == "sqlite");
     ctx.db.pool.close().await;
     drop(ctx);
@@ -976,15 +976,15 @@ async fn rows_an_older_release_writes_are_read_as_it_wrote_them() {
 }
 
 /// The database of `env` opened as `cairn serve` opens it, without a server or workers.
-async fn without_workers(env: &Env) -> cairn::Ctx {
+async fn without_workers(env: &Env) -> cairn::testing::Ctx {
     let config = env.config(&[]);
-    let (db, _) = cairn::store::Db::connect(&config).await.unwrap();
-    cairn::Ctx::new(config, db).unwrap()
+    let (db, _) = cairn::testing::store::Db::connect(&config).await.unwrap();
+    cairn::testing::Ctx::new(config, db).unwrap()
 }
 
 /// What an older release writes when it saves a page: the markdown in `content`, a
 /// search title, nothing about `content_z`.
-async fn older_save(ctx: &cairn::Ctx, slug: &str, text: &str) {
+async fn older_save(ctx: &cairn::testing::Ctx, slug: &str, text: &str) {
     sqlx::query("UPDATE pages SET content = $1, search_title = $2 WHERE slug = $3")
         .bind(text)
         .bind(slug)
@@ -994,7 +994,7 @@ async fn older_save(ctx: &cairn::Ctx, slug: &str, text: &str) {
         .unwrap();
 }
 
-async fn stored(ctx: &cairn::Ctx, slug: &str) -> (String, Option<Vec<u8>>, String) {
+async fn stored(ctx: &cairn::testing::Ctx, slug: &str) -> (String, Option<Vec<u8>>, String) {
     sqlx::query_as("SELECT content, content_z, search_title FROM pages WHERE slug = $1")
         .bind(slug)
         .fetch_one(&ctx.db.pool)
@@ -1021,7 +1021,7 @@ async fn sqlite_only_a_backup_moves_from_sqlite_to_postgresql_and_back() {
     api.page("ledger", md).await;
     api.page("other", "# Other\n\nNothing to see.\n").await;
     assert!(stored_row(&srv, "ledger").await.1.is_some(), "compressed on SQLite");
-    cairn::core::backup::backup(&srv.ctx, &from.dir.path().join("backup")).await.unwrap();
+    cairn::testing::backup::backup(&srv.ctx, &from.dir.path().join("backup")).await.unwrap();
     srv.stop().await;
 
     // Each step restores the backup the step before took.
@@ -1030,8 +1030,8 @@ async fn sqlite_only_a_backup_moves_from_sqlite_to_postgresql_and_back() {
     for (engine, compressed) in [("postgres", false), ("sqlite", true)] {
         let to = Env::on(engine).await;
         let srv = to.start(&[]).await;
-        cairn::core::backup::restore(&srv.ctx, &source.dir.path().join("backup")).await.unwrap();
-        cairn::core::reindex::repair(&srv.ctx).await.unwrap();
+        cairn::testing::backup::restore(&srv.ctx, &source.dir.path().join("backup")).await.unwrap();
+        cairn::testing::reindex::repair(&srv.ctx).await.unwrap();
         let api = srv.anon();
         let (s, _) = api.post("/api/auth/login", json!({"email": "move@x.io", "password": PASSWORD})).await;
         assert_eq!(s, StatusCode::OK, "{engine}");
@@ -1040,7 +1040,7 @@ async fn sqlite_only_a_backup_moves_from_sqlite_to_postgresql_and_back() {
         let (content, packed, _) = stored_row(&srv, "ledger").await;
         assert_eq!(packed.is_some(), compressed, "{engine}: the row in this engine's form");
         assert_eq!(content.is_empty(), compressed, "{engine}");
-        cairn::core::backup::backup(&srv.ctx, &to.dir.path().join("backup")).await.unwrap();
+        cairn::testing::backup::backup(&srv.ctx, &to.dir.path().join("backup")).await.unwrap();
         srv.stop().await;
         source = to;
     }
@@ -1448,10 +1448,10 @@ async fn a_purged_page_leaves_no_trace_in_the_repository() {
     let objects = all_objects(&repo);
     assert!(!objects.contains("OSPREY-4711") && !objects.contains("WREN-0815"), "the purged text is gone");
     assert_fsck(&repo);
-    assert!(!repo.join(cairn::git::pack::HELD).exists());
+    assert!(!repo.join(cairn::testing::git::pack::HELD).exists());
     // Nor does a backup made afterwards: its copy of the repository, nor its rows.
     let backup = env.dir.path().join("backup");
-    cairn::core::backup::backup(&srv.ctx, &backup).await.unwrap();
+    cairn::testing::backup::backup(&srv.ctx, &backup).await.unwrap();
     let copied = all_objects(&backup.join("files/workspaces/forget.git"));
     assert!(copied.contains("# Keep") && !copied.contains("OSPREY-4711"));
     let rows = std::fs::read_to_string(backup.join("database.jsonl")).unwrap();
@@ -1480,7 +1480,7 @@ async fn a_purged_page_leaves_no_trace_in_the_repository() {
 
     // The index still matches the repository it is rebuilt from.
     let before = api.get("/api/pages/keep/history").await.1;
-    cairn::core::reindex::all(&srv.ctx).await.unwrap();
+    cairn::testing::reindex::all(&srv.ctx).await.unwrap();
     assert_eq!(api.get("/api/pages/keep/history").await.1, before);
     assert_eq!(api.get(&format!("/api/pages/keep/history/{old2}")).await.0, StatusCode::OK);
     srv.stop().await;

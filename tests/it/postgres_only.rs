@@ -141,12 +141,12 @@ async fn two_listening(env: &Env) -> (Server, Server) {
 /// only the notification can make this pass.
 #[tokio::test]
 async fn postgres_only_a_token_revoked_by_one_process_stops_working_in_another() {
-    use cairn::core::credentials::cache::TTL;
+    use cairn::testing::credentials::TTL;
     let env = Env::new().await;
     let (a, b) = two_listening(&env).await;
     let owner = a.user("rev@x.io").await;
     let token = owner.pat().await;
-    let hash = cairn::auth::secrets::sha256_hex(&token);
+    let hash = cairn::testing::auth::sha256_hex(&token);
     let on_b = Api { base: b.url.clone(), ..owner.with_bearer(&token) };
     let (s, me) = on_b.get("/api/me").await;
     assert_eq!(s, StatusCode::OK, "{me}");
@@ -184,7 +184,7 @@ async fn postgres_only_a_token_revoked_by_one_process_stops_working_in_another()
 /// well within the cache's own expiry, so only the notification can make this pass.
 #[tokio::test]
 async fn postgres_only_a_membership_removed_by_one_process_ends_access_in_another() {
-    use cairn::core::credentials::cache::TTL;
+    use cairn::testing::credentials::TTL;
     let env = Env::new().await;
     let (a, b) = two_listening(&env).await;
     let owner = a.user("own@x.io").await;
@@ -202,7 +202,7 @@ async fn postgres_only_a_membership_removed_by_one_process_ends_access_in_anothe
     loop {
         let (s, body) = on_b.put("/api/pages/note?ws=shared", json!({"content": "two"})).await;
         assert_eq!(s, StatusCode::OK, "{body}");
-        if cairn::core::workspaces::kept_access(&b.ctx, member_id, "shared").is_some() {
+        if cairn::testing::workspaces::kept_access(&b.ctx, member_id, "shared").is_some() {
             break;
         }
         assert!(Instant::now() < deadline, "process b never kept the access");
@@ -292,7 +292,7 @@ async fn postgres_only_maintenance_refreshes_statistics_when_autovacuum_is_off()
     let api = srv.user("stats@x.io").await;
     api.page("one", "# One\n\nA page.\n").await;
     let autovacuum: String = sqlx::query_scalar("SHOW autovacuum").fetch_one(&srv.ctx.db.pool).await.unwrap();
-    let report = cairn::workers::run_pending_jobs(&srv.ctx).await.unwrap();
+    let report = cairn::testing::workers::run_pending_jobs(&srv.ctx).await.unwrap();
     let analyzed: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM pg_stat_user_tables WHERE schemaname = current_schema() \
          AND relname = 'pages' AND last_analyze IS NOT NULL",

@@ -89,7 +89,7 @@ fn tiny_cross_encoder(dir: &Path) {
 fn a_cross_encoder_loads_and_scores_pairs() {
     let dir = tempfile::tempdir().unwrap();
     tiny_cross_encoder(dir.path());
-    let model = cairn::ml::CrossEncoder::load(dir.path()).expect("loads");
+    let model = cairn::testing::ml::CrossEncoder::load(dir.path()).expect("loads");
     let passages = ["alpha beta report", "team meeting on monday", "budget plan"];
     let scores = model.score("alpha report", &passages).unwrap();
     assert_eq!(scores.len(), 3);
@@ -103,7 +103,7 @@ fn a_cross_encoder_loads_and_scores_pairs() {
     assert_ne!(model.score("budget", &passages).unwrap(), scores);
     // A directory without weights does not load.
     std::fs::remove_file(dir.path().join("model.safetensors")).unwrap();
-    assert!(cairn::ml::CrossEncoder::load(dir.path()).is_err());
+    assert!(cairn::testing::ml::CrossEncoder::load(dir.path()).is_err());
 }
 
 #[tokio::test]
@@ -134,13 +134,13 @@ async fn hybrid_results_are_reranked_by_the_cross_encoder() {
         r["items"].as_array().unwrap().iter().map(|i| i["slug"].as_str().unwrap().to_owned()).collect();
     assert_eq!(got.len(), 5, "{r}");
     // The order is the model's: score each page's passage (title and text) directly.
-    let direct = cairn::ml::CrossEncoder::load(&model).unwrap();
+    let direct = cairn::testing::ml::CrossEncoder::load(&model).unwrap();
     let passages: Vec<String> = got
         .iter()
         .map(|slug| {
             let (_, title, body) = pages.iter().find(|p| p.0 == slug).unwrap();
-            let text = cairn::markdown::parse(&format!("# {title}\n\n{body}\n")).text;
-            cairn::core::semantic::passages::passages(title, &text).remove(0)
+            let text = cairn::testing::markdown::parse(&format!("# {title}\n\n{body}\n")).text;
+            cairn::testing::semantic::passages(title, &text).remove(0)
         })
         .collect();
     let refs: Vec<&str> = passages.iter().map(String::as_str).collect();

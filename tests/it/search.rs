@@ -135,7 +135,7 @@ async fn keyword_ranking_in_the_process_is_bm25_over_the_databases_matches() {
 /// request timeout, and were it dropped, every first query would start it over.
 #[tokio::test]
 async fn an_index_build_outlives_a_request_that_gives_up() {
-    use cairn::core::semantic;
+    use cairn::testing::semantic;
     use std::time::{Duration, Instant};
     let env = Env::new().await;
     let srv = env.start(&[]).await;
@@ -302,7 +302,7 @@ async fn the_start_up_check_rebuilds_old_search_text() {
     // pass compresses plain rows (on SQLite a compressed row carries no mark), and racing
     // it made this test flaky.
     srv.stop().await;
-    let (db, _) = cairn::store::Db::connect(&env.config(&[])).await.unwrap();
+    let (db, _) = cairn::testing::store::Db::connect(&env.config(&[])).await.unwrap();
     // What such a row looks like: marked, its markdown as older releases keep it (plain),
     // and not in the index.
     if backend() == "postgres" {
@@ -481,7 +481,7 @@ async fn an_index_follows_saves_made_by_another_process_and_a_reindex() {
     // A reindex rebuilds every row under new ids: indexes start again, no ghosts.
     let ws: (i64, String) =
         sqlx::query_as("SELECT id, slug FROM workspaces").fetch_one(&writer.ctx.db.pool).await.unwrap();
-    cairn::core::reindex::workspace(&writer.ctx, ws.0, &ws.1).await.unwrap();
+    cairn::testing::reindex::workspace(&writer.ctx, ws.0, &ws.1).await.unwrap();
     assert_eq!(found(&other, "semantic", "alpha").await, ["two"]);
     assert_eq!(found(&other, "hybrid", "delta").await, ["one"]);
     reader.stop().await;
@@ -706,12 +706,12 @@ async fn entries_of_gone_pages_are_removed() {
     api.post("/api/trash/purged/purge", json!({})).await;
     let live: Vec<i64> = sqlx::query_scalar("SELECT id FROM pages").fetch_all(&srv.ctx.db.pool).await.unwrap();
     assert_eq!(indexed_ids(&srv).await, live, "the purge took its entry out");
-    let report = cairn::workers::run_pending_jobs(&srv.ctx).await.unwrap();
+    let report = cairn::testing::workers::run_pending_jobs(&srv.ctx).await.unwrap();
     assert_eq!(report.search_entries_removed, 0);
 
     let ws: (i64, String) =
         sqlx::query_as("SELECT id, slug FROM workspaces").fetch_one(&srv.ctx.db.pool).await.unwrap();
-    cairn::core::reindex::workspace(&srv.ctx, ws.0, &ws.1).await.unwrap();
+    cairn::testing::reindex::workspace(&srv.ctx, ws.0, &ws.1).await.unwrap();
     assert_eq!(slugs(&search(&api, "q=basalt").await), ["kept"]);
     let live: Vec<i64> = sqlx::query_scalar("SELECT id FROM pages").fetch_all(&srv.ctx.db.pool).await.unwrap();
     assert_eq!(live.len(), 1);

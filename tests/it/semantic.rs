@@ -67,7 +67,7 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 fn embeddings_match_the_models_own_library() {
     let fixture: Value =
         serde_json::from_str(include_str!("../fixtures/minilm-reference.json")).expect("fixture parses");
-    let encoder = cairn::ml::Encoder::load(&model_dir()).expect("model loads");
+    let encoder = cairn::testing::ml::Encoder::load(&model_dir()).expect("model loads");
     assert_eq!(encoder.dim(), 384);
     let sentences: Vec<&str> = fixture["sentences"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
     let ours = encoder.embed(&sentences).unwrap();
@@ -202,8 +202,8 @@ async fn queue_twenty_pages(env: &Env) {
 /// between them and that each page was embedded.
 async fn two_passes_serve_each_page_once(one: &Server, two: &Server) {
     let (a, b) = tokio::join!(
-        cairn::core::semantic::embed::embed_pending(&one.ctx, 16),
-        cairn::core::semantic::embed::embed_pending(&two.ctx, 16)
+        cairn::testing::semantic::embed_pending(&one.ctx, 16),
+        cairn::testing::semantic::embed_pending(&two.ctx, 16)
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_eq!(a + b, 20, "{a} + {b} pages served");

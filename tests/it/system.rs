@@ -64,7 +64,7 @@ async fn openapi_describes_every_route() {
     let srv = env.start(&[]).await;
     let (_, doc) = srv.anon().get("/openapi.json").await;
     let paths = doc["paths"].as_object().unwrap();
-    let (_, generated) = cairn::http::api();
+    let (_, generated) = cairn::testing::api();
     let generated = serde_json::to_value(&generated).unwrap();
     assert_eq!(paths, generated["paths"].as_object().unwrap(), "the served document is the router's");
     let mut operations = 0;
@@ -125,7 +125,7 @@ async fn openapi_describes_every_route() {
 /// change to `tests/snapshots/system__openapi.snap`.
 #[test]
 fn openapi_snapshot() {
-    let (_, doc) = cairn::http::api();
+    let (_, doc) = cairn::testing::api();
     let mut doc = serde_json::to_value(&doc).unwrap();
     doc["info"]["version"] = json!("[version]");
     // Kept where the web app's type generator and build.rs read it: tests/snapshots/.
@@ -333,7 +333,7 @@ async fn sqlite_only_every_connection_is_configured() {
         let foreign_keys: i64 = sqlx::query_scalar("PRAGMA foreign_keys").fetch_one(&mut **conn).await.unwrap();
         let synchronous: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&mut **conn).await.unwrap();
         let heap: i64 = sqlx::query_scalar("PRAGMA soft_heap_limit").fetch_one(&mut **conn).await.unwrap();
-        assert_eq!((foreign_keys, synchronous, heap), (1, 2, cairn::memory::SQLITE_HEAP_BYTES));
+        assert_eq!((foreign_keys, synchronous, heap), (1, 2, cairn::testing::SQLITE_HEAP_BYTES));
     }
     drop(held);
     srv.stop().await;
@@ -358,7 +358,7 @@ async fn sqlite_only_small_keyed_tables_are_made_without_rowid_and_older_ones_ar
     // one connection, in one transaction, no server running: a pooled connection still
     // reading an earlier snapshot would not see the others' schema changes.
     let config = env.config(&[]);
-    let (db, _) = cairn::store::Db::connect(&config).await.unwrap();
+    let (db, _) = cairn::testing::store::Db::connect(&config).await.unwrap();
     let mut tx = db.pool.begin().await.unwrap();
     for table in without_rowid {
         let sql: String = sqlx::query_scalar("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = $1")
@@ -524,13 +524,13 @@ async fn a_changed_search_expression_is_rebuilt_exactly_once() {
     srv.stop().await;
 }
 
-/// A [`Script`](cairn::store::Script) runs every statement, in order, and answers the
+/// A [`Script`](cairn::testing::store::Script) runs every statement, in order, and answers the
 /// rows of each `RETURNING`, in order — on SQLite as one query string (the statements
 /// after the first would silently not run if the driver stopped at the first row or
 /// dropped several statements per query), on PostgreSQL one by one.
 #[tokio::test]
 async fn a_script_runs_every_statement_in_order() {
-    use cairn::store::{Script, Value};
+    use cairn::testing::store::{Script, Value};
     use sqlx::{Connection, Row};
     let env = Env::new().await;
     let srv = env.start(&[]).await;

@@ -255,14 +255,14 @@ async fn every_event_kind_arrives_signed_in_order() {
         .collect();
     assert_eq!(types, ["page.created", "page.updated", "page.moved", "page.renamed", "page.deleted", "page.deleted"]);
 
-    let key = cairn::core::webhooks::sign::key_of(secret).unwrap();
+    let key = cairn::testing::webhooks::key_of(secret).unwrap();
     let mut lines = String::new();
     for r in &got {
         let (id, ts, sig) =
             (&r.headers["webhook-id"], &r.headers["webhook-timestamp"], &r.headers["webhook-signature"]);
         assert!(id.starts_with("evt_"), "{id}");
         assert_eq!(r.headers["content-type"], "application/json");
-        let expected = cairn::core::webhooks::sign::signature(&key, id, ts.parse().unwrap(), r.body.as_bytes());
+        let expected = cairn::testing::webhooks::signature(&key, id, ts.parse().unwrap(), r.body.as_bytes());
         assert_eq!(sig, &expected);
         let body: Value = serde_json::from_str(&r.body).unwrap();
         let data = &body["data"];
@@ -348,7 +348,7 @@ async fn failures_are_retried_with_backoff_and_end_failed_after_eight_attempts()
     assert_eq!(receiver.hits.lock().unwrap()["dead"], 8);
     // Reading the list is read-only: a failed delivery stays failed, with no new attempt
     // due (a delivery pass now would claim nothing).
-    assert!(cairn::core::webhooks::deliver::claim(&server.ctx, 100).await.unwrap().is_empty());
+    assert!(cairn::testing::webhooks::claim(&server.ctx, 100).await.unwrap().is_empty());
     let again = settled(&owner, dead["id"].as_i64().unwrap(), 1).await;
     assert_eq!(again[0]["attempts"], 8);
     assert_eq!(receiver.hits.lock().unwrap()["dead"], 8);
@@ -431,7 +431,7 @@ async fn two_workers_share_the_queue_and_send_each_event_once() {
     // second send of one would have to come from a claim that can no longer happen.
     settled(&owner, hook_id, 40).await;
     for ctx in [&one.ctx, &two.ctx] {
-        assert!(cairn::core::webhooks::deliver::claim(ctx, 100).await.unwrap().is_empty());
+        assert!(cairn::testing::webhooks::claim(ctx, 100).await.unwrap().is_empty());
     }
     let mut ids: Vec<String> = receiver.got("slow").iter().map(|r| r.headers["webhook-id"].clone()).collect();
     ids.sort();
@@ -470,13 +470,13 @@ async fn kill_9_during_deliveries_loses_nothing_and_resends_nothing_delivered() 
     }
     drop(proc); // SIGKILL
     let delivered_before: Vec<String> = {
-        let (db, _) = cairn::store::Db::connect(&env.config(&[])).await.unwrap();
+        let (db, _) = cairn::testing::store::Db::connect(&env.config(&[])).await.unwrap();
         let ids: Vec<i64> = sqlx::query_scalar("SELECT event_id FROM deliveries WHERE status = 'delivered'")
             .fetch_all(&db.pool)
             .await
             .unwrap();
         db.pool.close().await;
-        ids.into_iter().map(cairn::core::webhooks::message_id).collect()
+        ids.into_iter().map(cairn::testing::webhooks::message_id).collect()
     };
     assert!(delivered_before.len() < pages, "the kill came too late to test anything");
 
@@ -533,9 +533,9 @@ async fn a_page_waits_for_its_earlier_event_redirects_are_not_followed_and_old_r
     // the events no delivery needs.
     let owner = owner.with_bearer(&owner.pat().await); // sessions expire meanwhile
     server.ctx.clock.advance(Duration::from_secs(29 * 86_400));
-    assert_eq!(cairn::workers::run_pending_jobs(&server.ctx).await.unwrap().webhook_rows_pruned, 0);
+    assert_eq!(cairn::testing::workers::run_pending_jobs(&server.ctx).await.unwrap().webhook_rows_pruned, 0);
     server.ctx.clock.advance(Duration::from_secs(2 * 86_400));
-    let report = cairn::workers::run_pending_jobs(&server.ctx).await.unwrap();
+    let report = cairn::testing::workers::run_pending_jobs(&server.ctx).await.unwrap();
     assert_eq!(report.webhook_rows_pruned, 3 + 2, "3 deliveries, 2 events: {report:?}");
     let (_, list) = owner.get(&format!("/api/webhooks/{}/deliveries", order["id"])).await;
     assert_eq!(list["total"], 0, "{list}");

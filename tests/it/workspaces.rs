@@ -346,3 +346,35 @@ async fn outsiders_get_404_on_every_read_that_takes_a_workspace() {
     assert!(checked >= 20, "{checked} routes");
     srv.stop().await;
 }
+
+/// Every write the API documents with `ws=` answers a non-member the workspace's 404
+/// before it reads the body: a body a member would be told is malformed (422) tells an
+/// outsider nothing more.
+#[tokio::test]
+async fn outsiders_get_404_before_their_body_is_read() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let owner = srv.user("writes-in@x.io").await;
+    let outsider = srv.user("writes-out@x.io").await;
+    owner.post("/api/workspaces", json!({"name": "Secret"})).await;
+    owner.post("/api/pages?ws=secret", json!({"slug": "plan", "content": "# Plan"})).await;
+    let (_, doc) = owner.get("/openapi.json").await;
+    let mut checked = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, verb) in [(Method::POST, "post"), (Method::PUT, "put")] {
+            let Some(params) = item[verb]["parameters"].as_array() else { continue };
+            if !params.iter().any(|p| p["name"] == "ws") || path.contains("{webhook_id}") {
+                continue;
+            }
+            let concrete = path.replace("{slug}", "plan").replace("{sha}", &"0".repeat(40));
+            let malformed = Some(json!(["not", "an", "object"]));
+            let member = owner.send(method.clone(), &format!("{concrete}?ws=secret"), malformed.clone()).await;
+            let hidden = outsider.send(method, &format!("{concrete}?ws=secret"), malformed).await;
+            assert!(!member.text.contains("workspace_not_found"), "{verb} {path}: {}", member.text);
+            assert_problem(&hidden, 404, "workspace_not_found");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "{checked} routes");
+    srv.stop().await;
+}

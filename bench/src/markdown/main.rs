@@ -14,7 +14,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use cairn::markdown;
+use cairn::testing::markdown;
 use clap::Parser;
 use serde_json::json;
 

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
-use cairn::git::{self, Author, FileChange, pack};
+use cairn::testing::git::{self, Author, FileChange, pack};
 use clap::Parser;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};

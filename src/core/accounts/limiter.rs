@@ -37,19 +37,19 @@ const COUNT_PAIR: &str = count_in!("($3, $4, 1, $1)");
 const COUNT_ALL: &str = count_in!("($3, $4, 1, $1), ($5, $6, 1, $1), ($7, $8, 1, $1)");
 
 /// Where an attempt comes from: the client address, and the device cookie it showed.
-pub struct Origin<'a> {
+pub(crate) struct Origin<'a> {
     pub address: &'a str,
     pub device: Option<&'a str>,
 }
 
 /// An attempt in flight: the rows it was counted in, and each row's window (its first
 /// failure) when it was counted.
-pub struct Attempt {
+pub(crate) struct Attempt {
     rows: Vec<(String, String, i64)>,
 }
 
 /// The form an email is counted under: an unparseable one still counts, as typed.
-pub fn counted_email(email: &str) -> String {
+pub(crate) fn counted_email(email: &str) -> String {
     match crate::ids::Email::parse(email) {
         Ok(e) => e.as_str().to_owned(),
         Err(_) => format!("?{}", email.trim().to_lowercase().replace('\0', "")),
@@ -64,7 +64,7 @@ pub fn counted_email(email: &str) -> String {
 /// writes are serial, on PostgreSQL the upsert locks the rows, across processes too. A
 /// refused attempt is taken back from the counts, so hammering a refused pair does not
 /// also use up the account's or the address's allowance.
-pub async fn attempt(ctx: &Ctx, email: &str, origin: &Origin<'_>) -> Result<Attempt> {
+pub(crate) async fn attempt(ctx: &Ctx, email: &str, origin: &Origin<'_>) -> Result<Attempt> {
     let now = ctx.clock.unix();
     let window = ctx.config.login_window_secs as i64;
     let config = &ctx.config;
@@ -98,7 +98,7 @@ pub async fn attempt(ctx: &Ctx, email: &str, origin: &Origin<'_>) -> Result<Atte
 
 /// A successful attempt: its pair starts again from nothing, and it is taken back from
 /// the account's and the address's counts (which keep the failures of others).
-pub async fn succeeded(ctx: &Ctx, attempt: Attempt) -> Result<()> {
+pub(crate) async fn succeeded(ctx: &Ctx, attempt: Attempt) -> Result<()> {
     let (pair, shared): (Vec<_>, Vec<_>) =
         attempt.rows.into_iter().partition(|(email, client, _)| email != ANY && client != ANY);
     for (email, client, _) in pair {
@@ -130,7 +130,7 @@ async fn take_back(ctx: &Ctx, rows: &[(String, String, i64)]) -> Result<()> {
 
 /// Forgets failures whose window has passed (they limit nothing any more); answers how
 /// many rows went. Run by the maintenance worker.
-pub async fn prune(ctx: &Ctx) -> Result<u64> {
+pub(crate) async fn prune(ctx: &Ctx) -> Result<u64> {
     let window_start = ctx.clock.unix() - ctx.config.login_window_secs as i64;
     let done = sqlx::query("DELETE FROM login_failures WHERE first_failure_at <= $1")
         .bind(window_start)

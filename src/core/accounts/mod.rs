@@ -1,9 +1,9 @@
 //! Accounts: registration, login sessions, profile, password and language — and the
 //! rules on them (password length, the failed-login limiter, session lifetime).
 
-pub mod limiter;
+pub(crate) mod limiter;
 
-pub use limiter::Origin;
+pub(crate) use limiter::Origin;
 
 use super::Ctx;
 use super::credentials;
@@ -13,13 +13,13 @@ use crate::auth::secrets;
 use crate::error::{Error, OrConflict, Result};
 use crate::ids::{Email, Slug};
 
-pub const SESSION_LIFETIME_SECS: i64 = 7 * 24 * 3600;
-pub const PASSWORD_MIN_LEN: usize = 8;
+pub(crate) const SESSION_LIFETIME_SECS: i64 = 7 * 24 * 3600;
+pub(crate) const PASSWORD_MIN_LEN: usize = 8;
 /// Longer passwords are refused rather than hashed (a cheap denial-of-service guard).
-pub const PASSWORD_MAX_LEN: usize = 1024;
+pub(crate) const PASSWORD_MAX_LEN: usize = 1024;
 
 /// A password must have 8 to 1,024 characters.
-pub fn check_password(password: &str) -> Result<()> {
+pub(crate) fn check_password(password: &str) -> Result<()> {
     let n = password.chars().count();
     if n < PASSWORD_MIN_LEN {
         return Err(Error::password_too_short(PASSWORD_MIN_LEN));
@@ -34,7 +34,13 @@ pub fn check_password(password: &str) -> Result<()> {
 /// transaction — and answers the new user. `language` is the one the account starts in
 /// (the HTTP door passes what the browser asks for, so a new user's app is not English
 /// by accident); an unknown one becomes `en`.
-pub async fn register(ctx: &Ctx, email: &str, password: &str, name: Option<&str>, language: &str) -> Result<User> {
+pub(crate) async fn register(
+    ctx: &Ctx,
+    email: &str,
+    password: &str,
+    name: Option<&str>,
+    language: &str,
+) -> Result<User> {
     if ctx.config.disable_registration.on() {
         return Err(Error::registration_closed());
     }
@@ -75,14 +81,14 @@ pub async fn register(ctx: &Ctx, email: &str, password: &str, name: Option<&str>
 
 /// A sign-in: the user, the secret of its new session (for the cookie), and a fresh
 /// device note (for the device cookie, `auth::device`).
-pub struct SignIn {
+pub(crate) struct SignIn {
     pub user: User,
     pub session: String,
     pub device: String,
 }
 
 /// Checks email and password (with the limiter) and opens a session.
-pub async fn login(ctx: &Ctx, email: &str, password: &str, origin: &Origin<'_>) -> Result<SignIn> {
+pub(crate) async fn login(ctx: &Ctx, email: &str, password: &str, origin: &Origin<'_>) -> Result<SignIn> {
     let email = limiter::counted_email(email);
     let attempt = limiter::attempt(ctx, &email, origin).await?;
     let row: Option<(i64, String)> = sqlx::query_as("SELECT id, password_hash FROM users WHERE email = $1")
@@ -102,7 +108,7 @@ pub async fn login(ctx: &Ctx, email: &str, password: &str, origin: &Origin<'_>) 
 }
 
 /// Opens a session for `user` (signed in, or just registered) on this device.
-pub async fn sign_in(ctx: &Ctx, user: User) -> Result<SignIn> {
+pub(crate) async fn sign_in(ctx: &Ctx, user: User) -> Result<SignIn> {
     let session = create_session(ctx, user.id).await?;
     let device = ctx.devices.issue(&user.email, ctx.clock.unix());
     Ok(SignIn { user, session, device })
@@ -120,20 +126,20 @@ async fn create_session(ctx: &Ctx, user_id: i64) -> Result<String> {
     Ok(token)
 }
 
-pub async fn logout(ctx: &Ctx, session_id: i64) -> Result<()> {
+pub(crate) async fn logout(ctx: &Ctx, session_id: i64) -> Result<()> {
     sqlx::query("DELETE FROM sessions WHERE id = $1").bind(session_id).execute(&ctx.db.pool).await?;
     Ok(())
 }
 
 /// Deletes sessions past their expiry (they no longer sign anyone in); answers how many
 /// went. Run by the maintenance worker.
-pub async fn prune_sessions(ctx: &Ctx) -> Result<u64> {
+pub(crate) async fn prune_sessions(ctx: &Ctx) -> Result<u64> {
     let done =
         sqlx::query("DELETE FROM sessions WHERE expires_at <= $1").bind(ctx.clock.unix()).execute(&ctx.db.pool).await?;
     Ok(done.rows_affected())
 }
 
-pub struct ProfileChange {
+pub(crate) struct ProfileChange {
     pub name: Option<String>,
     pub email: Option<String>,
     pub language: Option<String>,
@@ -143,7 +149,7 @@ pub struct ProfileChange {
 
 /// Changes name, email or language. A new email needs the current password: a token
 /// alone (a stolen one) must not be enough to take the account's sign-in over.
-pub async fn update_profile(ctx: &Ctx, user: &User, change: ProfileChange, origin: &Origin<'_>) -> Result<User> {
+pub(crate) async fn update_profile(ctx: &Ctx, user: &User, change: ProfileChange, origin: &Origin<'_>) -> Result<User> {
     let name = change.name.as_deref().map(users::check_name).transpose()?;
     let email = change.email.as_deref().map(Email::parse).transpose()?;
     let language = change.language.as_deref().map(super::i18n::check_language).transpose()?;
@@ -167,7 +173,7 @@ pub async fn update_profile(ctx: &Ctx, user: &User, change: ProfileChange, origi
 }
 
 /// A password change as asked.
-pub struct PasswordChange<'a> {
+pub(crate) struct PasswordChange<'a> {
     pub current: &'a str,
     pub new: &'a str,
     /// The session making the change, which stays signed in.
@@ -178,7 +184,12 @@ pub struct PasswordChange<'a> {
 
 /// Changes the password. Every other session of the user ends and JWTs issued before
 /// now stop working; `keep_session` (the caller's own session, if any) stays.
-pub async fn change_password(ctx: &Ctx, user: &User, change: PasswordChange<'_>, origin: &Origin<'_>) -> Result<()> {
+pub(crate) async fn change_password(
+    ctx: &Ctx,
+    user: &User,
+    change: PasswordChange<'_>,
+    origin: &Origin<'_>,
+) -> Result<()> {
     let PasswordChange { current, new, keep_session, revoke_tokens } = change;
     check_password(new)?;
     confirm_password(ctx, user, current, origin).await?;
@@ -222,7 +233,7 @@ async fn confirm_password(ctx: &Ctx, user: &User, password: &str, origin: &Origi
     limiter::succeeded(ctx, attempt).await
 }
 
-pub async fn set_language(ctx: &Ctx, user: &User, code: &str) -> Result<String> {
+pub(crate) async fn set_language(ctx: &Ctx, user: &User, code: &str) -> Result<String> {
     let code = super::i18n::check_language(code)?;
     sqlx::query("UPDATE users SET language = $1 WHERE id = $2").bind(&code).bind(user.id).execute(&ctx.db.pool).await?;
     credentials::changed(ctx).await;

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use crate::core::users::User;
 
 /// The PostgreSQL channel writes notify on.
-pub const CHANNEL: &str = "cairn_credentials";
+pub(crate) const CHANNEL: &str = "cairn_credentials";
 /// The longest an entry is trusted.
 pub const TTL: Duration = Duration::from_secs(10);
 /// Entries of each kind kept at most; past it that kind starts over (tokens in use, and
@@ -169,7 +169,7 @@ impl CredentialCache {
 
 /// PostgreSQL: listens on [`CHANNEL`] until `stopped`, forgetting on every notification;
 /// the cache is usable only while the listener is connected.
-pub async fn listen(
+pub(crate) async fn listen(
     cache: std::sync::Arc<CredentialCache>,
     url: String,
     mut stopped: tokio::sync::watch::Receiver<bool>,

@@ -8,7 +8,7 @@
 //! Tokens already checked are kept in [`cache`] (revocation stays immediate: see there),
 //! as are the workspace accesses `workspaces::access` checks.
 
-pub mod cache;
+pub(crate) mod cache;
 
 use sqlx::Row;
 
@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 
 /// How a request proved who it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Credential {
+pub(crate) enum Credential {
     Session(i64),
     Jwt,
     /// A personal access token, and the password generation it is bound to, if any.
@@ -31,7 +31,7 @@ pub enum Credential {
 
 /// What a request carried.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Presented<'a> {
+pub(crate) struct Presented<'a> {
     /// The value after `Bearer `.
     pub bearer: Option<&'a str>,
     /// The session cookie's value.
@@ -40,13 +40,13 @@ pub struct Presented<'a> {
 
 /// A user and how it signed in.
 #[derive(Debug, Clone)]
-pub struct Authenticated {
+pub(crate) struct Authenticated {
     pub user: User,
     pub credential: Credential,
 }
 
 impl Authenticated {
-    pub fn session_id(&self) -> Option<i64> {
+    pub(crate) fn session_id(&self) -> Option<i64> {
         match self.credential {
             Credential::Session(id) => Some(id),
             _ => None,
@@ -57,7 +57,7 @@ impl Authenticated {
     /// signed-in session (the token lasts until revoked); the password generation for a
     /// JWT, and for a token bound in its turn, so that a stolen one cannot mint a token
     /// that outlives the next password change.
-    pub fn token_binding(&self) -> Option<i64> {
+    pub(crate) fn token_binding(&self) -> Option<i64> {
         match self.credential {
             Credential::Session(_) => None,
             Credential::Jwt => Some(self.user.credential_generation),
@@ -68,7 +68,7 @@ impl Authenticated {
 
 /// The caller, None when nothing was presented (or the session is unknown or expired);
 /// 401 for a bearer that does not check out.
-pub async fn authenticate(ctx: &Ctx, presented: Presented<'_>) -> Result<Option<Authenticated>> {
+pub(crate) async fn authenticate(ctx: &Ctx, presented: Presented<'_>) -> Result<Option<Authenticated>> {
     if let Some(bearer) = presented.bearer {
         let bearer = bearer.trim();
         let (user, credential) = if bearer.starts_with(TOKEN_PREFIX) {

@@ -55,13 +55,13 @@ use crate::ids::Slug;
 
 /// Whether `path` is a git repository (a working tree or a bare one) itself, not a
 /// folder inside one.
-pub fn is_repository(path: &Path) -> bool {
+pub(crate) fn is_repository(path: &Path) -> bool {
     Repository::open(path).is_ok()
 }
 
 /// One commit of the source's first-parent history.
 #[derive(Debug, Clone)]
-pub struct Step {
+pub(crate) struct Step {
     pub commit: Oid,
     pub parent: Option<Oid>,
     pub subject: String,
@@ -83,7 +83,7 @@ impl Step {
 }
 
 /// The first-parent history of the source's checked-out branch, oldest first.
-pub fn steps(repo: &Repository) -> anyhow::Result<Vec<Step>> {
+pub(crate) fn steps(repo: &Repository) -> anyhow::Result<Vec<Step>> {
     let head = repo
         .head()
         .and_then(|h| h.peel_to_commit())
@@ -226,7 +226,7 @@ async fn resume_point(ctx: &Ctx, access: &Access, steps: &[Step]) -> anyhow::Res
 /// Replays the source's history into the workspace; fills `report.pages`, `uploads`,
 /// `commits`, `followed_renames`, `trashed` and, from the last commit's plan, `renamed`,
 /// `skipped` and `broken_links`.
-pub async fn replay(
+pub(crate) async fn replay(
     ctx: &Ctx,
     access: &Access,
     importer: &User,

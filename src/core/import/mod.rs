@@ -19,12 +19,12 @@
 //! the workspace's (first) owner. Commits are theirs, as for any save (a replayed git
 //! commit by a member's email is that member's).
 
-pub mod history;
-pub mod plan;
-pub mod renames;
-pub mod report;
-pub mod run;
-pub mod source;
+pub(crate) mod history;
+pub(crate) mod plan;
+pub(crate) mod renames;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod source;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -32,8 +32,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 
-pub use report::Report;
-pub use run::Progress;
+pub(crate) use report::Report;
+pub(crate) use run::Progress;
 
 use crate::core::Ctx;
 use crate::core::pages::rows;
@@ -159,7 +159,7 @@ async fn account_by_email(ctx: &Ctx, email: &Email) -> anyhow::Result<Option<Use
 }
 
 /// The account with `email` and its access to `workspace`, when it is a member.
-pub async fn member_by_email(ctx: &Ctx, email: &str, workspace: &str) -> anyhow::Result<(User, Access)> {
+pub(crate) async fn member_by_email(ctx: &Ctx, email: &str, workspace: &str) -> anyhow::Result<(User, Access)> {
     let email = Email::parse(email).map_err(|_| anyhow::anyhow!("'{email}' is not an email address"))?;
     let user = account_by_email(ctx, &email).await?.with_context(|| format!("no account has the email {email}"))?;
     let access = workspaces::access(ctx, &user, workspace).await?;

@@ -42,7 +42,7 @@ use crate::markdown::{self, LinkKind};
 
 /// One page to save.
 #[derive(Debug, Clone)]
-pub struct PlannedPage {
+pub(crate) struct PlannedPage {
     /// The note's path, or `folder/` for a folder without a note.
     pub source: String,
     pub slug: String,
@@ -65,7 +65,7 @@ pub struct PlannedPage {
 /// Where a page to save is before its save: a git history's replay knows when the commit
 /// renamed its file, or brought it back.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Prior {
+pub(crate) enum Prior {
     /// At its slug, or nowhere yet.
     #[default]
     Here,
@@ -78,7 +78,7 @@ pub enum Prior {
 /// The slugs already given to a source's files, by file: a note's path, or `folder/` for
 /// a folder's page. What the last commit of a git source gave, carried to the next.
 #[derive(Debug, Clone, Default)]
-pub struct Given {
+pub(crate) struct Given {
     /// File → its slug, kept by the file.
     pub kept: HashMap<String, String>,
     /// Slugs a new file must not take: held by files of the previous commit, or by pages
@@ -93,7 +93,11 @@ impl Given {
     /// renames (from, to). A file moved to another folder under the same name keeps its
     /// slug (its page moves); one renamed gets the slug of its new name (its page is
     /// renamed), never one another file holds.
-    pub fn next(live: &HashMap<String, String>, gone: &HashMap<String, String>, renames: &[(String, String)]) -> Given {
+    pub(crate) fn next(
+        live: &HashMap<String, String>,
+        gone: &HashMap<String, String>,
+        renames: &[(String, String)],
+    ) -> Given {
         let mut kept: HashMap<String, String> =
             gone.iter().filter(|(k, _)| !live.contains_key(*k)).map(|(k, s)| (k.clone(), s.clone())).collect();
         kept.extend(live.iter().map(|(k, s)| (k.clone(), s.clone())));
@@ -111,7 +115,7 @@ impl Given {
 }
 
 #[derive(Debug, Default)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub pages: Vec<PlannedPage>,
     /// File → slug, for the next commit's [`Given`].
     pub given: HashMap<String, String>,
@@ -315,7 +319,7 @@ impl<'a> Index<'a> {
 }
 
 /// Names an image: the upload it will be kept as, or why it will not be.
-pub type Namer<'a> = &'a mut dyn FnMut(&Image) -> Result<String, String>;
+pub(crate) type Namer<'a> = &'a mut dyn FnMut(&Image) -> Result<String, String>;
 
 /// The folders holding notes, and the note each folder takes as its own.
 fn folders(notes: &BTreeMap<String, source::Note>) -> (Vec<String>, HashMap<String, String>) {
@@ -425,7 +429,7 @@ fn nodes(notes: &BTreeMap<String, source::Note>, given: &Given, renamed: &mut Ve
 
 /// The slug of every file of `source` (see [`Plan::given`]), without planning its pages:
 /// how a second import of a git source finds the slugs its first one gave.
-pub fn slugs(source: &Source, given: &Given) -> HashMap<String, String> {
+pub(crate) fn slugs(source: &Source, given: &Given) -> HashMap<String, String> {
     nodes(&source.notes, given, &mut Vec::new()).iter().map(|n| (n.key(), n.slug.clone())).collect()
 }
 
@@ -455,7 +459,7 @@ fn is_size(label: &str) -> bool {
 /// Plans the import of `source`. `given` holds the slugs earlier commits gave (empty for
 /// a folder or a zip); `existing` the workspace's live slugs, so a link to a page already
 /// there is not reported broken; `name` names the images notes reference.
-pub fn plan(source: &Source, given: &Given, existing: &HashSet<String>, name: Namer<'_>) -> Plan {
+pub(crate) fn plan(source: &Source, given: &Given, existing: &HashSet<String>, name: Namer<'_>) -> Plan {
     let Source { notes, images, others, skipped, .. } = source;
     let mut plan = Plan { skipped: skipped.clone(), ..Plan::default() };
     let nodes = nodes(notes, given, &mut plan.renamed);

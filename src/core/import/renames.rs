@@ -20,10 +20,10 @@ use git2::{Oid, Repository};
 use super::source;
 
 /// A rename: (old path, new path).
-pub type Rename = (String, String);
+pub(crate) type Rename = (String, String);
 
 /// Where a history's renames come from.
-pub enum Renames {
+pub(crate) enum Renames {
     /// Read from `git log -M`: each commit's markdown renames (commits without any are
     /// not keys).
     Git(HashMap<Oid, Vec<Rename>>),
@@ -34,7 +34,7 @@ pub enum Renames {
 impl Renames {
     /// git's renames for the first-parent history of the repository at `path`, else
     /// libgit2's.
-    pub fn find(path: &Path) -> Renames {
+    pub(crate) fn find(path: &Path) -> Renames {
         match by_git(path) {
             Ok(found) => Renames::Git(found),
             Err(why) => Renames::Libgit2 { why },
@@ -42,7 +42,7 @@ impl Renames {
     }
 
     /// What found them, for the report.
-    pub fn found_by(&self) -> String {
+    pub(crate) fn found_by(&self) -> String {
         match self {
             Renames::Git(_) => "git".to_owned(),
             Renames::Libgit2 { why } => format!("libgit2 ({why}; a few files may pair otherwise than git pairs them)"),
@@ -50,7 +50,7 @@ impl Renames {
     }
 
     /// The markdown renames between `commit` and `parent`.
-    pub fn of(&self, repo: &Repository, commit: Oid, parent: Option<Oid>) -> anyhow::Result<Vec<Rename>> {
+    pub(crate) fn of(&self, repo: &Repository, commit: Oid, parent: Option<Oid>) -> anyhow::Result<Vec<Rename>> {
         match self {
             Renames::Git(found) => Ok(found.get(&commit).cloned().unwrap_or_default()),
             Renames::Libgit2 { .. } => by_libgit2(repo, commit, parent),

@@ -22,14 +22,14 @@ use crate::error::Result;
 use crate::ids::Slug;
 
 /// Saves submitted at once within one level of the tree.
-pub const CONCURRENCY: usize = 16;
+pub(crate) const CONCURRENCY: usize = 16;
 
 /// Reports progress: (phase, done, total).
-pub type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
+pub(crate) type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
 
 /// Keeps the planned uploads (or, in a dry run, only lists them); those already `known`
 /// to the workspace are listed as unchanged.
-pub async fn uploads(
+pub(crate) async fn uploads(
     ctx: &Ctx,
     access: &Access,
     planned: &[PlannedUpload],
@@ -82,7 +82,7 @@ pub(super) fn holds_no_page(e: &crate::error::Error) -> bool {
 }
 
 /// Saves the planned pages, parents first; answers one entry per page, in plan order.
-pub async fn pages(
+pub(crate) async fn pages(
     ctx: &Ctx,
     access: &Access,
     user: &User,

@@ -32,11 +32,11 @@ use crate::markdown::{self, LinkSpan};
 const HIDDEN: &str = "hidden (a dot-file or dot-folder, e.g. the source app's settings or trash)";
 
 /// Extensions of the files a note may embed as an image.
-pub const IMAGE_EXTENSIONS: [&str; 7] = ["png", "jpg", "jpeg", "gif", "webp", "avif", "svg"];
+pub(crate) const IMAGE_EXTENSIONS: [&str; 7] = ["png", "jpg", "jpeg", "gif", "webp", "avif", "svg"];
 
 /// A note as read: its text, and what planning needs of its markdown, parsed once.
 #[derive(Debug, Clone)]
-pub struct Note {
+pub(crate) struct Note {
     pub text: Arc<str>,
     /// Its links, wikilinks and images, outside code.
     pub links: Arc<[LinkSpan]>,
@@ -45,7 +45,7 @@ pub struct Note {
 }
 
 impl Note {
-    pub fn new(text: String) -> Note {
+    pub(crate) fn new(text: String) -> Note {
         let parsed = markdown::parse(&text);
         let links = markdown::link_spans(&text).into();
         Note { titled: parsed.front_title.is_some() || parsed.h1.is_some(), links, text: text.into() }
@@ -55,14 +55,14 @@ impl Note {
 /// An image file: its bytes (a folder or a zip), or a repository's blob, read when a
 /// note references it.
 #[derive(Debug, Clone)]
-pub enum Image {
+pub(crate) enum Image {
     Bytes(Arc<Vec<u8>>),
     Blob(Oid),
 }
 
 /// What was read.
 #[derive(Debug, Default)]
-pub struct Source {
+pub(crate) struct Source {
     /// Markdown notes by path.
     pub notes: BTreeMap<String, Note>,
     /// Image files by path (`Err` holds why one cannot be kept: too large, unreadable).
@@ -75,12 +75,12 @@ pub struct Source {
     pub titles: HashMap<String, String>,
 }
 
-pub fn is_markdown(path: &str) -> bool {
+pub(crate) fn is_markdown(path: &str) -> bool {
     let lower = path.to_lowercase();
     lower.ends_with(".md") || lower.ends_with(".markdown")
 }
 
-pub fn is_image(path: &str) -> bool {
+pub(crate) fn is_image(path: &str) -> bool {
     let lower = path.to_lowercase();
     lower.rsplit_once('.').is_some_and(|(_, ext)| IMAGE_EXTENSIONS.contains(&ext))
 }
@@ -143,7 +143,7 @@ fn take(
 }
 
 /// Reads a folder (recursively) or a `.zip` file.
-pub fn read(path: &Path, max_image: u64) -> anyhow::Result<Source> {
+pub(crate) fn read(path: &Path, max_image: u64) -> anyhow::Result<Source> {
     let meta = std::fs::metadata(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
     let mut out = Source::default();
     if meta.is_dir() {
@@ -268,7 +268,7 @@ fn read_zip(path: &Path, max_image: u64, out: &mut Source) -> anyhow::Result<()>
 }
 
 /// Reads the trees of one repository's commits, each blob once (see the module's head).
-pub struct TreeReader {
+pub(crate) struct TreeReader {
     repo: Repository,
     max_image: u64,
     /// Notes of the last tree read, by blob: the note, or why it was skipped.
@@ -281,7 +281,7 @@ pub struct TreeReader {
 }
 
 impl TreeReader {
-    pub fn open(path: &Path, max_image: u64) -> anyhow::Result<TreeReader> {
+    pub(crate) fn open(path: &Path, max_image: u64) -> anyhow::Result<TreeReader> {
         Ok(TreeReader {
             repo: Repository::open(path)?,
             max_image,
@@ -291,7 +291,7 @@ impl TreeReader {
         })
     }
 
-    pub fn repo(&self) -> &Repository {
+    pub(crate) fn repo(&self) -> &Repository {
         &self.repo
     }
 
@@ -299,7 +299,7 @@ impl TreeReader {
     /// entries, links and submodules passed over and reported. A blob that cannot be read
     /// (missing from a partial or shallow clone, say) is reported with its path and the
     /// commit, and the rest is read.
-    pub fn read(&mut self, commit: Oid) -> anyhow::Result<Source> {
+    pub(crate) fn read(&mut self, commit: Oid) -> anyhow::Result<Source> {
         let tree = self.repo.find_commit(commit)?.tree()?;
         let mut out = Source::default();
         let mut blobs: Vec<(String, Oid)> = Vec::new();
@@ -385,13 +385,13 @@ impl TreeReader {
     }
 
     /// The bytes of an image blob.
-    pub fn bytes(&self, oid: Oid) -> Result<Vec<u8>, String> {
+    pub(crate) fn bytes(&self, oid: Oid) -> Result<Vec<u8>, String> {
         self.repo.find_blob(oid).map(|b| b.content().to_vec()).map_err(|e| format!("unreadable: {}", e.message()))
     }
 
     /// `up` with its bytes read, when they are a blob's (what `run::uploads` keeps); a blob
     /// that cannot be read stays one, and is reported unreadable.
-    pub fn loaded(&self, up: &PlannedUpload) -> PlannedUpload {
+    pub(crate) fn loaded(&self, up: &PlannedUpload) -> PlannedUpload {
         let image = match &up.image {
             Image::Blob(oid) => self.bytes(*oid).map_or_else(|_| up.image.clone(), |b| Image::Bytes(Arc::new(b))),
             here => here.clone(),
@@ -400,13 +400,13 @@ impl TreeReader {
     }
 
     /// The commit the repository's HEAD names.
-    pub fn head(&self) -> anyhow::Result<Oid> {
+    pub(crate) fn head(&self) -> anyhow::Result<Oid> {
         Ok(self.repo.head()?.peel_to_commit()?.id())
     }
 
     /// The upload name an image will be kept as (or why it will not be), each blob read
     /// once for the whole history.
-    pub fn name(&mut self, image: &Image) -> Result<String, String> {
+    pub(crate) fn name(&mut self, image: &Image) -> Result<String, String> {
         match image {
             Image::Bytes(bytes) => upload_name(bytes),
             Image::Blob(oid) => {
@@ -423,7 +423,7 @@ impl TreeReader {
 
 /// One image to keep as an upload.
 #[derive(Debug, Clone)]
-pub struct PlannedUpload {
+pub(crate) struct PlannedUpload {
     pub source: String,
     pub name: String,
     pub image: Image,
@@ -431,7 +431,7 @@ pub struct PlannedUpload {
 
 /// The upload name an image will get, computed from the bytes it is kept as (an SVG's,
 /// sanitized).
-pub fn upload_name(bytes: &[u8]) -> Result<String, String> {
+pub(crate) fn upload_name(bytes: &[u8]) -> Result<String, String> {
     let (kept, _, ext) =
         uploads::kept_form(bytes).ok_or("not an accepted image type (PNG, JPEG, GIF, WebP, AVIF or SVG)")?;
     Ok(format!("{}.{ext}", hex::encode(Sha256::digest(&kept))))

@@ -17,7 +17,7 @@ const MAX_CLUSTERS: usize = 12;
 const PAGES_SHOWN: usize = 10;
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Cluster {
+pub(crate) struct Cluster {
     /// The words that weigh most in the cluster, joined by ", ".
     pub label: String,
     /// Pages in the cluster.
@@ -33,7 +33,7 @@ fn dot(v: &Sparse, centre: &HashMap<u32, f32>) -> f32 {
 }
 
 /// Clusters of the index's pages; `slug_of` names a page id (None: not live, left out).
-pub fn clusters(tfidf: &TfIdf, slug_of: impl Fn(i64) -> Option<String>) -> Vec<Cluster> {
+pub(super) fn clusters(tfidf: &TfIdf, slug_of: impl Fn(i64) -> Option<String>) -> Vec<Cluster> {
     let mut docs: Vec<(i64, Sparse)> = tfidf.vectors();
     docs.retain(|(id, v)| !v.is_empty() && slug_of(*id).is_some());
     docs.sort_by_key(|(id, _)| *id);

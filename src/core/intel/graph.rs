@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 use super::Mode;
 use super::clusters::{Cluster, clusters};
 use crate::core::Ctx;
-pub use crate::core::pages::TagCount;
+pub(crate) use crate::core::pages::TagCount;
 use crate::core::pages::rows;
 use crate::core::semantic;
 use crate::core::workspaces::Access;
@@ -20,10 +20,10 @@ use crate::error::Result;
 /// Pages listed in each insight list at most.
 const LIST_LIMIT: usize = 20;
 /// A page not updated for this many days is stale.
-pub const STALE_AFTER_DAYS: i64 = 180;
+pub(crate) const STALE_AFTER_DAYS: i64 = 180;
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Node {
+pub(crate) struct Node {
     /// The page's slug.
     pub id: String,
     pub title: String,
@@ -33,13 +33,13 @@ pub struct Node {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, ToSchema)]
-pub struct Edge {
+pub(crate) struct Edge {
     pub source: String,
     pub target: String,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Graph {
+pub(crate) struct Graph {
     pub mode: Mode,
     pub nodes: Vec<Node>,
     /// Links between live pages (one per pair and direction; none to itself).
@@ -49,7 +49,7 @@ pub struct Graph {
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct PageLink {
+pub(crate) struct PageLink {
     pub slug: String,
     pub title: String,
     /// The parent's slug, or null at the top level (an extension). An orphan with a parent
@@ -59,7 +59,7 @@ pub struct PageLink {
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Linked {
+pub(crate) struct Linked {
     pub slug: String,
     pub title: String,
     /// Live pages linking to it.
@@ -67,14 +67,14 @@ pub struct Linked {
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Stale {
+pub(crate) struct Stale {
     pub slug: String,
     pub title: String,
     pub updated_at: String,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Insights {
+pub(crate) struct Insights {
     pub mode: Mode,
     /// Live pages.
     pub pages: usize,
@@ -100,7 +100,7 @@ pub struct Insights {
 /// The length of each insight list (an extension): the answer's lists stop at 20, and
 /// `/api/insights/{list}` pages through all of them.
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Totals {
+pub(crate) struct Totals {
     pub orphans: usize,
     pub broken_links: usize,
     pub most_linked: usize,
@@ -108,7 +108,7 @@ pub struct Totals {
 }
 
 /// Every item of every insight list, in the order they are answered.
-pub struct Lists {
+pub(crate) struct Lists {
     pub orphans: Vec<PageLink>,
     pub broken_links: Vec<Edge>,
     pub most_linked: Vec<Linked>,
@@ -143,7 +143,7 @@ impl Wiki {
     }
 }
 
-pub async fn graph(ctx: &Ctx, access: &Access) -> Result<Graph> {
+pub(crate) async fn graph(ctx: &Ctx, access: &Access) -> Result<Graph> {
     let wiki = load(ctx, access.workspace_id()).await?;
     let (edges, broken) = wiki.split_links();
     let mut degree: HashMap<&str, usize> = HashMap::new();
@@ -169,7 +169,7 @@ pub async fn graph(ctx: &Ctx, access: &Access) -> Result<Graph> {
 }
 
 /// The insight lists whole (`/api/insights/{list}` pages through them).
-pub async fn insight_lists(ctx: &Ctx, access: &Access) -> Result<Lists> {
+pub(crate) async fn insight_lists(ctx: &Ctx, access: &Access) -> Result<Lists> {
     Ok(lists(ctx, &load(ctx, access.workspace_id()).await?))
 }
 
@@ -203,7 +203,7 @@ fn lists(ctx: &Ctx, wiki: &Wiki) -> Lists {
     Lists { orphans, broken_links, most_linked, stale }
 }
 
-pub async fn insights(ctx: &Ctx, access: &Access) -> Result<Insights> {
+pub(crate) async fn insights(ctx: &Ctx, access: &Access) -> Result<Insights> {
     let ws_id = access.workspace_id();
     let wiki = load(ctx, ws_id).await?;
     let Lists { mut orphans, broken_links, mut most_linked, mut stale } = lists(ctx, &wiki);

@@ -4,9 +4,9 @@
 //! how it was computed. Trashed pages take part in none of it.
 
 mod clusters;
-pub mod graph;
-pub mod suggest;
-pub mod summary;
+pub(crate) mod graph;
+pub(crate) mod suggest;
+pub(crate) mod summary;
 
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -14,16 +14,16 @@ use utoipa::ToSchema;
 /// How an intelligence answer was computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Term statistics (TF-IDF) of the workspace's pages.
     Tfidf,
     /// Sentence embeddings of a local model.
     Embedding,
 }
 
-pub use graph::{Graph, Insights, graph, insights};
-pub use suggest::{LinkSuggestions, TagSuggestions, suggest_links, suggest_tags};
-pub use summary::{Sentences, Summary, summary};
+pub(crate) use graph::{Graph, Insights, graph, insights};
+pub(crate) use suggest::{LinkSuggestions, TagSuggestions, suggest_links, suggest_tags};
+pub(crate) use summary::{Sentences, Summary, summary};
 
 use crate::core::{Ctx, semantic};
 use crate::error::Result;

@@ -23,7 +23,7 @@ const MAX_SUGGESTIONS: usize = 10;
 const TAG_NEIGHBOURS: usize = 10;
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct LinkSuggestion {
+pub(crate) struct LinkSuggestion {
     pub slug: String,
     pub title: String,
     /// Higher is better: similarity in 0–1, plus 1 when the page's title is mentioned.
@@ -33,20 +33,20 @@ pub struct LinkSuggestion {
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct LinkSuggestions {
+pub(crate) struct LinkSuggestions {
     pub mode: Mode,
     pub items: Vec<LinkSuggestion>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TagSuggestion {
+pub(crate) struct TagSuggestion {
     pub tag: String,
     /// Tags of similar pages score above 0.5, salient words below.
     pub score: f64,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TagSuggestions {
+pub(crate) struct TagSuggestions {
     pub mode: Mode,
     pub items: Vec<TagSuggestion>,
 }
@@ -91,7 +91,7 @@ fn mentions(text: &str, pages: &HashMap<i64, (String, String)>, skip: &HashSet<i
 }
 
 /// Pages worth linking from `slug` that it does not link yet.
-pub async fn suggest_links(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<LinkSuggestions> {
+pub(crate) async fn suggest_links(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<LinkSuggestions> {
     let (ids, page) = pages::read::visible(ctx, access, slug).await?;
     let live = live_pages(ctx, ids.workspace).await?;
     let linked: HashSet<&str> = page.links.iter().map(String::as_str).collect();
@@ -127,7 +127,7 @@ pub async fn suggest_links(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Li
 }
 
 /// Tags worth adding to `slug`: never one it has.
-pub async fn suggest_tags(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<TagSuggestions> {
+pub(crate) async fn suggest_tags(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<TagSuggestions> {
     let (ids, page) = pages::read::visible(ctx, access, slug).await?;
     let has: HashSet<String> = page.tags.iter().cloned().collect();
     let (mut similar, mode) = super::similar_pages(ctx, ids.workspace, ids.page).await?;

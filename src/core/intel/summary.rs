@@ -20,11 +20,11 @@ use crate::error::{Error, Result};
 use crate::ids::Slug;
 use crate::markdown;
 
-pub const DEFAULT_SENTENCES: i64 = 3;
-pub const MAX_SENTENCES: i64 = 50;
+pub(crate) const DEFAULT_SENTENCES: i64 = 3;
+pub(crate) const MAX_SENTENCES: i64 = 50;
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub mode: Mode,
     /// Sentences taken verbatim from the page, in page order.
     pub sentences: Vec<String>,
@@ -53,10 +53,10 @@ fn pick(sentences: &[String], n: usize, idf: impl Fn(&str) -> f32) -> Vec<usize>
 
 /// How many sentences a summary has: 3 unless asked, 1 to 50 (400 otherwise).
 #[derive(Debug, Clone, Copy)]
-pub struct Sentences(usize);
+pub(crate) struct Sentences(usize);
 
 impl Sentences {
-    pub fn parse(asked: Option<i64>) -> Result<Sentences> {
+    pub(crate) fn parse(asked: Option<i64>) -> Result<Sentences> {
         let n = asked.unwrap_or(DEFAULT_SENTENCES);
         if !(1..=MAX_SENTENCES).contains(&n) {
             return Err(Error::invalid_sentences(MAX_SENTENCES));
@@ -66,7 +66,7 @@ impl Sentences {
 }
 
 /// `n` sentences of the page.
-pub async fn summary(ctx: &Ctx, access: &Access, slug: &Slug, Sentences(n): Sentences) -> Result<Summary> {
+pub(crate) async fn summary(ctx: &Ctx, access: &Access, slug: &Slug, Sentences(n): Sentences) -> Result<Summary> {
     let (ids, page) = pages::read::visible(ctx, access, slug).await?;
     let parsed = markdown::parse(&page.content);
     let index = semantic::fresh(ctx, ids.workspace).await?;

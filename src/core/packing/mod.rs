@@ -17,16 +17,16 @@ use crate::git::pack::{self, PackReport};
 
 /// A workspace with loose objects and no save for this long is packed even below the
 /// threshold, so a quiet wiki ends up fully packed.
-pub const IDLE: Duration = Duration::from_secs(300);
+pub(crate) const IDLE: Duration = Duration::from_secs(300);
 
 /// A workspace with no save for this long has the loose files its packing runs held
 /// aside unlinked (`git::pack::HELD`): the minute after an unlink is when new files cost
 /// more on some disks, and then nobody is making any.
-pub const RELEASE_IDLE: Duration = Duration::from_secs(30);
+pub(crate) const RELEASE_IDLE: Duration = Duration::from_secs(30);
 
 /// However busy the workspace, held files are unlinked once they have waited this long,
 /// which bounds the disk they take to what ten minutes of saves write loose.
-pub const HOLD_AT_MOST: Duration = Duration::from_secs(600);
+pub(crate) const HOLD_AT_MOST: Duration = Duration::from_secs(600);
 
 /// The nice value of the worker's packing thread (0 is everybody else's): a pass is
 /// seconds of CPU at 10,000 pages (compressing, finding deltas, the offset rewrite

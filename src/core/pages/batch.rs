@@ -290,7 +290,7 @@ fn lock_key(workspace_id: i64) -> i64 {
 /// Opens a batch when none is open: the transaction (which takes the database's write
 /// lock on SQLite and the workspace's advisory lock on PostgreSQL). The branch head is
 /// read later, by the batch's first commit ([`Heads`]).
-pub async fn open(ctx: &Ctx, workspace_id: i64, state: &mut State) -> Result<()> {
+pub(crate) async fn open(ctx: &Ctx, workspace_id: i64, state: &mut State) -> Result<()> {
     if state.batch.is_some() {
         return Ok(());
     }
@@ -323,7 +323,7 @@ pub async fn open(ctx: &Ctx, workspace_id: i64, state: &mut State) -> Result<()>
 
 /// Ends the open batch: makes its commits durable, moves the branch, commits the
 /// transaction, and tells every save in it. A batch without writes is rolled back.
-pub async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
+pub(crate) async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
     let Some(batch) = state.batch.take() else { return };
     let writes = batch.has_writes();
     let Batch { workspace_id, tx, heads, written, saves, deliveries, moved, done, .. } = batch;
@@ -429,7 +429,7 @@ async fn put_back(repo: &WorkspaceRepo, early: Arc<Early>) {
 /// Rolls the open batch back and refuses every save in it (a writer was cancelled in the
 /// middle of its step, or a lone save was refused), putting the branch back if a lone
 /// save had moved it ([`Early`]).
-pub async fn abort(repo: &WorkspaceRepo, state: &mut State, why: &str) {
+pub(crate) async fn abort(repo: &WorkspaceRepo, state: &mut State, why: &str) {
     let Some(batch) = state.batch.take() else { return };
     if batch.has_writes() {
         tracing::warn!(saves = batch.saves, "{why}: the open batch is rolled back and its saves refused");

@@ -28,7 +28,7 @@ use crate::ids::Slug;
 
 /// What an erasure answers.
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Erased {
+pub(crate) struct Erased {
     /// The erased revision's id now (a rewrite gives it, and every later commit, a new
     /// id; the old ids keep answering).
     pub sha: String,
@@ -39,7 +39,7 @@ pub struct Erased {
 /// Removes a trashed page for good: from the tree, every index and every API, and from
 /// the repository — its every commit dropped, its file taken out of every other commit's
 /// tree, the objects no longer reached removed from the disk.
-pub async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &Slug) -> Result<()> {
+pub(crate) async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &Slug) -> Result<()> {
     let ws = access.workspace_id();
     let mut w = Writer::begin_alone(ctx, access).await?;
     let done: Result<()> = async {
@@ -66,7 +66,7 @@ pub async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &Slug) -> Resu
 /// for the page's first revision). The revision stays in the history, with its title,
 /// message and author. Refused (409) while it is the page's current content: a save
 /// without it comes first.
-pub async fn erase(ctx: &Ctx, owner: &Owner, user: &User, slug: &Slug, sha: &str) -> Result<Erased> {
+pub(crate) async fn erase(ctx: &Ctx, owner: &Owner, user: &User, slug: &Slug, sha: &str) -> Result<Erased> {
     let ws = owner.workspace_id();
     let mut w = Writer::begin_alone(ctx, owner).await?;
     let done: Result<Erased> = async {

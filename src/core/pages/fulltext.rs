@@ -26,7 +26,7 @@ const CHUNK: i64 = 256;
 /// last caught up, and removes those of page rows that are gone. Once it returns, the
 /// file reflects every save committed before it was called. Nothing to do (one
 /// primary-key read) when the file is up to date, and always on PostgreSQL.
-pub async fn catch_up(ctx: &Ctx, ws_id: i64) -> Result<()> {
+pub(crate) async fn catch_up(ctx: &Ctx, ws_id: i64) -> Result<()> {
     if ctx.db.search.is_none() || behind(ctx, ws_id).await?.is_none() {
         return Ok(());
     }
@@ -163,7 +163,7 @@ async fn remove_entries(writer: &mut AnyConnection, ids: &[i64]) -> Result<()> {
 /// index's segments merged without it (FTS5 keeps a deleted entry's words in its segments
 /// until they are merged), with the freed pages zeroed (`secure_delete`), and the
 /// write-ahead log emptied — so no byte of the file still holds its words.
-pub async fn forget_purged(ctx: &Ctx) -> Result<()> {
+pub(crate) async fn forget_purged(ctx: &Ctx) -> Result<()> {
     if ctx.db.search.is_none() {
         return Ok(());
     }
@@ -188,7 +188,7 @@ pub async fn forget_purged(ctx: &Ctx) -> Result<()> {
 /// SQLite: removes the entries of page rows that are gone (the maintenance pass, for
 /// pages purged one by one). Answers how many. Takes the file's write lock only when
 /// there is something to remove.
-pub async fn sweep(ctx: &Ctx) -> Result<usize> {
+pub(crate) async fn sweep(ctx: &Ctx) -> Result<usize> {
     if ctx.db.search.is_none() {
         return Ok(0);
     }
@@ -201,7 +201,7 @@ pub async fn sweep(ctx: &Ctx) -> Result<usize> {
 }
 
 /// SQLite: catches up every workspace (at start, after an upgrade or a lost file).
-pub async fn catch_up_all(ctx: &Ctx) -> Result<()> {
+pub(crate) async fn catch_up_all(ctx: &Ctx) -> Result<()> {
     let ids: Vec<i64> = sqlx::query_scalar("SELECT workspace_id FROM index_seqs").fetch_all(&ctx.db.pool).await?;
     for id in ids {
         catch_up(ctx, id).await?;
@@ -225,7 +225,7 @@ const SQLITE_MATCHES: &str = "FROM search.pages_fts CROSS JOIN pages p INDEXED B
 /// every workspace's matches: the full-text index alone answers that, in a third of
 /// the time the join with the page rows takes, and the workspace's term statistics
 /// keep only its own live pages ([`TfIdf::bm25`](crate::core::semantic::tfidf::TfIdf::bm25)).
-pub async fn matches(
+pub(crate) async fn matches(
     conn: &mut AnyConnection,
     backend: Backend,
     expr: &str,
@@ -280,7 +280,7 @@ fn id_list(ids: Option<String>) -> Vec<i64> {
 /// One window of the matches of `expr` ranked by the engine, and how many match in all:
 /// BM25 on SQLite (title 10×), `ts_rank_cd` on PostgreSQL (title weight A). Ties by page
 /// id. Run both statements in one snapshot (`tx`), so that they agree.
-pub async fn ranked(
+pub(crate) async fn ranked(
     tx: &mut AnyConnection,
     backend: Backend,
     expr: &str,

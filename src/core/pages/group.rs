@@ -45,7 +45,7 @@ use crate::error::{Error, Result};
 use crate::sync::BySlug;
 
 /// A save waiting for its group.
-pub struct Pending {
+pub(crate) struct Pending {
     user: User,
     intent: Intent,
     /// Dropped when a group takes the save: its request stops waiting for the lock.

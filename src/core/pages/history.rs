@@ -13,7 +13,7 @@ use crate::ids::Slug;
 
 /// The text of a page at a revision: by blob id when the index has it, else by path in
 /// the commit (rows written before blob ids were kept).
-pub async fn read_blob(
+pub(crate) async fn read_blob(
     ctx: &Ctx,
     access: &Access,
     sha: &str,
@@ -39,7 +39,7 @@ async fn content_of(ctx: &Ctx, access: &Access, r: &RevRow) -> Result<String> {
 }
 
 /// Revisions of a live page, newest first.
-pub async fn list(ctx: &Ctx, access: &Access, slug: &Slug, paging: Paging) -> Result<(Vec<HistoryEntry>, i64)> {
+pub(crate) async fn list(ctx: &Ctx, access: &Access, slug: &Slug, paging: Paging) -> Result<(Vec<HistoryEntry>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
     let page = rows::live(&mut tx, access.workspace_id(), slug).await?;
     let (revs, total) = rows::revisions(&mut tx, page.id, paging).await?;
@@ -56,7 +56,7 @@ async fn find_rev(conn: &mut sqlx::AnyConnection, page_id: i64, sha: &str) -> Re
     rows::revision(conn, page_id, sha).await?.ok_or_else(|| Error::revision_not_found(sha))
 }
 
-pub async fn get(ctx: &Ctx, access: &Access, slug: &Slug, sha: &str) -> Result<Revision> {
+pub(crate) async fn get(ctx: &Ctx, access: &Access, slug: &Slug, sha: &str) -> Result<Revision> {
     let mut conn = ctx.db.pool.acquire().await?;
     let page = rows::live(&mut conn, access.workspace_id(), slug).await?;
     let r = find_rev(&mut conn, page.id, sha).await?;
@@ -66,7 +66,7 @@ pub async fn get(ctx: &Ctx, access: &Access, slug: &Slug, sha: &str) -> Result<R
 }
 
 /// The diff from `against` (default: the revision before `sha`) to `sha`.
-pub async fn diff(ctx: &Ctx, access: &Access, slug: &Slug, sha: &str, against: Option<&str>) -> Result<Diff> {
+pub(crate) async fn diff(ctx: &Ctx, access: &Access, slug: &Slug, sha: &str, against: Option<&str>) -> Result<Diff> {
     let mut conn = ctx.db.pool.acquire().await?;
     let page = rows::live(&mut conn, access.workspace_id(), slug).await?;
     let to = find_rev(&mut conn, page.id, sha).await?;

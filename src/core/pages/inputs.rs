@@ -2,7 +2,7 @@
 //! HTTP bodies and the MCP arguments are turned into.
 
 /// A page to create.
-pub struct NewPage {
+pub(crate) struct NewPage {
     pub title: Option<String>,
     /// Derived from the title when absent.
     pub slug: Option<String>,
@@ -14,7 +14,7 @@ pub struct NewPage {
 
 /// An edit of a page's content or title.
 #[derive(Clone)]
-pub struct PageUpdate {
+pub(crate) struct PageUpdate {
     /// The whole new markdown (at most 1 MiB); unchanged when absent.
     pub content: Option<String>,
     /// The new title; when absent, from the content, else unchanged.

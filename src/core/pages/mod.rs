@@ -5,41 +5,41 @@
 //! the workspace head and the outbox events. Reads come from the database index. All SQL
 //! on pages is in [`rows`]; the operations in [`ops`], [`read`] and [`history`] decide.
 
-pub mod batch;
-pub mod decide;
-pub mod forget;
-pub mod fulltext;
-pub mod group;
-pub mod history;
-pub mod inputs;
-pub mod ops;
-pub mod origin;
-pub mod read;
-pub mod rows;
-pub mod save;
-pub mod search_text;
-pub mod stored;
+pub(crate) mod batch;
+pub(crate) mod decide;
+pub(crate) mod forget;
+pub(crate) mod fulltext;
+pub(crate) mod group;
+pub(crate) mod history;
+pub(crate) mod inputs;
+pub(crate) mod ops;
+pub(crate) mod origin;
+pub(crate) mod read;
+pub(crate) mod rows;
+pub(crate) mod save;
+pub(crate) mod search_text;
+pub(crate) mod stored;
 
 use serde::Serialize;
 use utoipa::ToSchema;
 
-pub use forget::{Erased, erase, purge};
-pub use inputs::{NewPage, PageUpdate};
-pub use ops::*;
-pub use read::*;
+pub(crate) use forget::{Erased, erase, purge};
+pub(crate) use inputs::{NewPage, PageUpdate};
+pub(crate) use ops::*;
+pub(crate) use read::*;
 
 /// Largest page content: 1 MiB of UTF-8.
-pub const MAX_CONTENT_BYTES: usize = 1_048_576;
-pub const MAX_TITLE_CHARS: usize = 300;
+pub(crate) const MAX_CONTENT_BYTES: usize = 1_048_576;
+pub(crate) const MAX_TITLE_CHARS: usize = 300;
 
 /// A page's slug as a request names it, for a page that should exist: a name that is not
 /// a slug is no page (404 `page_not_found`), never a 400.
-pub fn named(raw: &str) -> crate::error::Result<crate::ids::Slug> {
+pub(crate) fn named(raw: &str) -> crate::error::Result<crate::ids::Slug> {
     crate::ids::Slug::lookup(raw, crate::error::Error::page_not_found)
 }
 
 /// [`named`] for a page in the trash (404 `trash_entry_not_found`).
-pub fn named_in_trash(raw: &str) -> crate::error::Result<crate::ids::Slug> {
+pub(crate) fn named_in_trash(raw: &str) -> crate::error::Result<crate::ids::Slug> {
     crate::ids::Slug::lookup(raw, crate::error::Error::trash_entry_not_found)
 }
 
@@ -81,7 +81,7 @@ pub struct Page {
 
 /// A page in a flat list.
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct PageSummary {
+pub(crate) struct PageSummary {
     pub slug: String,
     pub title: String,
     pub parent: Option<String>,
@@ -94,7 +94,7 @@ pub struct PageSummary {
 
 /// A node of the page tree.
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TreeNode {
+pub(crate) struct TreeNode {
     pub slug: String,
     pub title: String,
     #[schema(no_recursion)]
@@ -103,19 +103,19 @@ pub struct TreeNode {
 
 /// A tag and how many live pages carry it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TagCount {
+pub(crate) struct TagCount {
     pub tag: String,
     pub count: usize,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct PageRef {
+pub(crate) struct PageRef {
     pub slug: String,
     pub title: String,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Heading {
+pub(crate) struct Heading {
     pub level: u8,
     pub text: String,
     pub anchor: String,
@@ -123,7 +123,7 @@ pub struct Heading {
 
 /// `GET /api/pages/{slug}/view`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct PageView {
+pub(crate) struct PageView {
     pub page: Page,
     /// From the top-level ancestor down to the parent.
     pub breadcrumbs: Vec<PageRef>,
@@ -134,7 +134,7 @@ pub struct PageView {
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TrashEntry {
+pub(crate) struct TrashEntry {
     pub slug: String,
     pub title: String,
     pub deleted_at: String,
@@ -148,14 +148,14 @@ pub struct TrashEntry {
 
 /// A trashed page with its markdown, to look at before restoring it. An extension.
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TrashedPage {
+pub(crate) struct TrashedPage {
     #[serde(flatten)]
     pub entry: TrashEntry,
     pub content: String,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct HistoryEntry {
+pub(crate) struct HistoryEntry {
     pub sha: String,
     pub message: String,
     pub author: Actor,
@@ -163,7 +163,7 @@ pub struct HistoryEntry {
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Revision {
+pub(crate) struct Revision {
     pub sha: String,
     pub content: String,
     pub title: String,
@@ -173,7 +173,7 @@ pub struct Revision {
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Diff {
+pub(crate) struct Diff {
     /// The older revision.
     pub from: Option<String>,
     /// The revision asked for.

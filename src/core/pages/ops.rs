@@ -45,7 +45,7 @@ fn clean_title(title: &str) -> Result<Option<String>> {
     Ok((!t.is_empty()).then_some(t))
 }
 
-pub async fn create(ctx: &Ctx, access: &Access, user: &User, req: NewPage) -> Result<Page> {
+pub(crate) async fn create(ctx: &Ctx, access: &Access, user: &User, req: NewPage) -> Result<Page> {
     let content = req.content.unwrap_or_default();
     check_content(&content)?;
     let requested = req.title.as_deref().map(clean_title).transpose()?.flatten();
@@ -72,14 +72,14 @@ pub async fn create(ctx: &Ctx, access: &Access, user: &User, req: NewPage) -> Re
 
 /// The address a page titled `title` would get now: its derived slug, or the first free
 /// `-2`, `-3`… when a page (live or in the trash) or an old slug has it.
-pub async fn slug_for_title(ctx: &Ctx, access: &Access, title: &str) -> Result<Slug> {
+pub(crate) async fn slug_for_title(ctx: &Ctx, access: &Access, title: &str) -> Result<Slug> {
     let title = clean_title(title)?.ok_or_else(Error::title_or_slug_required)?;
     first_free(ctx, access, &Slug::parse(&Slug::derive(&title))?).await
 }
 
 /// Whether `slug` is free for a new page: no page has it, live or in the trash. (An old
 /// slug is free for a page created with it explicitly, which ends the alias.)
-pub async fn slug_available(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<bool> {
+pub(crate) async fn slug_available(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<bool> {
     let mut conn = ctx.db.pool.acquire().await?;
     Ok(rows::find(&mut conn, access.workspace_id(), slug, State::Any).await?.is_none())
 }
@@ -107,7 +107,7 @@ async fn parent_row(w: &mut Writer, ws: i64, slug: &str) -> Result<Row> {
 /// Updates a page. A stale `base_revision` is 409 with the current revision; with
 /// `merge` the edit is merged three-way against its base, and only overlapping changes
 /// are 409, carrying the merged text with conflict markers.
-pub async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, req: PageUpdate) -> Result<Page> {
+pub(crate) async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, req: PageUpdate) -> Result<Page> {
     if let Some(c) = &req.content {
         check_content(c)?;
     }
@@ -117,7 +117,7 @@ pub async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, req: P
 /// Adds `text` at the end of a page, after a blank line (MCP's `append_to_page`). The
 /// page is read and written under the workspace's lock, so an append never overwrites a
 /// save that landed between a read and a write.
-pub async fn append(
+pub(crate) async fn append(
     ctx: &Ctx,
     access: &Access,
     user: &User,
@@ -264,7 +264,13 @@ async fn revision_of(w: &mut Writer, page_id: i64, sha: &str) -> Result<Option<(
 }
 
 /// Moves a page (and its subtree) under `parent`, or to the top level with None.
-pub async fn move_page(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, parent: Option<&Slug>) -> Result<Page> {
+pub(crate) async fn move_page(
+    ctx: &Ctx,
+    access: &Access,
+    user: &User,
+    slug: &Slug,
+    parent: Option<&Slug>,
+) -> Result<Page> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
@@ -298,7 +304,13 @@ async fn parent_for(w: &mut Writer, ws: i64, row: &Row, parent: Option<&Slug>) -
 /// Puts a page right after its sibling `after` (None: first among its siblings), and
 /// keeps that order: every sibling whose place changes gets it as its `position`, one
 /// commit each (a page's first hand ordering numbers all its siblings).
-pub async fn reorder(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, after: Option<&Slug>) -> Result<Page> {
+pub(crate) async fn reorder(
+    ctx: &Ctx,
+    access: &Access,
+    user: &User,
+    slug: &Slug,
+    after: Option<&Slug>,
+) -> Result<Page> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
@@ -335,7 +347,7 @@ pub async fn reorder(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, after
 
 /// Renames a page; its history follows it, and `[[old]]` links in other live pages are
 /// rewritten (one commit each, by the renaming user).
-pub async fn rename(
+pub(crate) async fn rename(
     ctx: &Ctx,
     access: &Access,
     user: &User,
@@ -392,7 +404,7 @@ pub async fn rename(
 
 /// What a replayed source commit makes of one page (`cairn import` of a git history):
 /// its slug, title, content and parent as the commit leaves them.
-pub struct Replayed {
+pub(crate) struct Replayed {
     /// The page's slug now: the old one when the commit renamed its file.
     pub slug: Slug,
     /// The page is in the trash (its file comes back).
@@ -413,7 +425,7 @@ pub struct Replayed {
 /// revision for each commit that changed its file, as `git log --follow` lists them.
 /// Links to an old slug in other pages are left as the source has them (the old slug
 /// stays an alias of the page). Answers the page, and whether a revision was written.
-pub async fn replay(ctx: &Ctx, access: &Access, user: &User, r: Replayed) -> Result<(Page, bool)> {
+pub(crate) async fn replay(ctx: &Ctx, access: &Access, user: &User, r: Replayed) -> Result<(Page, bool)> {
     check_content(&r.content)?;
     let requested = r.title.as_deref().map(clean_title).transpose()?.flatten();
     let ws = access.workspace_id();
@@ -485,7 +497,7 @@ async fn replays_this(w: &Writer, sha: &str) -> Result<bool> {
 
 /// Moves a page to the trash; with live children only when `recursive` (then the whole
 /// subtree goes, one commit per page).
-pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, recursive: bool) -> Result<()> {
+pub(crate) async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, recursive: bool) -> Result<()> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let (row, lists) = rows::live_listed(w.conn(), ws, slug).await?;
@@ -515,7 +527,7 @@ pub async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, recurs
 /// Restores a trashed page: under its parent if that is live, else at the top level; and
 /// with it, under it, the subpages the same delete trashed (one commit each, parents
 /// first). A subpage trashed on its own earlier stays in the trash.
-pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &Slug) -> Result<Page> {
+pub(crate) async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &Slug) -> Result<Page> {
     let ws = access.workspace_id();
     locked!(ctx, access, |w| {
         let (row, lists) = rows::find_listed(w.conn(), ws, slug, State::Trashed)
@@ -548,7 +560,7 @@ pub async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, slug: &
 
 /// Restores the content of an earlier revision as a new revision, with the title that
 /// revision had, or with `keep_title` the page's current one.
-pub async fn restore_revision(
+pub(crate) async fn restore_revision(
     ctx: &Ctx,
     access: &Access,
     user: &User,

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 
 /// The source commit a save replays.
 #[derive(Debug, Clone)]
-pub struct Origin {
+pub(crate) struct Origin {
     /// The source commit's id (full hex).
     pub commit: String,
     /// The source commit's first line.
@@ -31,15 +31,15 @@ tokio::task_local! {
 
 impl Origin {
     /// Runs `fut` with every save in it replaying this origin.
-    pub async fn scope<F: Future>(self, fut: F) -> F::Output {
+    pub(crate) async fn scope<F: Future>(self, fut: F) -> F::Output {
         ORIGIN.scope(self, fut).await
     }
 
     /// The origin of the saves of the running task, if it replays one.
-    pub fn current() -> Option<Origin> {
+    pub(crate) fn current() -> Option<Origin> {
         ORIGIN.try_with(Clone::clone).ok()
     }
 
     /// The trailer that marks a commit as replaying `commit` (read back by the importer).
-    pub const TRAILER: &'static str = "Import-Commit";
+    pub(crate) const TRAILER: &'static str = "Import-Commit";
 }

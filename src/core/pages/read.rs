@@ -17,7 +17,7 @@ use crate::markdown;
 
 /// A live page of the workspace the caller has access to, with its row id; 404 for a
 /// missing page.
-pub async fn visible(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<(PageIds, Page)> {
+pub(crate) async fn visible(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<(PageIds, Page)> {
     let mut conn = ctx.db.pool.acquire().await?;
     let (row, lists) = rows::live_listed(&mut conn, access.workspace_id(), slug).await?;
     let ids = PageIds { page: row.id, workspace: access.workspace_id() };
@@ -25,12 +25,12 @@ pub async fn visible(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<(PageIds
 }
 
 /// One live page (`GET /api/pages/{slug}`, its raw form, MCP's `get_page`).
-pub async fn get(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Page> {
+pub(crate) async fn get(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Page> {
     Ok(visible(ctx, access, slug).await?.1)
 }
 
 /// The page with its breadcrumbs, children, backlinks and outline.
-pub async fn view(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<PageView> {
+pub(crate) async fn view(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<PageView> {
     let (PageIds { page: id, workspace: ws_id }, page) = visible(ctx, access, slug).await?;
     let mut conn = ctx.db.pool.acquire().await?;
     let breadcrumbs = rows::ancestors(&mut conn, id).await?.into_iter().map(|(_, r)| r).collect();
@@ -49,11 +49,11 @@ pub async fn view(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<PageView> {
 }
 
 /// Most pages one embeds request may name.
-pub const MAX_EMBEDS: usize = 50;
+pub(crate) const MAX_EMBEDS: usize = 50;
 
 /// A page as another page's embed (`![[slug]]`) shows it.
 #[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
-pub struct EmbedPage {
+pub(crate) struct EmbedPage {
     /// The slug the request named (an old slug of a renamed page answers under it).
     pub slug: String,
     pub title: String,
@@ -62,7 +62,7 @@ pub struct EmbedPage {
 
 /// The live pages named by `names` for embeds, in one read; the names that are no live
 /// page of the workspace in `missing` (a name that is no slug is one).
-pub async fn embeds(ctx: &Ctx, access: &Access, names: &[String]) -> Result<(Vec<EmbedPage>, Vec<String>)> {
+pub(crate) async fn embeds(ctx: &Ctx, access: &Access, names: &[String]) -> Result<(Vec<EmbedPage>, Vec<String>)> {
     let ws = access.workspace_id();
     let mut conn = ctx.db.pool.acquire().await?;
     let wanted: Vec<&str> = names.iter().map(String::as_str).filter(|n| Slug::is_valid(n)).collect();
@@ -91,14 +91,14 @@ pub async fn embeds(ctx: &Ctx, access: &Access, names: &[String]) -> Result<(Vec
 }
 
 /// Live pages that link to a live page (MCP's `get_backlinks`; the view's backlinks).
-pub async fn backlinks(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Vec<PageRef>> {
+pub(crate) async fn backlinks(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Vec<PageRef>> {
     let (PageIds { page: id, workspace: ws_id }, page) = visible(ctx, access, slug).await?;
     let mut conn = ctx.db.pool.acquire().await?;
     rows::backlinks(&mut conn, ws_id, id, &page.slug).await
 }
 
 /// The tags of a workspace's live pages with their page counts, most used first.
-pub async fn tags(ctx: &Ctx, access: &Access) -> Result<Vec<TagCount>> {
+pub(crate) async fn tags(ctx: &Ctx, access: &Access) -> Result<Vec<TagCount>> {
     let mut conn = ctx.db.pool.acquire().await?;
     let counts = rows::tag_counts(&mut conn, access.workspace_id()).await?;
     Ok(counts.into_iter().map(|(tag, count)| TagCount { tag, count: count.max(0) as usize }).collect())
@@ -106,29 +106,25 @@ pub async fn tags(ctx: &Ctx, access: &Access) -> Result<Vec<TagCount>> {
 
 /// A live page of any workspace the user belongs to, for listing (MCP resources).
 #[derive(Debug, Clone)]
-pub struct MemberPage {
+pub(crate) struct MemberPage {
     pub workspace: String,
     pub slug: String,
     pub title: String,
-    pub updated_at: String,
 }
 
 /// The live pages of every workspace `user` belongs to, by workspace and slug.
-pub async fn member_pages(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<MemberPage>, i64)> {
+pub(crate) async fn member_pages(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<MemberPage>, i64)> {
     let ids: Vec<i64> = workspaces::all_accesses(ctx, user).await?.iter().map(Access::workspace_id).collect();
     let mut tx = ctx.db.snapshot().await?;
     let (rows, total) = rows::pages_of(&mut tx, &ids, paging).await?;
     tx.commit().await?;
-    let items = rows
-        .into_iter()
-        .map(|(workspace, slug, title, updated_at)| MemberPage { workspace, slug, title, updated_at })
-        .collect();
+    let items = rows.into_iter().map(|(workspace, slug, title)| MemberPage { workspace, slug, title }).collect();
     Ok((items, total))
 }
 
 /// Slugs of live pages starting with `prefix` (completion), at most `limit`, and how
 /// many match.
-pub async fn slugs_starting(ctx: &Ctx, access: &Access, prefix: &str, limit: i64) -> Result<(Vec<String>, i64)> {
+pub(crate) async fn slugs_starting(ctx: &Ctx, access: &Access, prefix: &str, limit: i64) -> Result<(Vec<String>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
     let found = rows::slugs_starting(&mut tx, access.workspace_id(), prefix, limit).await?;
     tx.commit().await?;
@@ -136,7 +132,7 @@ pub async fn slugs_starting(ctx: &Ctx, access: &Access, prefix: &str, limit: i64
 }
 
 /// The page tree of live pages, children in tree order.
-pub async fn tree(ctx: &Ctx, access: &Access) -> Result<Vec<TreeNode>> {
+pub(crate) async fn tree(ctx: &Ctx, access: &Access) -> Result<Vec<TreeNode>> {
     let mut conn = ctx.db.pool.acquire().await?;
     let rows = rows::live_tree(&mut conn, access.workspace_id()).await?;
     let live: std::collections::HashSet<i64> = rows.iter().map(|r| r.0).collect();
@@ -158,7 +154,12 @@ pub async fn tree(ctx: &Ctx, access: &Access) -> Result<Vec<TreeNode>> {
 }
 
 /// Live pages, most recently updated first, optionally with one tag.
-pub async fn notes(ctx: &Ctx, access: &Access, tag: Option<&str>, paging: Paging) -> Result<(Vec<PageSummary>, i64)> {
+pub(crate) async fn notes(
+    ctx: &Ctx,
+    access: &Access,
+    tag: Option<&str>,
+    paging: Paging,
+) -> Result<(Vec<PageSummary>, i64)> {
     let tag = tag.and_then(crate::ids::normalize_tag);
     let mut tx = ctx.db.snapshot().await?;
     let found = rows::recent(&mut tx, access.workspace_id(), tag.as_deref(), paging).await?;
@@ -167,14 +168,14 @@ pub async fn notes(ctx: &Ctx, access: &Access, tag: Option<&str>, paging: Paging
 }
 
 /// Direct live children of a live page.
-pub async fn children(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Vec<PageSummary>> {
+pub(crate) async fn children(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Vec<PageSummary>> {
     let mut conn = ctx.db.pool.acquire().await?;
     let row = rows::live(&mut conn, access.workspace_id(), slug).await?;
     rows::live_children(&mut conn, access.workspace_id(), row.id).await
 }
 
 /// Trashed pages, most recently trashed first.
-pub async fn trash(ctx: &Ctx, access: &Access, paging: Paging) -> Result<(Vec<TrashEntry>, i64)> {
+pub(crate) async fn trash(ctx: &Ctx, access: &Access, paging: Paging) -> Result<(Vec<TrashEntry>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
     let found = rows::trashed(&mut tx, access.workspace_id(), paging).await?;
     tx.commit().await?;
@@ -182,7 +183,7 @@ pub async fn trash(ctx: &Ctx, access: &Access, paging: Paging) -> Result<(Vec<Tr
 }
 
 /// A trashed page with its markdown (404 when no such page is in the trash).
-pub async fn trashed_page(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<TrashedPage> {
+pub(crate) async fn trashed_page(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<TrashedPage> {
     let mut tx = ctx.db.snapshot().await?;
     let ws = access.workspace_id();
     let row = rows::find(&mut tx, ws, slug, State::Trashed).await?;

@@ -83,12 +83,12 @@ impl Action {
     /// the trash reappears, so followers are told `page.created`.
     pub fn event(self) -> EventKind {
         match self {
-            Action::Create | Action::Untrash => EventKind::PageCreated,
-            Action::Update | Action::Restore | Action::Relink => EventKind::PageUpdated,
-            Action::Trash | Action::Purge => EventKind::PageDeleted,
+            Action::Create | Action::Untrash => EventKind::Created,
+            Action::Update | Action::Restore | Action::Relink => EventKind::Updated,
+            Action::Trash | Action::Purge => EventKind::Deleted,
             // A new place among its siblings is a move within the tree.
-            Action::Move | Action::Order => EventKind::PageMoved,
-            Action::Rename => EventKind::PageRenamed,
+            Action::Move | Action::Order => EventKind::Moved,
+            Action::Rename => EventKind::Renamed,
         }
     }
 }
@@ -930,7 +930,7 @@ impl Drop for Writer {
     }
 }
 
-pub fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     s.split(['\r', '\n']).map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
@@ -961,12 +961,12 @@ fn commit_message(c: &Change, actor: i64, time: &str, origin: Option<&Origin>) -
 }
 
 /// A new page id for the `Cairn-Page` trailer.
-pub fn new_uid() -> String {
+pub(crate) fn new_uid() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
 /// Refuses content over 1 MiB (exactly 1,048,576 bytes is allowed).
-pub fn check_content(content: &str) -> Result<()> {
+pub(crate) fn check_content(content: &str) -> Result<()> {
     if content.len() > super::MAX_CONTENT_BYTES {
         return Err(Error::content_too_large(content.len(), super::MAX_CONTENT_BYTES));
     }

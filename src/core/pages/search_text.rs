@@ -7,14 +7,14 @@ use crate::text;
 
 /// PostgreSQL's `search_vector` of a page, as an expression over two bound parameters:
 /// the title as indexed and the search text. The page row's own statement sets it.
-pub fn pg_vector(title: &str, body: &str) -> String {
+pub(crate) fn pg_vector(title: &str, body: &str) -> String {
     format!("setweight(to_tsvector('english', {title}), 'A') || setweight(to_tsvector('english', {body}), 'B')")
 }
 
 /// The text a page is searched by: its markdown's text, then the text read from the
 /// images it embeds (`image_text`). Derived, never stored: the full-text indexes keep
 /// only their index of it.
-pub fn search_body(content: &str, image_text: &str) -> String {
+pub(crate) fn search_body(content: &str, image_text: &str) -> String {
     search_body_of(&markdown::parse(content).text, image_text)
 }
 

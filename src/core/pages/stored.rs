@@ -28,11 +28,11 @@ use crate::store::Backend;
 use crate::store::script::Value;
 
 /// A row's `content_z`: the compressed markdown, or NULL.
-pub type Packed = Option<Vec<u8>>;
+pub(crate) type Packed = Option<Vec<u8>>;
 
 /// What a page row stores for `markdown` and `title`: its `content`, `content_z` and
 /// `search_title` (the title's index form, or '' for a compressed row).
-pub fn columns_for(backend: Backend, markdown: &str, title: &str) -> Result<[Value; 3]> {
+pub(crate) fn columns_for(backend: Backend, markdown: &str, title: &str) -> Result<[Value; 3]> {
     Ok(match backend {
         Backend::Sqlite => {
             [Value::Text(String::new()), Value::OptBytes(Some(pack(markdown)?)), Value::Text(String::new())]
@@ -45,17 +45,17 @@ pub fn columns_for(backend: Backend, markdown: &str, title: &str) -> Result<[Val
 
 /// `markdown` as SQLite's rows keep it in `content_z` (their `content` and
 /// `search_title` are then '').
-pub fn pack(markdown: &str) -> Result<Vec<u8>> {
+pub(crate) fn pack(markdown: &str) -> Result<Vec<u8>> {
     crate::zlib::compress(crate::zlib::Level::Small, &[markdown.as_bytes()]).map_err(Error::internal)
 }
 
 /// The markdown of a row that selected `content` and `content_z`.
-pub fn content_of(row: &AnyRow) -> Result<String> {
+pub(crate) fn content_of(row: &AnyRow) -> Result<String> {
     read(row.try_get("content")?, row.try_get("content_z")?)
 }
 
 /// The markdown from a row's `content` and `content_z`.
-pub fn read(content: String, packed: Packed) -> Result<String> {
+pub(crate) fn read(content: String, packed: Packed) -> Result<String> {
     let Some(packed) = packed else { return Ok(content) };
     let bytes = crate::zlib::decompress(&packed)
         .map_err(|e| Error::internal(anyhow::anyhow!("a page row's compressed markdown: {e}")))?;

@@ -9,7 +9,7 @@ use crate::core::Ctx;
 use crate::core::semantic;
 use crate::error::Result;
 
-pub struct Ranking {
+pub(super) struct Ranking {
     /// Page ids, best first, with their cosine.
     pub ranked: Vec<(i64, f64)>,
     /// `embedding` or `tfidf`.
@@ -21,13 +21,13 @@ pub struct Ranking {
 }
 
 /// The engine a meaning-level query would use now.
-pub fn engine_name(ctx: &Ctx) -> &'static str {
+pub(super) fn engine_name(ctx: &Ctx) -> &'static str {
     if ctx.models.embedding.usable() { "embedding" } else { "tfidf" }
 }
 
 /// Pages by similarity to the query's words, best first; only pages with the tag when
 /// one is given.
-pub async fn rank(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>) -> Result<Ranking> {
+pub(super) async fn rank(ctx: &Ctx, ws_id: i64, q: &Query, tag: Option<&str>) -> Result<Ranking> {
     let text = q.positive_text();
     let query_vector = match ctx.models.encoder().await {
         Some(encoder) => {

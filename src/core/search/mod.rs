@@ -11,7 +11,7 @@
 mod keyword;
 mod meaning;
 mod passage;
-pub mod query;
+pub(crate) mod query;
 mod rerank;
 
 use serde::Serialize;
@@ -40,7 +40,7 @@ const MARK_START: char = '\u{E000}';
 const MARK_END: char = '\u{E001}';
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Keyword,
     Semantic,
     Hybrid,
@@ -48,7 +48,7 @@ pub enum Mode {
 
 impl Mode {
     /// `keyword` when absent; 400 for an unknown mode.
-    pub fn parse(mode: Option<&str>) -> Result<Mode> {
+    pub(crate) fn parse(mode: Option<&str>) -> Result<Mode> {
         match mode.map(str::trim).filter(|m| !m.is_empty()) {
             None | Some("keyword") => Ok(Mode::Keyword),
             Some("semantic") => Ok(Mode::Semantic),
@@ -57,7 +57,7 @@ impl Mode {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Mode::Keyword => "keyword",
             Mode::Semantic => "semantic",
@@ -68,7 +68,7 @@ impl Mode {
 
 /// One page found.
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Hit {
+pub(crate) struct Hit {
     pub slug: String,
     pub title: String,
     /// Text around the best match, HTML-escaped, matches in `<mark>…</mark>`.
@@ -79,7 +79,7 @@ pub struct Hit {
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct SearchResults {
+pub(crate) struct SearchResults {
     pub query: String,
     pub mode: &'static str,
     /// How the result was computed: `fulltext` (keyword), `tfidf` or `embedding`
@@ -96,7 +96,7 @@ pub struct SearchResults {
     pub pending_embeddings: Option<usize>,
 }
 
-pub struct SearchRequest<'a> {
+pub(crate) struct SearchRequest<'a> {
     pub q: &'a str,
     pub mode: Option<&'a str>,
     pub tag: Option<&'a str>,
@@ -104,7 +104,7 @@ pub struct SearchRequest<'a> {
 }
 
 /// Searches the live pages of one workspace.
-pub async fn search(ctx: &Ctx, access: &Access, req: SearchRequest<'_>) -> Result<SearchResults> {
+pub(crate) async fn search(ctx: &Ctx, access: &Access, req: SearchRequest<'_>) -> Result<SearchResults> {
     // Parsed untrimmed: a trailing space says the last word is complete.
     let raw: String = req.q.chars().take(MAX_QUERY_CHARS).collect();
     let q = raw.trim().to_owned();

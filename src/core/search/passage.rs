@@ -16,7 +16,7 @@ const WINDOW: usize = 30;
 /// What a snippet marks: the words whose term is one of the query's positive terms
 /// (stemmed as the indexes stem), and the words that start with the word being typed.
 #[derive(Debug, Default)]
-pub struct Marks {
+pub(super) struct Marks {
     terms: HashSet<String>,
     prefixes: Vec<String>,
     /// What each word looked up so far counts as: stemming is the costly part of a
@@ -25,7 +25,7 @@ pub struct Marks {
 }
 
 impl Marks {
-    pub fn of(q: &Query) -> Marks {
+    pub(super) fn of(q: &Query) -> Marks {
         let positive = || q.terms.iter().filter(|t| !t.negated);
         let prefixes = positive().filter(|t| t.prefix).filter_map(|t| t.words.last().cloned()).collect();
         // Each word on its own too: a CJK word is the phrase of its characters, and the
@@ -49,7 +49,7 @@ impl Marks {
 }
 
 /// The best window of `body` (a page's search text: `search_text::search_body`) for `marks`.
-pub fn best(body: &str, marks: &Marks) -> String {
+pub(super) fn best(body: &str, marks: &Marks) -> String {
     // Words are read from the text as indexed (CJK characters spaced apart: they are
     // words of their own either way); only the snippet is put back together, by
     // `snippet_html`.

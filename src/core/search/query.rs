@@ -13,7 +13,7 @@ use crate::text::is_cjk;
 
 /// One term: a word, or a phrase of several.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Term {
+pub(crate) struct Term {
     pub words: Vec<String>,
     pub negated: bool,
     /// The last word matches as a prefix.
@@ -21,7 +21,7 @@ pub struct Term {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Query {
+pub(crate) struct Query {
     pub terms: Vec<Term>,
     /// Any positive term matches (instead of every one).
     pub any: bool,
@@ -50,7 +50,7 @@ fn words(s: &str) -> Vec<String> {
 }
 
 impl Query {
-    pub fn parse(raw: &str) -> Query {
+    pub(crate) fn parse(raw: &str) -> Query {
         let mut terms = Vec::new();
         let mut negate_next = false;
         let mut rest = raw.trim_start();
@@ -91,12 +91,12 @@ impl Query {
     }
 
     /// True when no term requires anything (nothing to search for).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.terms.iter().all(|t| t.negated)
     }
 
     /// How many terms must match.
-    pub fn positive(&self) -> usize {
+    pub(crate) fn positive(&self) -> usize {
         self.terms.iter().filter(|t| !t.negated).count()
     }
 
@@ -104,7 +104,7 @@ impl Query {
     /// every one is a single word of a script written with spaces: what term statistics
     /// can score. None when a phrase (quoted words, or a CJK word, the phrase of its
     /// characters) must match, since scoring a phrase needs the positions of its words.
-    pub fn single_words(&self) -> Option<Vec<(&str, bool)>> {
+    pub(crate) fn single_words(&self) -> Option<Vec<(&str, bool)>> {
         self.terms
             .iter()
             .filter(|t| !t.negated)
@@ -116,7 +116,7 @@ impl Query {
     }
 
     /// The words of the terms that must match, in order (what meaning-level search reads).
-    pub fn positive_text(&self) -> String {
+    pub(crate) fn positive_text(&self) -> String {
         self.terms
             .iter()
             .filter(|t| !t.negated)
@@ -127,7 +127,7 @@ impl Query {
 
     /// The same query with any one of its terms enough to match. Single stop words go
     /// (they would match nearly every page and say nothing), unless nothing else is left.
-    pub fn any(&self) -> Query {
+    pub(crate) fn any(&self) -> Query {
         let telling = |t: &&Term| t.negated || t.words.len() > 1 || !crate::text::is_stop_word(&t.words[0]);
         let kept: Vec<Term> = self.terms.iter().filter(telling).cloned().collect();
         let terms = if kept.iter().any(|t| !t.negated) { kept } else { self.terms.clone() };
@@ -135,7 +135,7 @@ impl Query {
     }
 
     /// An FTS5 MATCH expression: every positive term, then `NOT` each negative one.
-    pub fn fts5(&self) -> String {
+    pub(crate) fn fts5(&self) -> String {
         let quote = |t: &Term| {
             let phrase = format!("\"{}\"", t.words.join(" "));
             if t.prefix { format!("{phrase}*") } else { phrase }
@@ -151,7 +151,7 @@ impl Query {
 
     /// A `to_tsquery` expression: terms joined by `&` (`|` for [`Query::any`]), phrases
     /// with `<->`, the typed prefix with `:*`, negations with `!`.
-    pub fn tsquery(&self) -> String {
+    pub(crate) fn tsquery(&self) -> String {
         let term = |t: &Term| {
             let mut words: Vec<String> = t.words.clone();
             if t.prefix

@@ -15,10 +15,10 @@ use crate::error::Result;
 use crate::markdown;
 
 /// Candidates reranked: the head of the fused list, where order matters to a reader.
-pub const DEPTH: usize = 30;
+pub(super) const DEPTH: usize = 30;
 
 /// Reorders the head of `fused` in place; answers whether it did.
-pub async fn rerank(ctx: &Ctx, ws_id: i64, q: &Query, sem: &Ranking, fused: &mut [(i64, f64)]) -> Result<bool> {
+pub(super) async fn rerank(ctx: &Ctx, ws_id: i64, q: &Query, sem: &Ranking, fused: &mut [(i64, f64)]) -> Result<bool> {
     let depth = DEPTH.min(fused.len());
     if depth == 0 {
         return Ok(false);

@@ -18,7 +18,7 @@ use crate::store::Backend;
 use crate::time::stored;
 
 /// Pages taken per pass: one transaction's worth, a few seconds of model time at most.
-pub const BATCH_PAGES: i64 = 16;
+pub(crate) const BATCH_PAGES: i64 = 16;
 /// A page whose embedding failed this often is left in the queue and not retried.
 const MAX_ATTEMPTS: i64 = 3;
 
@@ -56,7 +56,7 @@ async fn claim(ctx: &Ctx, limit: i64) -> Result<Vec<(i64, i64)>> {
 }
 
 /// Pages waiting to be embedded (across workspaces).
-pub async fn pending(ctx: &Ctx) -> Result<i64> {
+pub(crate) async fn pending(ctx: &Ctx) -> Result<i64> {
     Ok(sqlx::query_scalar("SELECT COUNT(*) FROM embed_queue WHERE attempts < $1")
         .bind(MAX_ATTEMPTS)
         .fetch_one(&ctx.db.pool)
@@ -65,7 +65,7 @@ pub async fn pending(ctx: &Ctx) -> Result<i64> {
 
 /// Queues the pages whose vectors another model made (the model directory changed):
 /// their vectors are not comparable with this model's, so they are embedded again.
-pub async fn requeue_other_models(ctx: &Ctx) -> Result<u64> {
+pub(crate) async fn requeue_other_models(ctx: &Ctx) -> Result<u64> {
     if !ctx.models.embedding.usable() {
         return Ok(0);
     }

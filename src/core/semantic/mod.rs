@@ -10,11 +10,11 @@
 //! again). Nothing is lost at a restart: the first query of a workspace builds its index
 //! from the rows.
 
-pub mod embed;
-pub mod models;
-pub mod passages;
-pub mod tfidf;
-pub mod vectors;
+pub(crate) mod embed;
+pub(crate) mod models;
+pub(crate) mod passages;
+pub(crate) mod tfidf;
+pub(crate) mod vectors;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -66,7 +66,7 @@ impl Indexes {
 /// starts in the background and this answers false at once: keyword search ranks in the
 /// database meanwhile rather than make the first query after a start wait seconds for
 /// a large wiki's index.
-pub fn built_or_start(ctx: &Ctx, ws_id: i64) -> bool {
+pub(crate) fn built_or_start(ctx: &Ctx, ws_id: i64) -> bool {
     {
         let mut built = ctx.semantic.built.lock().expect("built map");
         match built.get(&ws_id) {

@@ -9,7 +9,7 @@ const WORDS: usize = 150;
 const OVERLAP: usize = 30;
 /// Passages per page at most (≈ 15,000 words covered); past that a page is long enough
 /// for its opening passages to say what it is about.
-pub const MAX_PASSAGES: usize = 128;
+pub(crate) const MAX_PASSAGES: usize = 128;
 /// A "word" longer than this (scripts written without spaces) is cut into pieces of it.
 const LONG_WORD: usize = 40;
 

@@ -104,11 +104,11 @@ impl VectorIndex {
 }
 
 /// Vectors as stored: little-endian f32s.
-pub fn to_bytes(v: &[f32]) -> Vec<u8> {
+pub(crate) fn to_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-pub fn from_bytes(b: &[u8]) -> Vec<f32> {
+pub(crate) fn from_bytes(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 

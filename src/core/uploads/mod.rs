@@ -7,7 +7,7 @@
 //! `DATA_DIR/uploads/<workspace>/<sha256>.<ext>` — inside `DATA_DIR`, so backups and
 //! restores carry it — and a row in `uploads` says which workspace may see it.
 
-pub mod ocr;
+pub(crate) mod ocr;
 mod svg_refs;
 
 use std::path::{Path, PathBuf};
@@ -27,7 +27,7 @@ use crate::ids;
 const SNIFF_BYTES: usize = 256;
 
 /// The accepted types: (MIME type, extension of the stored name; see `ids::UPLOAD_EXTENSIONS`).
-pub const TYPES: [(&str, &str); 6] = [
+pub(crate) const TYPES: [(&str, &str); 6] = [
     ("image/png", "png"),
     ("image/jpeg", "jpg"),
     ("image/gif", "gif"),
@@ -41,7 +41,7 @@ pub const TYPES: [(&str, &str); 6] = [
 const SVG: (&str, &str) = ("image/svg+xml", "svg");
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Upload {
+pub(crate) struct Upload {
     /// `<sha256>.<ext>`.
     pub name: String,
     /// Where it is served: `/uploads/<name>` (needs a credential).
@@ -52,7 +52,7 @@ pub struct Upload {
 }
 
 /// The MIME type and extension of an accepted image, judged from its first bytes.
-pub fn sniff(head: &[u8]) -> Option<(&'static str, &'static str)> {
+pub(crate) fn sniff(head: &[u8]) -> Option<(&'static str, &'static str)> {
     if looks_like_svg(head) {
         return Some(SVG);
     }
@@ -76,7 +76,7 @@ fn looks_like_svg(head: &[u8]) -> bool {
 /// references, `foreignObject`; `data:` URLs only for standard images), then its
 /// references kept to its own `#fragments` ([`svg_refs`]), its root an
 /// `<svg>` element. None when it is not one (malformed XML, another root).
-pub fn sanitized_svg(bytes: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn sanitized_svg(bytes: &[u8]) -> Option<Vec<u8>> {
     let mut filter = svg_hush::Filter::new();
     filter.set_data_url_filter(svg_hush::data_url_filter::allow_standard_images);
     let mut out = Vec::with_capacity(bytes.len());
@@ -104,7 +104,7 @@ fn root_is_svg(doc: &[u8]) -> bool {
 
 /// The bytes an image is kept as, and its type: SVG sanitized, every other type as sent.
 /// None when it is not an accepted image.
-pub fn kept_form(bytes: &[u8]) -> Option<(std::borrow::Cow<'_, [u8]>, &'static str, &'static str)> {
+pub(crate) fn kept_form(bytes: &[u8]) -> Option<(std::borrow::Cow<'_, [u8]>, &'static str, &'static str)> {
     let (mime, ext) = sniff(&bytes[..bytes.len().min(SNIFF_BYTES)])?;
     if (mime, ext) == SVG {
         return sanitized_svg(bytes).map(|clean| (std::borrow::Cow::Owned(clean), mime, ext));
@@ -117,17 +117,17 @@ fn uploads_dir(ctx: &Ctx) -> PathBuf {
 }
 
 /// Where a workspace's uploads live.
-pub fn workspace_dir(ctx: &Ctx, workspace: &str) -> PathBuf {
+pub(crate) fn workspace_dir(ctx: &Ctx, workspace: &str) -> PathBuf {
     uploads_dir(ctx).join(workspace)
 }
 
 /// Where a workspace's upload lives.
-pub fn file_path(ctx: &Ctx, workspace: &str, name: &str) -> PathBuf {
+pub(crate) fn file_path(ctx: &Ctx, workspace: &str, name: &str) -> PathBuf {
     workspace_dir(ctx, workspace).join(name)
 }
 
 /// An upload being received.
-pub struct Incoming {
+pub(crate) struct Incoming {
     tmp: PathBuf,
     file: Option<tokio::fs::File>,
     hasher: Sha256,
@@ -138,7 +138,7 @@ pub struct Incoming {
 }
 
 impl Incoming {
-    pub async fn start(ctx: &Ctx) -> Result<Incoming> {
+    pub(crate) async fn start(ctx: &Ctx) -> Result<Incoming> {
         let dir = uploads_dir(ctx).join(".tmp");
         tokio::fs::create_dir_all(&dir).await?;
         let tmp = dir.join(uuid::Uuid::new_v4().simple().to_string());
@@ -156,7 +156,7 @@ impl Incoming {
 
     /// Takes the next piece: 413 past the limit, 415 as soon as the first bytes show
     /// a type that is refused.
-    pub async fn write(&mut self, chunk: &[u8]) -> Result<()> {
+    pub(crate) async fn write(&mut self, chunk: &[u8]) -> Result<()> {
         self.size += chunk.len() as u64;
         if self.size > self.max {
             return Err(Error::upload_too_large(self.max));
@@ -182,7 +182,7 @@ impl Incoming {
     }
 
     /// Keeps the upload in `access`'s workspace (the same bytes twice are one file).
-    pub async fn finish(mut self, ctx: &Ctx, access: &Access) -> Result<Upload> {
+    pub(crate) async fn finish(mut self, ctx: &Ctx, access: &Access) -> Result<Upload> {
         let (content_type, ext) = match self.kind {
             Some(k) => k,
             None => self.judge()?,
@@ -243,7 +243,7 @@ async fn sync_dir(dir: &Path) {
 
 /// An upload the caller may see: its file, opened, and its type. 404 for a name that is
 /// malformed, unknown, or only in workspaces the caller is not a member of.
-pub async fn find(ctx: &Ctx, user: &User, name: &str) -> Result<(tokio::fs::File, String)> {
+pub(crate) async fn find(ctx: &Ctx, user: &User, name: &str) -> Result<(tokio::fs::File, String)> {
     if !ids::is_upload_name(name) {
         return Err(Error::upload_not_found());
     }
@@ -275,7 +275,7 @@ pub async fn find(ctx: &Ctx, user: &User, name: &str) -> Result<(tokio::fs::File
 /// The names of the uploads a workspace holds, by its uploads table: what an export may
 /// put in its zip (a file under the workspace's folder that the table does not know — left
 /// by an earlier workspace of the same slug, say — is not the workspace's).
-pub async fn names(ctx: &Ctx, access: &Access) -> Result<std::collections::HashSet<String>> {
+pub(crate) async fn names(ctx: &Ctx, access: &Access) -> Result<std::collections::HashSet<String>> {
     let names: Vec<String> = sqlx::query_scalar("SELECT name FROM uploads WHERE workspace_id = $1")
         .bind(access.workspace_id())
         .fetch_all(&ctx.db.pool)

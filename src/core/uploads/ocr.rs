@@ -108,7 +108,7 @@ impl Ocr {
 
 /// Reads the text of up to `limit` uploads not yet looked at, and refreshes the search
 /// text of the pages that embed them. Answers how many uploads were read.
-pub async fn ocr_pending(ctx: &Ctx, limit: i64) -> Result<usize> {
+pub(crate) async fn ocr_pending(ctx: &Ctx, limit: i64) -> Result<usize> {
     if !ctx.ocr.usable() {
         return Ok(0);
     }

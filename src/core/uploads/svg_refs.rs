@@ -13,7 +13,7 @@ use xml::{EmitterConfig, ParserConfig};
 
 /// `doc` (svg-hush's output) with its references to anything but its own fragments
 /// removed. None when it does not parse (it always does: svg-hush wrote it).
-pub fn only_fragment_references(doc: &[u8]) -> Option<Vec<u8>> {
+pub(super) fn only_fragment_references(doc: &[u8]) -> Option<Vec<u8>> {
     let reader = ParserConfig::new().cdata_to_characters(true).create_reader(doc);
     let mut out = Vec::with_capacity(doc.len());
     let mut writer = EmitterConfig::new().perform_indent(false).pad_self_closing(false).create_writer(&mut out);

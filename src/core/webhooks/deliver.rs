@@ -23,7 +23,7 @@ use crate::store::Backend;
 use crate::time::stored;
 
 /// Attempts before a delivery is `failed`.
-pub const MAX_ATTEMPTS: i64 = 8;
+pub(crate) const MAX_ATTEMPTS: i64 = 8;
 /// Most of a receiver's answer that is read (and the first of it kept as the error).
 const MAX_RESPONSE_BYTES: usize = 64 * 1024;
 const MAX_ERROR_CHARS: usize = 300;
@@ -42,14 +42,14 @@ pub struct Job {
 
 /// What one attempt came to.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub response_status: Option<i64>,
     pub error: Option<String>,
 }
 
 /// The HTTP client deliveries go out with: no redirects, no proxies from the
 /// environment, a timeout per attempt, and name resolution through the SSRF guard.
-pub fn client(ctx: &Ctx) -> anyhow::Result<reqwest::Client> {
+pub(crate) fn client(ctx: &Ctx) -> anyhow::Result<reqwest::Client> {
     let timeout = Duration::from_millis(ctx.config.webhook_timeout_ms);
     Ok(reqwest::Client::builder()
         .redirect(Policy::none())
@@ -107,7 +107,7 @@ pub async fn claim(ctx: &Ctx, limit: i64) -> Result<Vec<Job>> {
 }
 
 /// Sends one delivery: the event's payload, signed.
-pub async fn send(ctx: &Ctx, client: &reqwest::Client, job: &Job) -> Outcome {
+pub(crate) async fn send(ctx: &Ctx, client: &reqwest::Client, job: &Job) -> Outcome {
     let failed = |e: String| Outcome { response_status: None, error: Some(e) };
     let url = match target::parse(&job.url) {
         Ok(u) => u,
@@ -174,7 +174,7 @@ fn describe(e: &dyn std::error::Error) -> String {
 
 /// The pause before attempt `attempts + 1`: `base · 2^(attempts-1)`, at most `max`,
 /// with "equal jitter" (uniform in its upper half) so retries of many deliveries spread.
-pub fn backoff(attempts: i64, base_ms: u64, max_ms: u64) -> Duration {
+pub(crate) fn backoff(attempts: i64, base_ms: u64, max_ms: u64) -> Duration {
     let shift = (attempts.max(1) - 1).min(32) as u32;
     let full = base_ms.saturating_mul(1u64 << shift).min(max_ms).max(1);
     let ms = rand::rng().random_range(full.div_ceil(2)..=full);
@@ -182,7 +182,7 @@ pub fn backoff(attempts: i64, base_ms: u64, max_ms: u64) -> Duration {
 }
 
 /// Records an attempt's outcome, if this worker still holds the claim.
-pub async fn record(ctx: &Ctx, job: &Job, outcome: &Outcome) -> Result<()> {
+pub(crate) async fn record(ctx: &Ctx, job: &Job, outcome: &Outcome) -> Result<()> {
     let now = ctx.clock.now();
     let attempts = job.attempts + 1;
     let q = if outcome.error.is_none() {
@@ -218,7 +218,7 @@ pub async fn record(ctx: &Ctx, job: &Job, outcome: &Outcome) -> Result<()> {
 }
 
 /// When the next delivery becomes due, if any is waiting for its time.
-pub async fn next_due(ctx: &Ctx) -> Result<Option<DateTime<Utc>>> {
+pub(crate) async fn next_due(ctx: &Ctx) -> Result<Option<DateTime<Utc>>> {
     let next: Option<String> = sqlx::query_scalar(
         "SELECT MIN(next_attempt_at) FROM deliveries WHERE status IN ('pending', 'retrying') AND next_attempt_at > $1",
     )
@@ -229,7 +229,7 @@ pub async fn next_due(ctx: &Ctx) -> Result<Option<DateTime<Utc>>> {
 }
 
 /// Sends and records one claimed job (a worker task).
-pub async fn attempt(ctx: Ctx, client: reqwest::Client, job: Job) {
+pub(crate) async fn attempt(ctx: Ctx, client: reqwest::Client, job: Job) {
     let outcome = send(&ctx, &client, &job).await;
     if let Err(e) = record(&ctx, &job, &outcome).await {
         // The claim runs out and the delivery is tried again.

@@ -8,9 +8,9 @@
 //! receives the events after its creation only).
 //! [`deliver`] is the worker's side: claim, send, record, back off.
 
-pub mod deliver;
-pub mod sign;
-pub mod target;
+pub(crate) mod deliver;
+pub(crate) mod sign;
+pub(crate) mod target;
 
 use serde::Serialize;
 use sqlx::Row as _;
@@ -27,25 +27,24 @@ use crate::store::Script;
 /// A kind of event (docs/api.md, "Events (outbox)", maps operations to them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
-    PageCreated,
-    PageUpdated,
-    PageDeleted,
-    PageMoved,
-    PageRenamed,
+    Created,
+    Updated,
+    Deleted,
+    Moved,
+    Renamed,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 5] =
-        [Self::PageCreated, Self::PageUpdated, Self::PageDeleted, Self::PageMoved, Self::PageRenamed];
+    pub const ALL: [EventKind; 5] = [Self::Created, Self::Updated, Self::Deleted, Self::Moved, Self::Renamed];
 
     /// Its name in the API, the payload and the outbox: `page.created`…
     pub fn as_str(self) -> &'static str {
         match self {
-            Self::PageCreated => "page.created",
-            Self::PageUpdated => "page.updated",
-            Self::PageDeleted => "page.deleted",
-            Self::PageMoved => "page.moved",
-            Self::PageRenamed => "page.renamed",
+            Self::Created => "page.created",
+            Self::Updated => "page.updated",
+            Self::Deleted => "page.deleted",
+            Self::Moved => "page.moved",
+            Self::Renamed => "page.renamed",
         }
     }
 
@@ -59,11 +58,11 @@ impl EventKind {
 }
 
 /// Most webhooks one workspace may have.
-pub const MAX_PER_WORKSPACE: i64 = 50;
+pub(crate) const MAX_PER_WORKSPACE: i64 = 50;
 
 /// A webhook as listed (never with its secret).
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Webhook {
+pub(crate) struct Webhook {
     pub id: i64,
     pub url: String,
     /// The kinds it receives.
@@ -74,7 +73,7 @@ pub struct Webhook {
 
 /// The creation answer: the only time the secret is shown.
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct NewWebhook {
+pub(crate) struct NewWebhook {
     #[serde(flatten)]
     pub webhook: Webhook,
     /// `whsec_…`: the key receivers verify signatures with.
@@ -83,7 +82,7 @@ pub struct NewWebhook {
 
 /// One (event, webhook) delivery record.
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Delivery {
+pub(crate) struct Delivery {
     pub id: i64,
     /// The event's kind, e.g. `page.updated`.
     pub event: String,
@@ -144,7 +143,7 @@ fn webhook_of((id, url, events, active, created_at): WebhookRow) -> Webhook {
 }
 
 /// Registers a webhook on the owner's workspace.
-pub async fn create(
+pub(crate) async fn create(
     ctx: &Ctx,
     owner: &Owner,
     url: &str,
@@ -189,7 +188,7 @@ pub async fn create(
 }
 
 /// The workspace's webhooks, oldest first.
-pub async fn list(ctx: &Ctx, owner: &Owner, paging: Paging) -> Result<(Vec<Webhook>, i64)> {
+pub(crate) async fn list(ctx: &Ctx, owner: &Owner, paging: Paging) -> Result<(Vec<Webhook>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
     let (rows, total): (Vec<WebhookRow>, i64) = paging
         .window(
@@ -206,7 +205,7 @@ pub async fn list(ctx: &Ctx, owner: &Owner, paging: Paging) -> Result<(Vec<Webho
 
 /// The owner's proof for webhook `id`: 404 when it does not exist or its workspace is
 /// not the caller's (or not `ws` when given), 403 for a member who is not an owner.
-pub async fn owner_of(ctx: &Ctx, user: &User, ws: Option<&str>, id: i64) -> Result<Owner> {
+pub(crate) async fn owner_of(ctx: &Ctx, user: &User, ws: Option<&str>, id: i64) -> Result<Owner> {
     let slug: Option<String> =
         sqlx::query_scalar("SELECT w.slug FROM webhooks h JOIN workspaces w ON w.id = h.workspace_id WHERE h.id = $1")
             .bind(id)
@@ -220,7 +219,7 @@ pub async fn owner_of(ctx: &Ctx, user: &User, ws: Option<&str>, id: i64) -> Resu
 }
 
 /// Removes a webhook and its delivery records; what is in flight is not sent again.
-pub async fn delete(ctx: &Ctx, owner: &Owner, id: i64) -> Result<()> {
+pub(crate) async fn delete(ctx: &Ctx, owner: &Owner, id: i64) -> Result<()> {
     let n = sqlx::query("DELETE FROM webhooks WHERE id = $1 AND workspace_id = $2")
         .bind(id)
         .bind(owner.workspace_id())
@@ -252,7 +251,7 @@ impl sqlx::FromRow<'_, AnyRow> for Delivery {
 }
 
 /// A webhook's delivery records, newest first. Reading never triggers a retry.
-pub async fn deliveries(ctx: &Ctx, owner: &Owner, id: i64, paging: Paging) -> Result<(Vec<Delivery>, i64)> {
+pub(crate) async fn deliveries(ctx: &Ctx, owner: &Owner, id: i64, paging: Paging) -> Result<(Vec<Delivery>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
     let items: Vec<Delivery> = sqlx::query_as(
         "SELECT d.id, e.type, d.event_id, d.status, d.attempts, d.response_status, d.error, \
@@ -291,7 +290,7 @@ const WANTING: &str =
 /// its id as the script's last row (so the save knows a delivery was queued); then a
 /// pending delivery for each webhook that wants it, naming that event — the newest of
 /// the page's events in the workspace, as writers of a workspace are serialised.
-pub fn push_event(script: &mut Script, ws_id: i64, page_uid: &str, kind: &str, payload: &str, now: &str) {
+pub(crate) fn push_event(script: &mut Script, ws_id: i64, page_uid: &str, kind: &str, payload: &str, now: &str) {
     script.push(
         format!(
             "INSERT INTO events (workspace_id, type, payload, created_at, page_uid) \
@@ -311,7 +310,7 @@ pub fn push_event(script: &mut Script, ws_id: i64, page_uid: &str, kind: &str, p
 
 /// Deletes finished delivery records, and events no delivery needs, older than
 /// `WEBHOOK_RETENTION_DAYS`. Answers how many rows went.
-pub async fn prune(ctx: &Ctx) -> Result<u64> {
+pub(crate) async fn prune(ctx: &Ctx) -> Result<u64> {
     let cutoff =
         crate::time::stored(ctx.clock.now() - chrono::Duration::days(ctx.config.webhook_retention_days as i64));
     let deliveries = sqlx::query("DELETE FROM deliveries WHERE status IN ('delivered', 'failed') AND created_at < $1")

@@ -15,7 +15,7 @@ const MIN_KEY_BYTES: usize = 24;
 const MAX_KEY_BYTES: usize = 64;
 
 /// A new random secret in the `whsec_…` form.
-pub fn generate_secret() -> String {
+pub(crate) fn generate_secret() -> String {
     let key: [u8; KEY_BYTES] = rand::random();
     format!("{PREFIX}{}", STANDARD.encode(key))
 }

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 const MAX_URL_LEN: usize = 2048;
 
 /// A parsed, checked target URL (address not yet resolved).
-pub fn parse(url: &str) -> Result<Url> {
+pub(crate) fn parse(url: &str) -> Result<Url> {
     if url.len() > MAX_URL_LEN {
         return Err(Error::invalid_webhook_url(&format!("a URL has at most {MAX_URL_LEN} characters")));
     }
@@ -34,7 +34,7 @@ pub fn parse(url: &str) -> Result<Url> {
 }
 
 /// Refuses a target whose host is, or resolves to, an address that is not public.
-pub async fn check(url: &Url, allow_private: bool) -> Result<()> {
+pub(crate) async fn check(url: &Url, allow_private: bool) -> Result<()> {
     if allow_private {
         return Ok(());
     }
@@ -50,7 +50,7 @@ pub async fn check(url: &Url, allow_private: bool) -> Result<()> {
 
 /// At delivery: a target written as an IP address never reaches the resolver, so its
 /// address is checked here; a name is checked by [`GuardedResolver`] as it connects.
-pub fn literal_allowed(url: &Url, allow_private: bool) -> bool {
+pub(crate) fn literal_allowed(url: &Url, allow_private: bool) -> bool {
     match url.host() {
         Some(url::Host::Ipv4(ip)) => allow_private || is_public(IpAddr::V4(ip)),
         Some(url::Host::Ipv6(ip)) => allow_private || is_public(IpAddr::V6(ip)),
@@ -75,7 +75,7 @@ async fn resolve(host: &str, port: u16) -> Result<Vec<SocketAddr>> {
 }
 
 /// Whether an address is on the public internet.
-pub fn is_public(ip: IpAddr) -> bool {
+pub(crate) fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
         IpAddr::V6(v6) => match embedded_v4(v6) {
@@ -140,7 +140,7 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 /// The delivery client's name resolution: every address a name resolves to must be
 /// public, or the attempt fails before connecting.
 #[derive(Debug, Clone, Copy)]
-pub struct GuardedResolver {
+pub(crate) struct GuardedResolver {
     pub allow_private: bool,
 }
 

@@ -7,9 +7,9 @@ pub mod process;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use cairn::Ctx;
-use cairn::config::Config;
-use cairn::store::{ConvergeReport, Db};
+use cairn::testing::Config;
+use cairn::testing::Ctx;
+use cairn::testing::store::{ConvergeReport, Db};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -154,13 +154,13 @@ impl Server {
         let ctx = Ctx::new(config, db).expect("context");
         // As `cairn serve` does: the packing worker's passes run in child processes of the
         // binary (core/packing/process.rs).
-        cairn::core::packing::run_passes_in(process::BIN.into());
+        cairn::testing::packing::run_passes_in(process::BIN.into());
         // What `cairn serve` does before listening: repair an index behind its repository.
-        cairn::core::reindex::repair(&ctx).await.expect("start-up check");
+        cairn::testing::reindex::repair(&ctx).await.expect("start-up check");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr: SocketAddr = listener.local_addr().unwrap();
         let (tx, rx) = oneshot::channel::<()>();
-        let task = tokio::spawn(cairn::app::serve(listener, ctx.clone(), async move {
+        let task = tokio::spawn(cairn::testing::serve(listener, ctx.clone(), async move {
             let _ = rx.await;
         }));
         Server { url: format!("http://{addr}"), ctx, report, stop: Some(tx), task: Some(task) }

@@ -12,7 +12,7 @@ use crate::store::Script;
 
 /// A rename's rows: the old slug now names the page; the new one is the page's own and
 /// no longer any page's alias. `$1` workspace, `$2` the page's uid.
-pub fn renamed(script: &mut Script, ws_id: i64, uid: &str, old: &str, new: &str) {
+pub(crate) fn renamed(script: &mut Script, ws_id: i64, uid: &str, old: &str, new: &str) {
     script.push(
         "INSERT INTO page_aliases (workspace_id, slug, page_id) \
          SELECT $1, $3, id FROM pages WHERE workspace_id = $1 AND uid = $2 \
@@ -23,12 +23,12 @@ pub fn renamed(script: &mut Script, ws_id: i64, uid: &str, old: &str, new: &str)
 }
 
 /// A page now has `slug` (created with it, or renamed to it): it is nobody's alias.
-pub fn taken(script: &mut Script, ws_id: i64, slug: &str) {
+pub(crate) fn taken(script: &mut Script, ws_id: i64, slug: &str) {
     script.push("DELETE FROM page_aliases WHERE workspace_id = $1 AND slug = $2", vec![ws_id.into(), slug.into()]);
 }
 
 /// An alias a rebuild derived from the history (`reindex`), for the page with `uid`.
-pub async fn insert_in_tx(tx: &mut AnyConnection, ws_id: i64, slug: &str, uid: &str) -> Result<()> {
+pub(crate) async fn insert_in_tx(tx: &mut AnyConnection, ws_id: i64, slug: &str, uid: &str) -> Result<()> {
     sqlx::query(
         "INSERT INTO page_aliases (workspace_id, slug, page_id) \
          SELECT $1, $2, id FROM pages WHERE workspace_id = $1 AND uid = $3 ON CONFLICT (workspace_id, slug) DO NOTHING",
@@ -57,7 +57,7 @@ async fn target(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<Opti
 /// The error for a live page `slug` that is not there: `page_moved` when it is an old slug
 /// of a live page; `page_not_found` otherwise, saying who trashed it when the slug (or
 /// the page it is an old slug of) is in the trash, so an editor can offer to restore it.
-pub async fn missing(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Error {
+pub(crate) async fn missing(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Error {
     explain(conn, ws_id, slug).await.unwrap_or_else(|e| e)
 }
 
@@ -79,7 +79,7 @@ async fn explain(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<Err
 
 /// The slugs of `stem` and its numbered forms (`stem-2`…) that a page has, live or in the
 /// trash, or that are old slugs: what a derived slug must pass over.
-pub async fn numbered_taken(
+pub(crate) async fn numbered_taken(
     conn: &mut AnyConnection,
     ws_id: i64,
     stem: &str,

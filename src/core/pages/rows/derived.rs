@@ -13,9 +13,8 @@ use crate::store;
 
 /// A page row as what is derived from it reads it.
 #[derive(Debug)]
-pub struct Text {
+pub(crate) struct Text {
     pub id: i64,
-    pub workspace_id: i64,
     /// The workspace's change counter when the row was last written.
     pub index_seq: i64,
     pub live: bool,
@@ -30,18 +29,16 @@ pub struct Text {
 impl Text {
     /// The page's markdown, taken out of the row (inflating it is CPU work: the caller
     /// chooses where it runs).
-    pub fn take_markdown(&mut self) -> Result<String> {
+    pub(crate) fn take_markdown(&mut self) -> Result<String> {
         stored::read(std::mem::take(&mut self.content), self.packed.take())
     }
 }
 
-const TEXT_SELECT: &str =
-    "SELECT id, workspace_id, index_seq, deleted_at, slug, title, content, content_z, image_text FROM pages";
+const TEXT_SELECT: &str = "SELECT id, index_seq, deleted_at, slug, title, content, content_z, image_text FROM pages";
 
 fn text_from(r: &AnyRow) -> Result<Text> {
     Ok(Text {
         id: r.try_get("id")?,
-        workspace_id: r.try_get("workspace_id")?,
         index_seq: r.try_get("index_seq")?,
         live: r.try_get::<Option<String>, _>("deleted_at")?.is_none(),
         slug: r.try_get("slug")?,
@@ -67,7 +64,7 @@ fn ids_json(ids: &[i64]) -> String {
 
 /// The rows of pages `ids` (live or trashed; of workspace `ws_id` when given), in no
 /// particular order; ids without a row are left out.
-pub async fn texts(conn: &mut AnyConnection, ws_id: Option<i64>, ids: &[i64]) -> Result<Vec<Text>> {
+pub(crate) async fn texts(conn: &mut AnyConnection, ws_id: Option<i64>, ids: &[i64]) -> Result<Vec<Text>> {
     if ids.is_empty() {
         return Ok(vec![]);
     }
@@ -85,7 +82,7 @@ pub async fn texts(conn: &mut AnyConnection, ws_id: Option<i64>, ids: &[i64]) ->
 }
 
 /// The rows of a workspace written after its change counter was `since`.
-pub async fn texts_since(conn: &mut AnyConnection, ws_id: i64, since: i64) -> Result<Vec<Text>> {
+pub(crate) async fn texts_since(conn: &mut AnyConnection, ws_id: i64, since: i64) -> Result<Vec<Text>> {
     let sql = format!("{TEXT_SELECT} WHERE workspace_id = $1 AND index_seq > $2");
     let rows = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(since).fetch_all(&mut *conn).await?;
     rows.iter().map(text_from).collect()
@@ -94,7 +91,7 @@ pub async fn texts_since(conn: &mut AnyConnection, ws_id: i64, since: i64) -> Re
 /// At most `limit` rows of a workspace written up to counter `upto`, after `after` in
 /// (counter, id) order: a keyset, so a row written again meanwhile moves past `upto`
 /// and is read by a later pass.
-pub async fn texts_in_order(
+pub(crate) async fn texts_in_order(
     conn: &mut AnyConnection,
     ws_id: i64,
     upto: i64,
@@ -118,7 +115,7 @@ pub async fn texts_in_order(
 
 /// A live page as the graph and suggestions list it.
 #[derive(Debug, Clone)]
-pub struct Brief {
+pub(crate) struct Brief {
     pub id: i64,
     pub slug: String,
     pub title: String,
@@ -128,7 +125,7 @@ pub struct Brief {
 }
 
 /// Every live page of a workspace, by slug.
-pub async fn live_briefs(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<Brief>> {
+pub(crate) async fn live_briefs(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<Brief>> {
     let rows: Vec<(i64, String, String, String, Option<String>)> = sqlx::query_as(
         "SELECT p.id, p.slug, p.title, p.updated_at, pp.slug FROM pages p \
          LEFT JOIN pages pp ON pp.id = p.parent_id AND pp.deleted_at IS NULL \
@@ -145,7 +142,7 @@ pub async fn live_briefs(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<Bri
 
 /// (source slug, target slug) of every link a live page of the workspace makes to
 /// another page, by source and then the link's place in it.
-pub async fn live_links(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<(String, String)>> {
+pub(crate) async fn live_links(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<(String, String)>> {
     Ok(sqlx::query_as(
         "SELECT s.slug, l.target FROM page_links l JOIN pages s ON s.id = l.page_id \
          WHERE l.workspace_id = $1 AND s.deleted_at IS NULL AND l.target <> s.slug ORDER BY s.slug, l.position",
@@ -156,7 +153,7 @@ pub async fn live_links(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<(Str
 }
 
 /// (page slug, tag) of every tag of the workspace's live pages, by slug then tag.
-pub async fn live_tags(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<(String, String)>> {
+pub(crate) async fn live_tags(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<(String, String)>> {
     Ok(sqlx::query_as(
         "SELECT p.slug, t.tag FROM page_tags t JOIN pages p ON p.id = t.page_id \
          WHERE t.workspace_id = $1 AND p.deleted_at IS NULL ORDER BY p.slug, t.tag",
@@ -167,7 +164,7 @@ pub async fn live_tags(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<(Stri
 }
 
 /// (page id, tag) of the tags of those of pages `ids` that are live.
-pub async fn tags_of_live(conn: &mut AnyConnection, ids: &[i64]) -> Result<Vec<(i64, String)>> {
+pub(crate) async fn tags_of_live(conn: &mut AnyConnection, ids: &[i64]) -> Result<Vec<(i64, String)>> {
     if ids.is_empty() {
         return Ok(vec![]);
     }
@@ -180,7 +177,7 @@ pub async fn tags_of_live(conn: &mut AnyConnection, ids: &[i64]) -> Result<Vec<(
 }
 
 /// The ids of the workspace's pages (live or trashed) tagged `tag`.
-pub async fn tagged(conn: &mut AnyConnection, ws_id: i64, tag: &str) -> Result<Vec<i64>> {
+pub(crate) async fn tagged(conn: &mut AnyConnection, ws_id: i64, tag: &str) -> Result<Vec<i64>> {
     Ok(sqlx::query_scalar("SELECT page_id FROM page_tags WHERE workspace_id = $1 AND tag = $2")
         .bind(ws_id)
         .bind(tag)
@@ -190,7 +187,7 @@ pub async fn tagged(conn: &mut AnyConnection, ws_id: i64, tag: &str) -> Result<V
 
 /// The workspace's counters: (changes, the change that last reset its rows, vectors
 /// written); zeros before its first save.
-pub async fn counters(conn: &mut AnyConnection, ws_id: i64) -> Result<(i64, i64, i64)> {
+pub(crate) async fn counters(conn: &mut AnyConnection, ws_id: i64) -> Result<(i64, i64, i64)> {
     let seqs: Option<(i64, i64, i64)> =
         sqlx::query_as("SELECT seq, reset_at, vector_seq FROM index_seqs WHERE workspace_id = $1")
             .bind(ws_id)
@@ -202,7 +199,7 @@ pub async fn counters(conn: &mut AnyConnection, ws_id: i64) -> Result<(i64, i64,
 /// Bumps and answers the workspace's vector counter. Called inside the transaction that
 /// writes the vectors: the row lock orders their commits by counter, so an index that
 /// has seen counter n has seen every write below it.
-pub async fn next_vector_seq_in_tx(tx: &mut AnyConnection, ws_id: i64) -> Result<i64> {
+pub(crate) async fn next_vector_seq_in_tx(tx: &mut AnyConnection, ws_id: i64) -> Result<i64> {
     Ok(sqlx::query_scalar(
         "INSERT INTO index_seqs (workspace_id, seq, reset_at, vector_seq) VALUES ($1, 0, 0, 1) \
          ON CONFLICT (workspace_id) DO UPDATE SET vector_seq = index_seqs.vector_seq + 1 RETURNING vector_seq",
