@@ -174,6 +174,14 @@ impl Change {
 /// A workspace's write lock, held by one operation: it reads and decides inside the
 /// open batch (see [`super::batch`]), hands [`Change`]s to [`Writer::commit`], and ends
 /// with [`Writer::finish`], which answers once the batch is durable.
+///
+/// An operation's whole course: [`Writer::begin`] (or [`Writer::begin_alone`], from a
+/// durable branch) → reads through [`Writer::conn`], then [`Writer::commit`] (or
+/// [`Writer::rewrite`] of the history, or [`Writer::keep_writes`] of rows it wrote) →
+/// [`Writer::finish`], or [`Writer::abandon`] to roll the batch back. The queued saves of
+/// a group (`group.rs`) alone also pass the lock from one save to the next
+/// ([`Writer::holding`], [`Writer::release`]) and answer several saves with one outcome
+/// ([`Writer::end`], [`Writer::batch_id`]): those four are the pages module's own.
 pub struct Writer {
     pub ctx: Ctx,
     pub access: Access,
@@ -221,7 +229,7 @@ impl Writer {
     /// `group`).
     /// With `others`, other saves of its group follow this writer's: it never saves
     /// alone (see [`Writer::commit`]).
-    pub async fn holding(
+    pub(super) async fn holding(
         ctx: &Ctx,
         access: &Access,
         slot: Arc<Slot>,
@@ -285,13 +293,13 @@ impl Writer {
     /// Hands the lock back without ending the operation, and where the outcome of the
     /// batch it answers after will appear, if it has one: for the next save of a group
     /// (`group`), which ends the batch for both.
-    pub fn release(mut self) -> (OwnedMutexGuard<State>, Option<watch::Receiver<Option<Outcome>>>) {
+    pub(super) fn release(mut self) -> (OwnedMutexGuard<State>, Option<watch::Receiver<Option<Outcome>>>) {
         let guard = self.guard.take().expect("the lock is held until finish");
         (guard, self.follows.take().map(|(_, done)| done))
     }
 
     /// The open batch's id, if one is open (a refused lone save ends its batch).
-    pub fn batch_id(&self) -> Option<u64> {
+    pub(super) fn batch_id(&self) -> Option<u64> {
         self.state().batch.as_ref().map(|b| b.id)
     }
 
@@ -303,7 +311,7 @@ impl Writer {
 
     /// [`Writer::finish`], answering how the batch ended, for a caller that answers
     /// several saves with it.
-    pub async fn end(mut self) -> Outcome {
+    pub(super) async fn end(mut self) -> Outcome {
         // `follows` stays set until the outcome is in, so a cancelled finish still makes
         // sure the batch is flushed (see Drop).
         let Some((id, mut done)) = self.follows.clone() else {
