@@ -140,6 +140,13 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
     (router, doc)
 }
 
+/// The operations of one path, whichever methods it has.
+fn operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut utoipa::openapi::path::Operation> {
+    [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch, &mut item.head]
+        .into_iter()
+        .flatten()
+}
+
 /// Every route but the few that answer anyone (`PUBLIC`) answers 401 without a credential,
 /// and takes a personal access token, a JWT or a session cookie unless it says otherwise
 /// with a `security` of its own (logout, MCP): documented once here, not on each route.
@@ -153,8 +160,7 @@ fn signed_in(doc: &mut utoipa::openapi::OpenApi) {
         .content("application/json", ContentBuilder::new().schema(Some(Ref::from_schema_name("Problem"))).build())
         .build();
     for item in doc.paths.paths.values_mut() {
-        let ops = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
-        for op in ops.into_iter().flatten() {
+        for op in operations(item) {
             if op.operation_id.as_deref().is_some_and(|id| PUBLIC.contains(&id)) {
                 continue;
             }
@@ -170,8 +176,7 @@ fn signed_in(doc: &mut utoipa::openapi::OpenApi) {
 fn problem_media_types(doc: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::RefOr;
     for item in doc.paths.paths.values_mut() {
-        let ops = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch, &mut item.head];
-        for op in ops.into_iter().flatten() {
+        for op in operations(item) {
             for (status, response) in op.responses.responses.iter_mut() {
                 if let RefOr::T(response) = response
                     && (status.starts_with('4') || status.starts_with('5'))
@@ -205,8 +210,7 @@ fn old_slugs_redirect(doc: &mut utoipa::openapi::OpenApi) {
         if !path.starts_with("/api/pages/{slug}") {
             continue;
         }
-        let ops = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
-        for op in ops.into_iter().flatten() {
+        for op in operations(item) {
             op.responses.responses.insert("308".to_owned(), moved.clone().into());
         }
     }
@@ -217,8 +221,7 @@ fn old_slugs_redirect(doc: &mut utoipa::openapi::OpenApi) {
 fn optional_bodies(doc: &mut utoipa::openapi::OpenApi) {
     const OPTIONAL: &[&str] = &["restore_revision"];
     for item in doc.paths.paths.values_mut() {
-        let ops = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
-        for op in ops.into_iter().flatten() {
+        for op in operations(item) {
             if op.operation_id.as_deref().is_some_and(|id| OPTIONAL.contains(&id))
                 && let Some(utoipa::openapi::RefOr::T(body)) = op.request_body.as_mut()
             {
