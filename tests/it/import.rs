@@ -754,13 +754,30 @@ async fn a_history_import_keeps_each_file_on_its_own_page_as_git_log_follow_sees
     assert_eq!(count(&tree), live, "{tree:#}");
     assert_fsck(&srv.ctx.workspace_dir(&ws));
 
-    // A second import finds every slug again and writes nothing.
+    // The import kept the slugs given before the last commit but one, where the next
+    // import resumes.
+    let checkpoint = srv.ctx.workspace_dir(&ws).join("cairn-import-slugs.json");
+    let kept: Value = serde_json::from_slice(&std::fs::read(&checkpoint).unwrap()).unwrap();
+    let log = git(&dir.path().join(".git"), &["log", "--first-parent", "--format=%H"]);
+    assert_eq!(kept["before"].as_str(), log.lines().nth(1), "{kept}");
+
+    // A second import starts from those slugs and writes nothing.
     let again = run(&srv, &ws, dir.path(), None, false).await;
     assert!(again.pages.iter().all(|p| p.action == PageAction::Unchanged), "{:#?}", again.pages);
-    // And a new commit lands on the right page.
+    // Without them (a damaged file), the slugs are decided again from every tree, and a
+    // new commit lands on the right page.
+    std::fs::write(&checkpoint, b"{ not json").unwrap();
     commit(dir.path(), ALICE, "2022-01-08T10:00:00Z", "English v4", &[("en/Canvas.md", Some("# Canvas\n\nv4\n"))]);
     let third = run(&srv, &ws, dir.path(), None, false).await;
     assert_eq!(changed(&third), [("canvas", PageAction::Updated, 1)], "{:#?}", third.pages);
+    let kept: Value = serde_json::from_slice(&std::fs::read(&checkpoint).unwrap()).unwrap();
+    let log = git(&dir.path().join(".git"), &["log", "--first-parent", "--format=%H"]);
+    assert_eq!(kept["before"].as_str(), log.lines().nth(1), "kept again for the new last commit: {kept}");
+    // And from kept slugs, the next commit too.
+    commit(dir.path(), ALICE, "2022-01-09T10:00:00Z", "English v5", &[("en/Canvas.md", Some("# Canvas\n\nv5\n"))]);
+    let fourth = run(&srv, &ws, dir.path(), None, false).await;
+    assert_eq!(changed(&fourth), [("canvas", PageAction::Updated, 1)], "{:#?}", fourth.pages);
+    assert_fsck(&srv.ctx.workspace_dir(&ws));
     srv.stop().await;
 }
 

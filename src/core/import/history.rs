@@ -40,6 +40,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use git2::{Oid, Repository};
+use serde::{Deserialize, Serialize};
 
 use super::plan::{self, Given, Plan, PlannedPage, Prior};
 use super::renames::Renames;
@@ -111,7 +112,7 @@ pub(crate) fn steps(repo: &Repository) -> anyhow::Result<Vec<Step>> {
 
 /// The slugs the history gave so far: each file's of the last commit (`live`), and those
 /// of files removed since whose pages this import trashed (`gone`).
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct Slugs {
     live: HashMap<String, String>,
     gone: HashMap<String, String>,
@@ -131,6 +132,50 @@ impl Slugs {
         }
         self.gone.retain(|k, s| !next.contains_key(k) && !live_slugs.contains(s));
         self.live = next;
+    }
+}
+
+/// The slugs the commits before one source commit gave, kept beside the workspace's
+/// repository when an import ends, so the next one resumes without deciding them again
+/// from every tree (on Obsidian's help repository that was most of a re-run's time).
+/// A cache: any doubt — another commit, another rename finder, an unreadable file —
+/// and the slugs are decided again.
+#[derive(Serialize, Deserialize)]
+struct Checkpoint {
+    /// The source commit these slugs come before (commit ids name their whole history).
+    before: String,
+    /// Who found the renames ([`Renames::found_by`]): the slugs depend on them.
+    renames: String,
+    slugs: Slugs,
+}
+
+impl Checkpoint {
+    const FILE: &'static str = "cairn-import-slugs.json";
+
+    fn path(ctx: &Ctx, access: &Access) -> std::path::PathBuf {
+        ctx.workspace_dir(access.slug()).join(Self::FILE)
+    }
+
+    /// The slugs before `commit`, if the checkpoint holds them.
+    fn read(ctx: &Ctx, access: &Access, commit: Oid, renames: &str) -> Option<Slugs> {
+        let bytes = std::fs::read(Self::path(ctx, access)).ok()?;
+        let kept: Checkpoint = serde_json::from_slice(&bytes).ok()?;
+        (kept.before == commit.to_string() && kept.renames == renames).then_some(kept.slugs)
+    }
+
+    /// Keeps the slugs before `commit` (written whole, then renamed into place); a
+    /// checkpoint that cannot be written only costs the next import time.
+    fn write(ctx: &Ctx, access: &Access, commit: Oid, renames: String, slugs: Slugs) {
+        let path = Self::path(ctx, access);
+        let kept = Checkpoint { before: commit.to_string(), renames, slugs };
+        let written = serde_json::to_vec(&kept).map_err(std::io::Error::other).and_then(|bytes| {
+            let part = path.with_extension("json.part");
+            std::fs::write(&part, bytes)?;
+            std::fs::rename(&part, &path)
+        });
+        if let Err(e) = written {
+            tracing::warn!(path = %path.display(), error = %e, "the import's slugs were not kept; the next import decides them again");
+        }
     }
 }
 
@@ -245,19 +290,33 @@ pub(crate) async fn replay(
     report.renames_found_by = Some(renames.found_by());
     let existing = Arc::new(existing);
     let start = if report.dry_run { all.len() } else { resume_point(ctx, access, &all).await?.unwrap_or(0) };
+    // The next import resumes at the last commit, from the slugs before the one ahead of
+    // it: those are kept when this one ends.
+    let keep_at = all.len().checked_sub(2);
+    let mut keep: Option<Slugs> = None;
     // Where the commits before `start` left the slugs, and the last one's plan (what the
     // workspace holds already).
     let (mut slugs, mut prev) = if start == 0 {
         (Slugs::default(), Plan::default())
     } else {
+        let kept = Checkpoint::read(ctx, access, all[start - 1].commit, &renames.found_by());
+        let decide_again = kept.is_none();
         let (all, existing, renames) = (all.clone(), existing.clone(), renames.clone());
-        blocking(&reader, move |r| {
-            let mut slugs = slugs_through(r, &renames, &all[..start - 1])?;
-            let planned = plan_step(r, &renames, &all[start - 1], &slugs, &existing, None)?;
+        let (before, slugs, plan) = blocking(&reader, move |r| {
+            let before = match kept {
+                Some(slugs) => slugs,
+                None => slugs_through(r, &renames, &all[..start - 1])?,
+            };
+            let planned = plan_step(r, &renames, &all[start - 1], &before, &existing, None)?;
+            let mut slugs = before.clone();
             slugs.advance(planned.plan.given.clone(), &planned.renames);
-            Ok((slugs, planned.plan))
+            Ok((before, slugs, planned.plan))
         })
-        .await?
+        .await?;
+        if decide_again && keep_at == Some(start - 1) {
+            keep = Some(before);
+        }
+        (slugs, plan)
     };
     if report.dry_run {
         // What the workspace would hold: the last commit's plan against it, written nowhere.
@@ -276,6 +335,9 @@ pub(crate) async fn replay(
     // rebase, a wrong clock) takes its predecessor's time, so history keeps its order.
     let mut not_before = DateTime::<Utc>::MIN_UTC;
     for n in start..all.len() {
+        if keep_at == Some(n) {
+            keep = Some(slugs.clone());
+        }
         let mut step = all[n].clone();
         step.time = step.time.max(not_before);
         not_before = step.time;
@@ -297,6 +359,9 @@ pub(crate) async fn replay(
         // the freed pages unless asked (on Obsidian's help repository the peak went from
         // 216 to 168 MiB of heap; asking every 8 commits instead kept 214).
         crate::memory::trim();
+    }
+    if let (Some(at), Some(slugs)) = (keep_at, keep) {
+        Checkpoint::write(ctx, access, all[at].commit, renames.found_by(), slugs);
     }
     verify(ctx, access, &prev, &mut entries).await;
     finish(report, entries, prev);
