@@ -5,10 +5,10 @@
 #
 #   bench/import/real_help.sh CAIRN_BINARY REPOSITORY
 #
-# Exit 0 when the import exits 0, every head note is one live page under its folder's
-# page, no other page is live, and at most ALLOWED (4) files' revisions differ from
-# `git log --follow --first-parent` (folder notes renamed away or in: the kind
-# docs/import.md lists, 4 files today).
+# Exit 0 when the import and a second one exit 0, every head note is one live page under
+# its folder's page, no other page is live, and at most ALLOWED (4) files' revisions
+# differ from `git log --follow --first-parent` (folder notes renamed away or in: the
+# kind docs/import.md lists, 4 files today).
 set -euo pipefail
 bin=$(realpath "$1"); repo=$(realpath "$2")
 allowed=${ALLOWED:-4}
@@ -31,5 +31,12 @@ kill "$server"; wait "$server" || true
   || { tail -20 "$work/import.out" "$work/import.err"; exit 1; }
 head -2 "$work/import.out"
 tail -1 "$work/import.err"
+# Again: it resumes at the last commit from the slugs the first run kept, changes
+# nothing, and must still find every page as the head has it (or exit non-zero).
+/usr/bin/time -f "again: %e s, %M KiB max RSS" env -u DATABASE_URL DATA_DIR="$work/data" "$bin" import \
+  --workspace help --report "$work/again.json" "$repo" >"$work/again.out" 2>"$work/again.err" \
+  || { tail -20 "$work/again.out" "$work/again.err"; exit 1; }
+head -1 "$work/again.out"
+tail -1 "$work/again.err"
 python3 "$here/check_history.py" "$repo" "$work/data" help "$work/report.json" --show 5 \
   --allow-history-differences "$allowed"
