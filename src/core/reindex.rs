@@ -18,6 +18,7 @@ use crate::core::pages::save::{Action, Writer};
 use crate::core::workspaces::Access;
 use crate::error::Result;
 use crate::git;
+use crate::time::Timestamp;
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Report {
@@ -38,7 +39,7 @@ struct Entry {
     position: Option<i64>,
     actor: Option<i64>,
     author_name: String,
-    time: String,
+    time: Timestamp,
     summary: String,
     /// The page's blob in this commit (none for a purge, which removes the file).
     blob: Option<String>,
@@ -85,7 +86,10 @@ fn read_snapshot(repo: &git2::Repository) -> anyhow::Result<Snapshot> {
             actor: t.get("actor").and_then(|a| a.parse().ok()),
             // The committer saved it (an imported commit keeps its source's author).
             author_name: commit.committer().name().unwrap_or_default().to_owned(),
-            time: t.get("time").cloned().unwrap_or_else(|| crate::time::rfc3339_from_unix(commit.time().seconds())),
+            time: t
+                .get("time")
+                .and_then(|t| Timestamp::parse(t))
+                .unwrap_or_else(|| Timestamp::from_unix(commit.time().seconds())),
             summary: message.lines().next().unwrap_or_default().to_owned(),
         };
         slugs.push((uid.clone(), action, entry.slug.clone()));

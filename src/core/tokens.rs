@@ -10,6 +10,7 @@ use super::users::User;
 use crate::auth::jwt::LIFETIME_SECS;
 use crate::auth::secrets;
 use crate::error::{Error, Result};
+use crate::time::Timestamp;
 
 pub(crate) const MAX_TOKEN_NAME_LEN: usize = 100;
 
@@ -17,8 +18,10 @@ pub(crate) const MAX_TOKEN_NAME_LEN: usize = 100;
 pub(crate) struct TokenInfo {
     pub id: i64,
     pub name: String,
-    pub created_at: String,
-    pub last_used_at: Option<String>,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
+    #[schema(value_type = Option<String>)]
+    pub last_used_at: Option<Timestamp>,
 }
 
 /// The creation answer: the only time the plaintext is shown.
@@ -64,7 +67,7 @@ pub(crate) async fn create(ctx: &Ctx, user: &User, name: &str, bound: Option<i64
 
 pub(crate) async fn list(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<TokenInfo>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
-    type TokenRow = (i64, String, String, Option<String>);
+    type TokenRow = (i64, String, Timestamp, Option<Timestamp>);
     let (rows, total): (Vec<TokenRow>, i64) = paging
         .window(
             &mut tx,

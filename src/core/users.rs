@@ -2,18 +2,17 @@
 //! (registration, sessions, settings), credentials and workspaces modules build on it.
 
 use serde::Serialize;
-use sqlx::Row;
-use sqlx::any::AnyRow;
 use utoipa::ToSchema;
 
 use super::Ctx;
 use crate::error::{Error, Result};
+use crate::time::Timestamp;
 
 /// Longest display name of a user.
 pub(crate) const MAX_NAME_LEN: usize = 200;
 
 /// A user as every route answers it.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 pub struct User {
     pub id: i64,
     pub email: String,
@@ -21,7 +20,8 @@ pub struct User {
     pub language: String,
     /// Slug of the workspace used when a request names none.
     pub default_workspace: Option<String>,
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
     /// Unix second before which JWTs of this user are void (bumped by a password change).
     #[serde(skip)]
     pub credentials_since: i64,
@@ -30,23 +30,10 @@ pub struct User {
     pub credential_generation: i64,
 }
 
-/// The columns [`from_row`] reads, from `users u LEFT JOIN workspaces w` (the default
-/// workspace).
+/// The columns a [`User`] is read from (by name: it derives `FromRow`), from `users u
+/// LEFT JOIN workspaces w` (the default workspace).
 pub(crate) const USER_COLUMNS: &str = "u.id, u.email, u.name, u.language, w.slug AS default_workspace, u.created_at, u.credentials_since, \
      u.credential_generation";
-
-pub(crate) fn from_row(row: &AnyRow) -> Result<User> {
-    Ok(User {
-        id: row.try_get("id")?,
-        email: row.try_get("email")?,
-        name: row.try_get("name")?,
-        language: row.try_get("language")?,
-        default_workspace: row.try_get("default_workspace")?,
-        created_at: row.try_get("created_at")?,
-        credentials_since: row.try_get("credentials_since")?,
-        credential_generation: row.try_get("credential_generation")?,
-    })
-}
 
 /// The user, or 401: a credential that outlived its account proves nothing.
 pub(crate) async fn get(ctx: &Ctx, id: i64) -> Result<User> {
@@ -57,8 +44,7 @@ pub(crate) async fn find(ctx: &Ctx, id: i64) -> Result<Option<User>> {
     let sql = format!(
         "SELECT {USER_COLUMNS} FROM users u LEFT JOIN workspaces w ON w.id = u.default_workspace_id WHERE u.id = $1"
     );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&ctx.db.pool).await?;
-    row.as_ref().map(from_row).transpose()
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&ctx.db.pool).await?)
 }
 
 /// The display name, or 400 `invalid_name`. A person's name is the author of their

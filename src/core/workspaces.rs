@@ -16,6 +16,7 @@ use super::users::User;
 use crate::error::{Error, OrConflict, Result};
 use crate::ids::{Email, Slug};
 use crate::store::Backend;
+use crate::time::Timestamp;
 
 pub(crate) const MAX_NAME_LEN: usize = 200;
 
@@ -75,13 +76,14 @@ pub struct WorkspaceInfo {
     pub slug: String,
     pub name: String,
     pub role: Role,
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
     /// What the caller may do here (an extension).
     pub can: Capabilities,
 }
 
 impl WorkspaceInfo {
-    fn new(slug: String, name: String, role: Role, created_at: String) -> WorkspaceInfo {
+    fn new(slug: String, name: String, role: Role, created_at: Timestamp) -> WorkspaceInfo {
         WorkspaceInfo { slug, name, role, created_at, can: role.capabilities() }
     }
 }
@@ -102,7 +104,7 @@ pub struct Access {
     workspace_id: i64,
     slug: String,
     name: String,
-    created_at: String,
+    created_at: Timestamp,
     role: Role,
     user_id: i64,
 }
@@ -134,7 +136,7 @@ impl Access {
             workspace_id,
             slug: slug.to_owned(),
             name: String::new(),
-            created_at: String::new(),
+            created_at: Timestamp::default(),
             role: Role::Owner,
             user_id: 0,
         }
@@ -187,7 +189,7 @@ pub(crate) async fn access(ctx: &Ctx, user: &User, ws: &str) -> Result<Access> {
         return Ok(hit);
     }
     let generation = ctx.credentials.generation();
-    let row: Option<(i64, String, String, String, String)> = sqlx::query_as(
+    let row: Option<(i64, String, String, Timestamp, String)> = sqlx::query_as(
         "SELECT w.id, w.slug, w.name, w.created_at, m.role FROM workspaces w \
          JOIN memberships m ON m.workspace_id = w.id AND m.user_id = $2 WHERE w.slug = $1",
     )
@@ -209,7 +211,7 @@ pub fn kept_access(ctx: &Ctx, user_id: i64, slug: &str) -> Option<Access> {
 
 /// The caller's access to every workspace it is a member of, by workspace id.
 pub(crate) async fn all_accesses(ctx: &Ctx, user: &User) -> Result<Vec<Access>> {
-    let rows: Vec<(i64, String, String, String, String)> = sqlx::query_as(
+    let rows: Vec<(i64, String, String, Timestamp, String)> = sqlx::query_as(
         "SELECT w.id, w.slug, w.name, w.created_at, m.role FROM workspaces w \
          JOIN memberships m ON m.workspace_id = w.id AND m.user_id = $1 ORDER BY w.id",
     )
@@ -255,7 +257,7 @@ fn check_name(name: &str) -> Result<String> {
 
 pub(crate) async fn list(ctx: &Ctx, user: &User, paging: Paging) -> Result<(Vec<WorkspaceInfo>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
-    let (rows, total): (Vec<(String, String, String, String)>, i64) = paging
+    let (rows, total): (Vec<(String, String, String, Timestamp)>, i64) = paging
         .window(
             &mut tx,
             "SELECT w.slug, w.name, m.role, w.created_at FROM workspaces w \
@@ -278,7 +280,7 @@ pub(crate) async fn insert_in_tx(
     slug: &str,
     name: &str,
     owner_id: i64,
-    now: &str,
+    now: &Timestamp,
 ) -> Result<i64> {
     let id = sqlx::query_scalar::<_, i64>(
         "INSERT INTO workspaces (slug, name, created_at, created_by) VALUES ($1, $2, $3, $4) RETURNING id",

@@ -58,6 +58,12 @@ impl From<String> for Value {
     }
 }
 
+impl From<&crate::time::Timestamp> for Value {
+    fn from(v: &crate::time::Timestamp) -> Value {
+        Value::Text(v.as_str().to_owned())
+    }
+}
+
 impl From<&String> for Value {
     fn from(v: &String) -> Value {
         Value::Text(v.clone())
@@ -67,6 +73,12 @@ impl From<&String> for Value {
 impl From<Option<String>> for Value {
     fn from(v: Option<String>) -> Value {
         Value::OptText(v)
+    }
+}
+
+impl From<Option<crate::time::Timestamp>> for Value {
+    fn from(v: Option<crate::time::Timestamp>) -> Value {
+        Value::OptText(v.map(|t| t.as_str().to_owned()))
     }
 }
 

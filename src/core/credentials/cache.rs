@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::core::users::User;
+use crate::time::Timestamp;
 
 /// The PostgreSQL channel writes notify on.
 pub(crate) const CHANNEL: &str = "cairn_credentials";
@@ -43,7 +44,7 @@ const MAX_ENTRIES: usize = 10_000;
 pub struct Checked {
     pub user: User,
     pub token_id: i64,
-    pub last_used: Option<String>,
+    pub last_used: Option<Timestamp>,
     /// The password generation the token is bound to, if any (`api_tokens.bound_generation`).
     pub bound: Option<i64>,
 }
@@ -147,7 +148,7 @@ impl CredentialCache {
     }
 
     /// Records that a token's use was written down, so it is not written again soon.
-    pub fn used(&self, hash: &str, at: String) {
+    pub fn used(&self, hash: &str, at: Timestamp) {
         self.tokens.update(hash, |c| c.last_used = Some(at));
     }
 

@@ -10,12 +10,11 @@
 
 pub(crate) mod cache;
 
-use sqlx::Row;
-
 use super::Ctx;
 use super::users::{self, USER_COLUMNS, User};
 use crate::auth::secrets::{self, TOKEN_PREFIX};
 use crate::error::{Error, Result};
+use crate::time::Timestamp;
 
 /// How a request proved who it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +90,7 @@ async fn personal_token(ctx: &Ctx, bearer: &str) -> Result<(User, Credential)> {
     // Keyed by the SHA-256 of the token, as the database is: how long a lookup takes
     // tells nothing about a token that is not known.
     if let Some(hit) = ctx.credentials.get(&hash) {
-        touch_token(ctx, &hash, hit.token_id, hit.last_used.as_deref()).await;
+        touch_token(ctx, &hash, hit.token_id, hit.last_used.as_ref()).await;
         return Ok((hit.user, Credential::Token { id: hit.token_id, bound: hit.bound }));
     }
     let generation = ctx.credentials.generation();
@@ -100,16 +99,13 @@ async fn personal_token(ctx: &Ctx, bearer: &str) -> Result<(User, Credential)> {
          JOIN users u ON u.id = t.user_id LEFT JOIN workspaces w ON w.id = u.default_workspace_id \
          WHERE t.token_hash = $1"
     );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&hash).fetch_optional(&ctx.db.pool).await?;
-    let row = row.ok_or_else(Error::invalid_bearer)?;
-    let stored: String = row.try_get("token_hash")?;
-    if !secrets::constant_time_eq(&stored, &hash) {
+    let row: Option<TokenRow> =
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(&hash).fetch_optional(&ctx.db.pool).await?;
+    let TokenRow { user, token_id: id, token_hash, last_used_at: last_used, bound_generation: bound } =
+        row.ok_or_else(Error::invalid_bearer)?;
+    if !secrets::constant_time_eq(&token_hash, &hash) {
         return Err(Error::invalid_bearer());
     }
-    let id: i64 = row.try_get("token_id")?;
-    let last_used: Option<String> = row.try_get("last_used_at")?;
-    let bound: Option<i64> = row.try_get("bound_generation")?;
-    let user = users::from_row(&row)?;
     // Made with a JWT of an earlier password: ended by the change, as that JWT was.
     if bound.is_some_and(|g| g < user.credential_generation) {
         return Err(Error::invalid_bearer());
@@ -119,7 +115,7 @@ async fn personal_token(ctx: &Ctx, bearer: &str) -> Result<(User, Credential)> {
         generation,
         cache::Checked { user: user.clone(), token_id: id, last_used: last_used.clone(), bound },
     );
-    touch_token(ctx, &hash, id, last_used.as_deref()).await;
+    touch_token(ctx, &hash, id, last_used.as_ref()).await;
     Ok((user, Credential::Token { id, bound }))
 }
 
@@ -157,21 +153,41 @@ async fn session(ctx: &Ctx, token: &str) -> Result<Option<(i64, User)>> {
         "SELECT {USER_COLUMNS}, s.id AS session_id, s.token_hash FROM sessions s JOIN users u ON u.id = s.user_id \
          LEFT JOIN workspaces w ON w.id = u.default_workspace_id WHERE s.token_hash = $1 AND s.expires_at > $2"
     );
-    let row =
-        sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&hash).bind(ctx.clock.unix()).fetch_optional(&ctx.db.pool).await?;
-    let Some(row) = row else { return Ok(None) };
-    let stored: String = row.try_get("token_hash")?;
-    if !secrets::constant_time_eq(&stored, &hash) {
+    let row: Option<SessionRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(&hash)
+        .bind(ctx.clock.unix())
+        .fetch_optional(&ctx.db.pool)
+        .await?;
+    let Some(SessionRow { user, session_id, token_hash }) = row else { return Ok(None) };
+    if !secrets::constant_time_eq(&token_hash, &hash) {
         return Ok(None);
     }
-    Ok(Some((row.try_get("session_id")?, users::from_row(&row)?)))
+    Ok(Some((session_id, user)))
+}
+
+/// A personal token's row with its user's.
+#[derive(sqlx::FromRow)]
+struct TokenRow {
+    #[sqlx(flatten)]
+    user: User,
+    token_id: i64,
+    token_hash: String,
+    last_used_at: Option<Timestamp>,
+    bound_generation: Option<i64>,
+}
+
+/// A session's row with its user's.
+#[derive(sqlx::FromRow)]
+struct SessionRow {
+    #[sqlx(flatten)]
+    user: User,
+    session_id: i64,
+    token_hash: String,
 }
 
 /// Records use at most once a minute per token, so reads stay reads.
-async fn touch_token(ctx: &Ctx, hash: &str, id: i64, last_used: Option<&str>) {
-    let stale = last_used
-        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-        .is_none_or(|t| ctx.clock.unix() - t.timestamp() >= 60);
+async fn touch_token(ctx: &Ctx, hash: &str, id: i64, last_used: Option<&Timestamp>) {
+    let stale = last_used.and_then(Timestamp::unix).is_none_or(|t| ctx.clock.unix() - t >= 60);
     if stale {
         let now = ctx.clock.rfc3339();
         let r = sqlx::query("UPDATE api_tokens SET last_used_at = $1 WHERE id = $2")

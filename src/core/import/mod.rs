@@ -154,8 +154,7 @@ async fn account_by_email(ctx: &Ctx, email: &Email) -> anyhow::Result<Option<Use
         "SELECT {USER_COLUMNS} FROM users u LEFT JOIN workspaces w ON w.id = u.default_workspace_id \
          WHERE u.email = $1"
     );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(email.as_str()).fetch_optional(&ctx.db.pool).await?;
-    Ok(row.map(|r| users::from_row(&r)).transpose()?)
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(email.as_str()).fetch_optional(&ctx.db.pool).await?)
 }
 
 /// The account with `email` and its access to `workspace`, when it is a member.

@@ -16,6 +16,7 @@ use crate::core::pages::rows;
 use crate::core::semantic;
 use crate::core::workspaces::Access;
 use crate::error::Result;
+use crate::time::Timestamp;
 
 /// Pages listed in each insight list at most.
 const LIST_LIMIT: usize = 20;
@@ -70,7 +71,8 @@ pub(crate) struct Linked {
 pub(crate) struct Stale {
     pub slug: String,
     pub title: String,
-    pub updated_at: String,
+    #[schema(value_type = String)]
+    pub updated_at: Timestamp,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]

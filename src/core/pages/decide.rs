@@ -274,6 +274,7 @@ mod tests {
     use super::*;
     use crate::core::pages::Actor;
     use crate::error::Code;
+    use crate::time::Timestamp;
 
     fn row(slug: &str, content: &str, trashed: bool) -> Row {
         Row {
@@ -286,10 +287,10 @@ mod tests {
             parent_slug: None,
             parent_uid: None,
             revision: "r1".to_owned(),
-            created_at: "2026-01-01T00:00:00Z".to_owned(),
-            updated_at: "2026-01-01T00:00:00Z".to_owned(),
+            created_at: Timestamp::parse("2026-01-01T00:00:00Z").unwrap(),
+            updated_at: Timestamp::parse("2026-01-01T00:00:00Z").unwrap(),
             updated_by: Actor { id: 7, name: "Ada".to_owned() },
-            deleted_at: trashed.then(|| "2026-01-02T00:00:00Z".to_owned()),
+            deleted_at: trashed.then(|| Timestamp::parse("2026-01-02T00:00:00Z").unwrap()),
             deleted_by: trashed.then_some(7),
             position: None,
         }

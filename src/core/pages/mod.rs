@@ -20,6 +20,7 @@ pub(crate) mod save;
 pub(crate) mod search_text;
 pub(crate) mod stored;
 
+use crate::time::Timestamp;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -45,7 +46,7 @@ pub(crate) fn named_in_trash(raw: &str) -> crate::error::Result<crate::ids::Slug
 
 /// The latest save an edit did not see, as a 409 names it (`theirs`): its revision, who
 /// made it and when, so an editor can say whose change it meets.
-pub(crate) fn theirs(revision: &str, author: &Actor, at: &str) -> serde_json::Value {
+pub(crate) fn theirs(revision: &str, author: &Actor, at: &Timestamp) -> serde_json::Value {
     serde_json::json!({"revision": revision, "author": author, "at": at})
 }
 
@@ -69,8 +70,10 @@ pub struct Page {
     pub links: Vec<String>,
     /// Commit id of the page's latest save.
     pub revision: String,
-    pub created_at: String,
-    pub updated_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
+    #[schema(value_type = String)]
+    pub updated_at: Timestamp,
     pub updated_by: Actor,
     /// Workspace slug.
     pub workspace: String,
@@ -87,8 +90,10 @@ pub(crate) struct PageSummary {
     pub parent: Option<String>,
     pub tags: Vec<String>,
     pub revision: String,
-    pub created_at: String,
-    pub updated_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
+    #[schema(value_type = String)]
+    pub updated_at: Timestamp,
     pub updated_by: Actor,
 }
 
@@ -137,7 +142,8 @@ pub(crate) struct PageView {
 pub(crate) struct TrashEntry {
     pub slug: String,
     pub title: String,
-    pub deleted_at: String,
+    #[schema(value_type = String)]
+    pub deleted_at: Timestamp,
     pub deleted_by: Actor,
     /// The same for every page one delete trashed (a page with its subpages): restoring
     /// one brings back those of its subpages that went with it. An extension.
@@ -159,7 +165,8 @@ pub(crate) struct HistoryEntry {
     pub sha: String,
     pub message: String,
     pub author: Actor,
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -168,7 +175,8 @@ pub(crate) struct Revision {
     pub content: String,
     pub title: String,
     pub author: Actor,
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
     pub message: String,
 }
 

@@ -20,6 +20,7 @@ use crate::error::{Code, Error, Result};
 use crate::git;
 use crate::ids::Slug;
 use crate::markdown;
+use crate::time::Timestamp;
 
 /// Runs `op` under the workspace's write lock, in the open batch, and answers
 /// once that is durable.
@@ -241,8 +242,8 @@ async fn merged(w: &mut Writer, row: &Row, e: &Edit) -> Result<Option<String>> {
 /// A merge's conflict markers named for the people behind each side: the edit being
 /// saved is "Your edit", the newer save it meets is its author's with the time (UTC), the
 /// common base "Before both edits" — never git's "ours" and "theirs".
-fn labelled_conflict(merged: &str, author: &str, at: &str) -> String {
-    let when = at.get(..16).map(|t| t.replacen('T', " ", 1)).unwrap_or_default();
+fn labelled_conflict(merged: &str, author: &str, at: &Timestamp) -> String {
+    let when = at.as_str().get(..16).map(|t| t.replacen('T', " ", 1)).unwrap_or_default();
     let author = author.replace(['\r', '\n'], " ");
     merged
         .split_inclusive('\n')
@@ -594,7 +595,8 @@ mod tests {
     #[test]
     fn conflict_markers_name_the_sides() {
         let conflicted = diffy::merge("a\n", "mine\n", "theirs\n").unwrap_err();
-        let labelled = super::labelled_conflict(&conflicted, "Alice", "2026-12-07T10:02:33Z");
+        let at = crate::time::Timestamp::parse("2026-12-07T10:02:33Z").unwrap();
+        let labelled = super::labelled_conflict(&conflicted, "Alice", &at);
         assert_eq!(
             labelled,
             "<<<<<<< Your edit\nmine\n||||||| Before both edits\na\n=======\ntheirs\n>>>>>>> Alice, 2026-12-07 10:02 UTC\n"

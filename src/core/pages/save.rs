@@ -28,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::git::{self, FileChange, WorkspaceRepo};
 use crate::markdown::{self, Parsed};
 use crate::store::Script;
+use crate::time::Timestamp;
 
 /// What a commit did to its page (its `Cairn-Action` trailer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -515,7 +516,7 @@ impl Writer {
         &mut self,
         changes: &[(User, Change)],
         commits: Commits<'_>,
-        now: &str,
+        now: &Timestamp,
         saves: Saves,
         fail: bool,
         objects: impl Future<Output = anyhow::Result<Synced>>,
@@ -595,7 +596,7 @@ struct Planned {
 /// replayed save's summaries become its source commit's subject, each page's content is
 /// parsed once (for its tags and links, in the rows and the answer), and each commit's
 /// files and message are written down.
-fn lay_out(changes: &mut [(User, Change)], origin: Option<&Origin>, now: &str) -> Vec<Planned> {
+fn lay_out(changes: &mut [(User, Change)], origin: Option<&Origin>, now: &Timestamp) -> Vec<Planned> {
     // A replayed save says what its source commit says of itself.
     if let Some(subject) = origin.map(|o| one_line(&o.subject)).filter(|s| !s.is_empty()) {
         for (_, c) in changes.iter_mut() {
@@ -699,7 +700,7 @@ impl Trip {
 type Made = (Option<git2::Oid>, Vec<git::Written>);
 
 /// A changed page as its commit leaves it: the save's answer.
-fn answer(user: User, c: Change, revision: String, created_at: String, now: &str, workspace: &str) -> Page {
+fn answer(user: User, c: Change, revision: String, created_at: Timestamp, now: &Timestamp, workspace: &str) -> Page {
     let st = c.state;
     let (tags, links) = match &st.parsed {
         Some(p) => (p.tags.clone(), p.links.iter().map(|l| l.slug.clone()).collect()),
@@ -714,7 +715,7 @@ fn answer(user: User, c: Change, revision: String, created_at: String, now: &str
         links,
         revision,
         created_at,
-        updated_at: now.to_owned(),
+        updated_at: now.clone(),
         updated_by: Actor { id: user.id, name: user.name },
         workspace: workspace.to_owned(),
         position: st.position,
@@ -808,7 +809,7 @@ async fn index_rows(
     ws_slug: &str,
     changes: &[(User, Change)],
     commits: Commits<'_>,
-    now: &str,
+    now: &Timestamp,
     frame: Frame<'_>,
 ) -> Result<Indexed> {
     let Frame { savepoint, fail } = frame;
@@ -845,7 +846,7 @@ async fn index_rows(
             savepoint.frame(&mut script, last);
             // The event's row, returned only when some webhook wanted it.
             deliveries |= !savepoint.run(script, last, tx).await?.is_empty();
-            created.push(now.to_owned());
+            created.push(now.clone());
             continue;
         }
         let row = IndexedPage {
@@ -856,11 +857,11 @@ async fn index_rows(
             parent_uid: st.parent.as_ref().map(|p| p.uid.clone()),
             path: st.path(),
             revision: sha.clone(),
-            created_at: now.to_owned(),
+            created_at: now.clone(),
             created_by: user.id,
-            updated_at: now.to_owned(),
+            updated_at: now.clone(),
             updated_by: user.id,
-            deleted: st.trashed.then(|| (now.to_owned(), user.id)),
+            deleted: st.trashed.then(|| (now.clone(), user.id)),
             parsed: st.parsed.clone(),
             write: match change.action {
                 // A create has a new id: its row is inserted here, in this transaction.
@@ -882,7 +883,7 @@ async fn index_rows(
             message: one_line(&change.summary),
             author_id: Some(user.id),
             author_name: user.name.clone(),
-            created_at: now.to_owned(),
+            created_at: now.clone(),
         };
         // The page's rows and its event in one script: its rows are the page's, then the
         // event's id if a webhook wants it.
@@ -911,7 +912,7 @@ async fn index_rows(
 /// What a save's rows were: each page's creation time, and whether a webhook delivery
 /// was queued.
 struct Indexed {
-    created: Vec<String>,
+    created: Vec<Timestamp>,
     deliveries: bool,
 }
 
@@ -945,7 +946,7 @@ pub(crate) fn one_line(s: &str) -> String {
 /// The commit message: the summary (plus the user's message body, if any), then the
 /// trailers that let `reindex` rebuild the page. A replayed save names its source commit
 /// (a line for people, a trailer for the next import).
-fn commit_message(c: &Change, actor: i64, time: &str, origin: Option<&Origin>) -> String {
+fn commit_message(c: &Change, actor: i64, time: &Timestamp, origin: Option<&Origin>) -> String {
     let st = &c.state;
     let imported = origin.map_or_else(String::new, |o| {
         format!("Imported from {}\n\nCairn-{}: {}\n", o.commit, Origin::TRAILER, o.commit)

@@ -20,9 +20,6 @@
 //!   older releases do on SQLite, so this release never reads a stale copy after one
 //!   has written.
 
-use sqlx::Row;
-use sqlx::any::AnyRow;
-
 use crate::error::{Error, Result};
 use crate::store::Backend;
 use crate::store::script::Value;
@@ -47,11 +44,6 @@ pub(crate) fn columns_for(backend: Backend, markdown: &str, title: &str) -> Resu
 /// `search_title` are then '').
 pub(crate) fn pack(markdown: &str) -> Result<Vec<u8>> {
     crate::zlib::compress(crate::zlib::Level::Small, &[markdown.as_bytes()]).map_err(Error::internal)
-}
-
-/// The markdown of a row that selected `content` and `content_z`.
-pub(crate) fn content_of(row: &AnyRow) -> Result<String> {
-    read(row.try_get("content")?, row.try_get("content_z")?)
 }
 
 /// The markdown from a row's `content` and `content_z`.

@@ -205,7 +205,7 @@ async fn hits_of(ctx: &Ctx, ws_id: i64, ranked: &[(i64, f64)], paging: Paging, q
     let ids: Vec<i64> = window.iter().map(|(id, _)| *id).collect();
     let rows = super::pages::rows::texts(&mut *ctx.db.pool.acquire().await?, Some(ws_id), &ids).await?;
     let mut by_id: std::collections::HashMap<i64, super::pages::rows::Text> =
-        rows.into_iter().filter(|t| t.live).map(|t| (t.id, t)).collect();
+        rows.into_iter().filter(|t| t.live()).map(|t| (t.id, t)).collect();
     let marks = passage::Marks::of(q);
     let mut hits = Vec::with_capacity(window.len());
     for (id, score) in window {

@@ -110,7 +110,7 @@ pub async fn embed_pending(ctx: &Ctx, max_pages: i64) -> Result<usize> {
     let mut by_id: HashMap<i64, (i64, bool, String, String)> = HashMap::new();
     for mut t in rows {
         let markdown = t.take_markdown()?;
-        by_id.insert(t.id, (t.index_seq, t.live, t.title, markdown));
+        by_id.insert(t.id, (t.index_seq, t.live(), t.title, markdown));
     }
     let jobs: Vec<Queued> = queued
         .iter()

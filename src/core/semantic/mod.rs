@@ -131,7 +131,7 @@ async fn catch_up(ctx: &Ctx, ws_id: i64) -> Result<Arc<RwLock<WorkspaceIndex>>> 
     for mut row in rows {
         let id = row.id;
         seen = seen.max(row.index_seq);
-        if !row.live {
+        if !row.live() {
             ix.tfidf.remove(id);
             ix.vectors.remove(id);
             ix.words.remove(&id);

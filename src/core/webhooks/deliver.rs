@@ -20,7 +20,7 @@ use super::{message_id, sign, target};
 use crate::core::Ctx;
 use crate::error::Result;
 use crate::store::Backend;
-use crate::time::stored;
+use crate::time::{Timestamp, stored};
 
 /// Attempts before a delivery is `failed`.
 pub(crate) const MAX_ATTEMPTS: i64 = 8;
@@ -37,7 +37,7 @@ pub struct Job {
     url: String,
     secret: String,
     payload: String,
-    lease: String,
+    lease: Timestamp,
 }
 
 /// What one attempt came to.

@@ -13,8 +13,6 @@ pub(crate) mod sign;
 pub(crate) mod target;
 
 use serde::Serialize;
-use sqlx::Row as _;
-use sqlx::any::AnyRow;
 use utoipa::ToSchema;
 
 use super::Ctx;
@@ -23,6 +21,7 @@ use super::users::User;
 use super::workspaces::{self, Owner};
 use crate::error::{Error, Result};
 use crate::store::Script;
+use crate::time::Timestamp;
 
 /// A kind of event (docs/api.md, "Events (outbox)", maps operations to them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +67,8 @@ pub(crate) struct Webhook {
     /// The kinds it receives.
     pub events: Vec<String>,
     pub active: bool,
-    pub created_at: String,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
 }
 
 /// The creation answer: the only time the secret is shown.
@@ -95,9 +95,12 @@ pub(crate) struct Delivery {
     pub response_status: Option<i64>,
     /// Why the last attempt failed.
     pub error: Option<String>,
-    pub next_attempt_at: Option<String>,
-    pub created_at: String,
-    pub delivered_at: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub next_attempt_at: Option<Timestamp>,
+    #[schema(value_type = String)]
+    pub created_at: Timestamp,
+    #[schema(value_type = Option<String>)]
+    pub delivered_at: Option<Timestamp>,
 }
 
 /// The `webhook-id` of an event.
@@ -136,7 +139,7 @@ fn listed_kinds(stored: &str) -> Vec<String> {
     stored.split(',').filter(|k| !k.is_empty()).map(str::to_owned).collect()
 }
 
-type WebhookRow = (i64, String, String, i64, String);
+type WebhookRow = (i64, String, String, i64, Timestamp);
 
 fn webhook_of((id, url, events, active, created_at): WebhookRow) -> Webhook {
     Webhook { id, url, events: listed_kinds(&events), active: active != 0, created_at }
@@ -233,27 +236,43 @@ pub(crate) async fn delete(ctx: &Ctx, owner: &Owner, id: i64) -> Result<()> {
     Ok(())
 }
 
-impl sqlx::FromRow<'_, AnyRow> for Delivery {
-    fn from_row(row: &AnyRow) -> sqlx::Result<Self> {
-        Ok(Delivery {
-            id: row.try_get("id")?,
-            event: row.try_get("type")?,
-            event_id: message_id(row.try_get("event_id")?),
-            status: row.try_get("status")?,
-            attempts: row.try_get("attempts")?,
-            response_status: row.try_get("response_status")?,
-            error: row.try_get("error")?,
-            next_attempt_at: row.try_get("next_attempt_at")?,
-            created_at: row.try_get("created_at")?,
-            delivered_at: row.try_get("delivered_at")?,
-        })
+/// The columns a [`Delivery`] is read from, by name.
+#[derive(sqlx::FromRow)]
+struct DeliveryColumns {
+    id: i64,
+    #[sqlx(rename = "type")]
+    event: String,
+    event_id: i64,
+    status: String,
+    attempts: i64,
+    response_status: Option<i64>,
+    error: Option<String>,
+    next_attempt_at: Option<Timestamp>,
+    created_at: Timestamp,
+    delivered_at: Option<Timestamp>,
+}
+
+impl From<DeliveryColumns> for Delivery {
+    fn from(c: DeliveryColumns) -> Delivery {
+        Delivery {
+            id: c.id,
+            event: c.event,
+            event_id: message_id(c.event_id),
+            status: c.status,
+            attempts: c.attempts,
+            response_status: c.response_status,
+            error: c.error,
+            next_attempt_at: c.next_attempt_at,
+            created_at: c.created_at,
+            delivered_at: c.delivered_at,
+        }
     }
 }
 
 /// A webhook's delivery records, newest first. Reading never triggers a retry.
 pub(crate) async fn deliveries(ctx: &Ctx, owner: &Owner, id: i64, paging: Paging) -> Result<(Vec<Delivery>, i64)> {
     let mut tx = ctx.db.snapshot().await?;
-    let items: Vec<Delivery> = sqlx::query_as(
+    let items: Vec<DeliveryColumns> = sqlx::query_as(
         "SELECT d.id, e.type, d.event_id, d.status, d.attempts, d.response_status, d.error, \
                 d.next_attempt_at, d.created_at, d.delivered_at \
          FROM deliveries d JOIN webhooks h ON h.id = d.webhook_id JOIN events e ON e.id = d.event_id \
@@ -270,7 +289,7 @@ pub(crate) async fn deliveries(ctx: &Ctx, owner: &Owner, id: i64, paging: Paging
         .fetch_one(&mut *tx)
         .await?;
     tx.commit().await?;
-    Ok((items, total))
+    Ok((items.into_iter().map(Delivery::from).collect(), total))
 }
 
 /// The active webhooks of workspace `$1` that want events of kind `$2`.
@@ -290,7 +309,7 @@ const WANTING: &str =
 /// its id as the script's last row (so the save knows a delivery was queued); then a
 /// pending delivery for each webhook that wants it, naming that event — the newest of
 /// the page's events in the workspace, as writers of a workspace are serialised.
-pub(crate) fn push_event(script: &mut Script, ws_id: i64, page_uid: &str, kind: &str, payload: &str, now: &str) {
+pub(crate) fn push_event(script: &mut Script, ws_id: i64, page_uid: &str, kind: &str, payload: &str, now: &Timestamp) {
     script.push(
         format!(
             "INSERT INTO events (workspace_id, type, payload, created_at, page_uid) \

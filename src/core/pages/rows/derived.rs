@@ -3,30 +3,36 @@
 //! the order they changed) and hands the markdown back through the one decoder of a
 //! row's content ([`Text::take_markdown`]).
 
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, AssertSqlSafe, Row as _};
+use sqlx::{AnyConnection, AssertSqlSafe};
 
 use crate::config::Backend;
 use crate::core::pages::stored;
 use crate::error::Result;
 use crate::store;
+use crate::time::Timestamp;
 
-/// A page row as what is derived from it reads it.
-#[derive(Debug)]
+/// A page row as what is derived from it reads it ([`TEXT_SELECT`]'s columns, by name).
+#[derive(Debug, sqlx::FromRow)]
 pub(crate) struct Text {
     pub id: i64,
     /// The workspace's change counter when the row was last written.
     pub index_seq: i64,
-    pub live: bool,
+    deleted_at: Option<Timestamp>,
     pub slug: String,
     pub title: String,
     /// Text read from the page's images.
     pub image_text: String,
     content: String,
+    #[sqlx(rename = "content_z")]
     packed: stored::Packed,
 }
 
 impl Text {
+    /// Not in the trash.
+    pub(crate) fn live(&self) -> bool {
+        self.deleted_at.is_none()
+    }
+
     /// The page's markdown, taken out of the row (inflating it is CPU work: the caller
     /// chooses where it runs).
     pub(crate) fn take_markdown(&mut self) -> Result<String> {
@@ -35,19 +41,6 @@ impl Text {
 }
 
 const TEXT_SELECT: &str = "SELECT id, index_seq, deleted_at, slug, title, content, content_z, image_text FROM pages";
-
-fn text_from(r: &AnyRow) -> Result<Text> {
-    Ok(Text {
-        id: r.try_get("id")?,
-        index_seq: r.try_get("index_seq")?,
-        live: r.try_get::<Option<String>, _>("deleted_at")?.is_none(),
-        slug: r.try_get("slug")?,
-        title: r.try_get("title")?,
-        image_text: r.try_get("image_text")?,
-        content: r.try_get("content")?,
-        packed: r.try_get("content_z")?,
-    })
-}
 
 /// `column IN` the ids bound as parameter `param` (a JSON array, [`ids_json`]). One
 /// statement whatever the ids: listed in its text, every search's ids made a statement
@@ -68,24 +61,22 @@ pub(crate) async fn texts(conn: &mut AnyConnection, ws_id: Option<i64>, ids: &[i
     if ids.is_empty() {
         return Ok(vec![]);
     }
-    let rows = match ws_id {
+    Ok(match ws_id {
         Some(ws) => {
             let sql = format!("{TEXT_SELECT} WHERE workspace_id = $1 AND {}", in_ids(conn, "id", "$2"));
-            sqlx::query(AssertSqlSafe(sql)).bind(ws).bind(ids_json(ids)).fetch_all(&mut *conn).await?
+            sqlx::query_as(AssertSqlSafe(sql)).bind(ws).bind(ids_json(ids)).fetch_all(&mut *conn).await?
         }
         None => {
             let sql = format!("{TEXT_SELECT} WHERE {}", in_ids(conn, "id", "$1"));
-            sqlx::query(AssertSqlSafe(sql)).bind(ids_json(ids)).fetch_all(&mut *conn).await?
+            sqlx::query_as(AssertSqlSafe(sql)).bind(ids_json(ids)).fetch_all(&mut *conn).await?
         }
-    };
-    rows.iter().map(text_from).collect()
+    })
 }
 
 /// The rows of a workspace written after its change counter was `since`.
 pub(crate) async fn texts_since(conn: &mut AnyConnection, ws_id: i64, since: i64) -> Result<Vec<Text>> {
     let sql = format!("{TEXT_SELECT} WHERE workspace_id = $1 AND index_seq > $2");
-    let rows = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(since).fetch_all(&mut *conn).await?;
-    rows.iter().map(text_from).collect()
+    Ok(sqlx::query_as(AssertSqlSafe(sql)).bind(ws_id).bind(since).fetch_all(&mut *conn).await?)
 }
 
 /// At most `limit` rows of a workspace written up to counter `upto`, after `after` in
@@ -102,42 +93,37 @@ pub(crate) async fn texts_in_order(
         "{TEXT_SELECT} WHERE workspace_id = $1 AND index_seq <= $2 \
          AND (index_seq > $3 OR (index_seq = $3 AND id > $4)) ORDER BY index_seq, id LIMIT $5"
     );
-    let rows = sqlx::query(AssertSqlSafe(sql))
+    Ok(sqlx::query_as(AssertSqlSafe(sql))
         .bind(ws_id)
         .bind(upto)
         .bind(after.0)
         .bind(after.1)
         .bind(limit)
         .fetch_all(&mut *conn)
-        .await?;
-    rows.iter().map(text_from).collect()
+        .await?)
 }
 
-/// A live page as the graph and suggestions list it.
-#[derive(Debug, Clone)]
+/// A live page as the graph and suggestions list it (its columns by name).
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub(crate) struct Brief {
     pub id: i64,
     pub slug: String,
     pub title: String,
-    pub updated_at: String,
+    pub updated_at: Timestamp,
     /// The parent's slug; None at the top level.
     pub parent: Option<String>,
 }
 
 /// Every live page of a workspace, by slug.
 pub(crate) async fn live_briefs(conn: &mut AnyConnection, ws_id: i64) -> Result<Vec<Brief>> {
-    let rows: Vec<(i64, String, String, String, Option<String>)> = sqlx::query_as(
-        "SELECT p.id, p.slug, p.title, p.updated_at, pp.slug FROM pages p \
+    Ok(sqlx::query_as(
+        "SELECT p.id, p.slug, p.title, p.updated_at, pp.slug AS parent FROM pages p \
          LEFT JOIN pages pp ON pp.id = p.parent_id AND pp.deleted_at IS NULL \
          WHERE p.workspace_id = $1 AND p.deleted_at IS NULL ORDER BY p.slug",
     )
     .bind(ws_id)
     .fetch_all(&mut *conn)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, slug, title, updated_at, parent)| Brief { id, slug, title, updated_at, parent })
-        .collect())
+    .await?)
 }
 
 /// (source slug, target slug) of every link a live page of the workspace makes to

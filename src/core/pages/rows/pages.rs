@@ -5,14 +5,14 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::json;
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, AssertSqlSafe, Row as _};
+use sqlx::{AnyConnection, AssertSqlSafe};
 
 use crate::core::pages::stored;
 use crate::core::pages::{Actor, Page, PageRef, PageSummary, TrashEntry};
 use crate::core::paging::Paging;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::{self, Backend};
+use crate::time::Timestamp;
 
 /// How far up or down a parent chain any walk goes. Trees are far shallower; the bound
 /// only keeps a corrupted cycle from recursing forever.
@@ -33,10 +33,10 @@ pub struct Row {
     pub parent_slug: Option<String>,
     pub parent_uid: Option<String>,
     pub revision: String,
-    pub created_at: String,
-    pub updated_at: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
     pub updated_by: Actor,
-    pub deleted_at: Option<String>,
+    pub deleted_at: Option<Timestamp>,
     pub deleted_by: Option<i64>,
     pub position: Option<i64>,
 }
@@ -51,27 +51,65 @@ const ROW_FROM: &str =
 const AGGREGATES: &str = "(SELECT string_agg(t.tag, '\u{1f}') FROM page_tags t WHERE t.page_id = p.id) AS tags, \
      (SELECT string_agg(l.target, '\u{1f}' ORDER BY l.position) FROM page_links l WHERE l.page_id = p.id) AS links";
 
-fn row_from(r: &AnyRow) -> Result<Row> {
-    Ok(Row {
-        id: r.try_get("id")?,
-        uid: r.try_get::<Option<String>, _>("uid")?.unwrap_or_default(),
-        slug: r.try_get("slug")?,
-        title: r.try_get("title")?,
-        content: stored::content_of(r)?,
-        parent_id: r.try_get("parent_id")?,
-        parent_slug: r.try_get("parent_slug")?,
-        parent_uid: r.try_get("parent_uid")?,
-        revision: r.try_get("revision")?,
-        created_at: r.try_get("created_at")?,
-        updated_at: r.try_get("updated_at")?,
-        updated_by: Actor {
-            id: r.try_get::<Option<i64>, _>("updated_by")?.unwrap_or_default(),
-            name: r.try_get("updated_by_name")?,
-        },
-        deleted_at: r.try_get("deleted_at")?,
-        deleted_by: r.try_get("deleted_by")?,
-        position: r.try_get("position")?,
-    })
+/// [`ROW_COLUMNS`], by name.
+#[derive(sqlx::FromRow)]
+struct RowColumns {
+    id: i64,
+    uid: Option<String>,
+    slug: String,
+    title: String,
+    content: String,
+    content_z: stored::Packed,
+    parent_id: Option<i64>,
+    parent_slug: Option<String>,
+    parent_uid: Option<String>,
+    revision: String,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    updated_by: Option<i64>,
+    updated_by_name: String,
+    deleted_at: Option<Timestamp>,
+    deleted_by: Option<i64>,
+    position: Option<i64>,
+}
+
+impl TryFrom<RowColumns> for Row {
+    type Error = Error;
+
+    fn try_from(c: RowColumns) -> Result<Row> {
+        Ok(Row {
+            id: c.id,
+            uid: c.uid.unwrap_or_default(),
+            slug: c.slug,
+            title: c.title,
+            content: stored::read(c.content, c.content_z)?,
+            parent_id: c.parent_id,
+            parent_slug: c.parent_slug,
+            parent_uid: c.parent_uid,
+            revision: c.revision,
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+            updated_by: Actor { id: c.updated_by.unwrap_or_default(), name: c.updated_by_name },
+            deleted_at: c.deleted_at,
+            deleted_by: c.deleted_by,
+            position: c.position,
+        })
+    }
+}
+
+/// [`ROW_COLUMNS`] and [`AGGREGATES`], by name.
+#[derive(sqlx::FromRow)]
+struct ListedColumns {
+    #[sqlx(flatten)]
+    row: RowColumns,
+    tags: Option<String>,
+    links: Option<String>,
+}
+
+impl ListedColumns {
+    fn split(self) -> Result<(Row, Lists)> {
+        Ok((Row::try_from(self.row)?, Lists { tags: split_list(self.tags), links: split_list(self.links) }))
+    }
 }
 
 impl Row {
@@ -174,8 +212,9 @@ impl State {
 
 pub(crate) async fn find(conn: &mut AnyConnection, ws_id: i64, slug: &str, state: State) -> Result<Option<Row>> {
     let sql = format!("{ROW_COLUMNS} {ROW_FROM} WHERE p.workspace_id = $1 AND p.slug = $2{}", state.filter());
-    let row = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(slug).fetch_optional(&mut *conn).await?;
-    row.as_ref().map(row_from).transpose()
+    let row: Option<RowColumns> =
+        sqlx::query_as(AssertSqlSafe(sql)).bind(ws_id).bind(slug).fetch_optional(&mut *conn).await?;
+    row.map(Row::try_from).transpose()
 }
 
 /// A live page's row; or 308 for an old slug of a live page, else 404 (`aliases::missing`).
@@ -220,15 +259,9 @@ pub(crate) async fn find_listed(
 ) -> Result<Option<(Row, Lists)>> {
     let sql =
         format!("{ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} WHERE p.workspace_id = $1 AND p.slug = $2{}", state.filter());
-    let Some(row) = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(slug).fetch_optional(&mut *conn).await? else {
-        return Ok(None);
-    };
-    Ok(Some((row_from(&row)?, lists_from(&row)?)))
-}
-
-/// The lists a row read with [`AGGREGATES`] holds.
-fn lists_from(r: &AnyRow) -> Result<Lists> {
-    Ok(Lists { tags: split_list(r.try_get("tags")?), links: split_list(r.try_get("links")?) })
+    let row: Option<ListedColumns> =
+        sqlx::query_as(AssertSqlSafe(sql)).bind(ws_id).bind(slug).fetch_optional(&mut *conn).await?;
+    row.map(ListedColumns::split).transpose()
 }
 
 /// [`find_listed`] of several pages at once, in whatever state, by slug: what a group of
@@ -242,13 +275,13 @@ pub(crate) async fn find_listed_many(
     let sql = format!(
         "{ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} WHERE p.workspace_id = $1 AND p.slug IN (SELECT j.value FROM {list})"
     );
-    let found =
-        sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(json!(slugs).to_string()).fetch_all(&mut *conn).await?;
+    let found: Vec<ListedColumns> =
+        sqlx::query_as(AssertSqlSafe(sql)).bind(ws_id).bind(json!(slugs).to_string()).fetch_all(&mut *conn).await?;
     found
-        .iter()
-        .map(|r| {
-            let row = row_from(r)?;
-            Ok((row.slug.clone(), (row, lists_from(r)?)))
+        .into_iter()
+        .map(|c| {
+            let (row, lists) = c.split()?;
+            Ok((row.slug.clone(), (row, lists)))
         })
         .collect()
 }
@@ -285,8 +318,9 @@ pub(crate) async fn siblings(
         "{ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} \
          WHERE p.workspace_id = $1 AND p.parent_id IS NOT DISTINCT FROM $2 AND p.deleted_at IS NULL"
     );
-    let rows = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(parent_id).fetch_all(&mut *conn).await?;
-    let mut out = rows.iter().map(|r| Ok((row_from(r)?, lists_from(r)?))).collect::<Result<Vec<_>>>()?;
+    let rows: Vec<ListedColumns> =
+        sqlx::query_as(AssertSqlSafe(sql)).bind(ws_id).bind(parent_id).fetch_all(&mut *conn).await?;
+    let mut out = rows.into_iter().map(ListedColumns::split).collect::<Result<Vec<_>>>()?;
     out.sort_by(|(a, _), (b, _)| tree_order((a.position, &a.title, &a.slug), (b.position, &b.title, &b.slug)));
     Ok(out)
 }
@@ -314,7 +348,7 @@ pub(crate) enum Among<'a> {
     /// Live pages.
     Live,
     /// Pages trashed by the same delete as the page: its `deleted_at` and `deleted_by`.
-    TrashedWith(&'a str, Option<i64>),
+    TrashedWith(&'a Timestamp, Option<i64>),
 }
 
 /// The descendants of a page among `among`, nearest first (children, then
@@ -338,18 +372,18 @@ pub(crate) async fn descendants(
             WHERE {next} AND down.depth < $3) \
          {ROW_COLUMNS}, {AGGREGATES} {ROW_FROM} JOIN down ON down.id = p.id ORDER BY down.depth, p.id"
     );
-    let mut query = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(page_id).bind(MAX_DEPTH);
+    let mut query = sqlx::query_as::<_, ListedColumns>(AssertSqlSafe(sql)).bind(ws_id).bind(page_id).bind(MAX_DEPTH);
     if let Among::TrashedWith(at, by) = among {
         query = query.bind(at).bind(by);
     }
     let rows = query.fetch_all(&mut *conn).await?;
     let mut seen = HashSet::new();
     let mut out = Vec::with_capacity(rows.len());
-    for r in &rows {
-        let row = row_from(r)?;
+    for c in rows {
+        let (row, lists) = c.split()?;
         // A corrupted cycle would list a page twice.
         if seen.insert(row.id) {
-            out.push((row, lists_from(r)?));
+            out.push((row, lists));
         }
     }
     Ok(out)
@@ -440,8 +474,23 @@ const SUMMARY_SELECT: &str = "SELECT p.id, p.slug, p.title, pp.slug AS parent_sl
      p.updated_at, p.updated_by, COALESCE(u.name, '') AS updated_by_name, p.position \
      FROM pages p LEFT JOIN pages pp ON pp.id = p.parent_id LEFT JOIN users u ON u.id = p.updated_by";
 
-async fn summaries(conn: &mut AnyConnection, rows: Vec<AnyRow>) -> Result<Vec<PageSummary>> {
-    let ids: Vec<i64> = rows.iter().map(|r| r.try_get("id")).collect::<Result<_, _>>()?;
+/// [`SUMMARY_SELECT`]'s columns, by name.
+#[derive(sqlx::FromRow)]
+struct SummaryColumns {
+    id: i64,
+    slug: String,
+    title: String,
+    parent_slug: Option<String>,
+    revision: String,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    updated_by: Option<i64>,
+    updated_by_name: String,
+    position: Option<i64>,
+}
+
+async fn summaries(conn: &mut AnyConnection, rows: Vec<SummaryColumns>) -> Result<Vec<PageSummary>> {
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let mut tags: HashMap<i64, Vec<String>> = HashMap::new();
     if !ids.is_empty() {
         let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
@@ -452,26 +501,23 @@ async fn summaries(conn: &mut AnyConnection, rows: Vec<AnyRow>) -> Result<Vec<Pa
             tags.entry(id).or_default().push(tag);
         }
     }
-    rows.iter()
+    Ok(rows
+        .into_iter()
         .map(|r| {
-            let id: i64 = r.try_get("id")?;
-            let mut tags = tags.remove(&id).unwrap_or_default();
+            let mut tags = tags.remove(&r.id).unwrap_or_default();
             tags.sort_unstable();
-            Ok(PageSummary {
-                slug: r.try_get("slug")?,
-                title: r.try_get("title")?,
-                parent: r.try_get("parent_slug")?,
+            PageSummary {
+                slug: r.slug,
+                title: r.title,
+                parent: r.parent_slug,
                 tags,
-                revision: r.try_get("revision")?,
-                created_at: r.try_get("created_at")?,
-                updated_at: r.try_get("updated_at")?,
-                updated_by: Actor {
-                    id: r.try_get::<Option<i64>, _>("updated_by")?.unwrap_or_default(),
-                    name: r.try_get("updated_by_name")?,
-                },
-            })
+                revision: r.revision,
+                created_at: r.created_at,
+                updated_at: r.updated_at,
+                updated_by: Actor { id: r.updated_by.unwrap_or_default(), name: r.updated_by_name },
+            }
         })
-        .collect()
+        .collect())
 }
 
 /// Live pages, most recently updated first, optionally only those with `tag`
@@ -486,7 +532,7 @@ pub(crate) async fn recent(
     let filter = "p.workspace_id = $1 AND p.deleted_at IS NULL \
          AND ($2 IS NULL OR EXISTS (SELECT 1 FROM page_tags t WHERE t.page_id = p.id AND t.tag = $2))";
     let sql = format!("{SUMMARY_SELECT} WHERE {filter} ORDER BY p.updated_at DESC, p.slug LIMIT $3 OFFSET $4");
-    let rows = sqlx::query(AssertSqlSafe(sql))
+    let rows = sqlx::query_as(AssertSqlSafe(sql))
         .bind(ws_id)
         .bind(tag)
         .bind(paging.limit)
@@ -501,18 +547,14 @@ pub(crate) async fn recent(
 /// Direct live children of a page, in tree order.
 pub(crate) async fn live_children(conn: &mut AnyConnection, ws_id: i64, page_id: i64) -> Result<Vec<PageSummary>> {
     let sql = format!("{SUMMARY_SELECT} WHERE p.workspace_id = $1 AND p.parent_id = $2 AND p.deleted_at IS NULL");
-    let rows = sqlx::query(AssertSqlSafe(sql)).bind(ws_id).bind(page_id).fetch_all(&mut *conn).await?;
-    // Each row's sort key read once, not at every comparison.
-    let key = |r: &AnyRow| -> Result<(Option<i64>, String, String)> {
-        Ok((r.try_get("position")?, r.try_get("title")?, r.try_get("slug")?))
-    };
-    let mut keyed = rows.into_iter().map(|r| Ok((key(&r)?, r))).collect::<Result<Vec<_>>>()?;
-    keyed.sort_by(|(a, _), (b, _)| tree_order((a.0, &a.1, &a.2), (b.0, &b.1, &b.2)));
-    summaries(conn, keyed.into_iter().map(|(_, r)| r).collect()).await
+    let mut rows: Vec<SummaryColumns> =
+        sqlx::query_as(AssertSqlSafe(sql)).bind(ws_id).bind(page_id).fetch_all(&mut *conn).await?;
+    rows.sort_by(|a, b| tree_order((a.position, &a.title, &a.slug), (b.position, &b.title, &b.slug)));
+    summaries(conn, rows).await
 }
 
 /// What pages trashed by one delete share: the time and the user of that delete.
-pub(crate) fn trash_group(deleted_at: &str, deleted_by: Option<i64>) -> String {
+pub(crate) fn trash_group(deleted_at: &Timestamp, deleted_by: Option<i64>) -> String {
     format!("{deleted_at}/{}", deleted_by.unwrap_or_default())
 }
 
@@ -520,7 +562,7 @@ const TRASH_SELECT: &str = "SELECT p.slug, p.title, p.deleted_at, p.deleted_by, 
      LEFT JOIN pages pp ON pp.id = p.parent_id LEFT JOIN users u ON u.id = p.deleted_by \
      WHERE p.workspace_id = $1 AND p.deleted_at IS NOT NULL";
 
-type TrashTuple = (String, String, String, Option<i64>, String, Option<String>);
+type TrashTuple = (String, String, Timestamp, Option<i64>, String, Option<String>);
 
 fn trash_entry((slug, title, deleted_at, by, name, parent): TrashTuple) -> TrashEntry {
     TrashEntry {

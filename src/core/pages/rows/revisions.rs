@@ -6,6 +6,7 @@ use sqlx::{AnyConnection, AssertSqlSafe};
 use crate::core::pages::Actor;
 use crate::core::paging::Paging;
 use crate::error::Result;
+use crate::time::Timestamp;
 
 /// One revision row of a page.
 pub(crate) struct RevRow {
@@ -16,7 +17,7 @@ pub(crate) struct RevRow {
     pub title: String,
     pub message: String,
     pub author: Actor,
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
 const REV_SELECT: &str = "SELECT id, sha, path, blob, title, message, COALESCE(author_id, 0) AS author_id, author_name, \
@@ -33,7 +34,7 @@ struct RevColumns {
     message: String,
     author_id: i64,
     author_name: String,
-    created_at: String,
+    created_at: Timestamp,
 }
 
 impl From<RevColumns> for RevRow {

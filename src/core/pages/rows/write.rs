@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::markdown::{self, Parsed};
 use crate::store::{self, Backend, Script, Value};
 use crate::text;
+use crate::time::Timestamp;
 
 /// A page's index row, as a save or `reindex` writes it.
 pub(crate) struct IndexedPage {
@@ -25,12 +26,12 @@ pub(crate) struct IndexedPage {
     pub path: String,
     pub revision: String,
     /// Used only when the row is new.
-    pub created_at: String,
+    pub created_at: Timestamp,
     pub created_by: i64,
-    pub updated_at: String,
+    pub updated_at: Timestamp,
     pub updated_by: i64,
     /// When and by whom it was trashed; None for a live page.
-    pub deleted: Option<(String, i64)>,
+    pub deleted: Option<(Timestamp, i64)>,
     /// `content` parsed, when the caller has it already.
     pub parsed: Option<Arc<Parsed>>,
     /// What the write may change of the row (the statement that writes it).
@@ -67,7 +68,7 @@ pub(crate) struct RevisionRow {
     pub message: String,
     pub author_id: Option<i64>,
     pub author_name: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
 /// Workspaces with page rows marked as missing from the full-text index (written by an
@@ -292,7 +293,7 @@ pub(crate) async fn upsert_page_in_tx(
     p: &IndexedPage,
     head: Option<&str>,
     revision: Option<&RevisionRow>,
-) -> Result<(i64, String)> {
+) -> Result<(i64, Timestamp)> {
     let script = page_script(tx, ws_id, p, head, revision).await?;
     page_written(&script.run(tx).await?)
 }
@@ -381,7 +382,7 @@ pub(crate) async fn page_script(
 }
 
 /// The page's row id and creation time, from the rows a [`page_script`] returned.
-pub(crate) fn page_written(rows: &[AnyRow]) -> Result<(i64, String)> {
+pub(crate) fn page_written(rows: &[AnyRow]) -> Result<(i64, Timestamp)> {
     let row = rows.first().ok_or_else(|| Error::internal(anyhow::anyhow!("a page's row write returned no row")))?;
     Ok((row.try_get(0)?, row.try_get(1)?))
 }
