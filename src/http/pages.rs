@@ -106,32 +106,6 @@ pub(crate) struct DiffQuery {
 names_workspace!(NotesQuery, DeleteQuery, DiffQuery, SlugQuery, EmbedsQuery);
 
 #[derive(Deserialize, ToSchema)]
-#[schema(example = json!({"slug": "runbook", "content": "# Runbook\n\nRestart with `systemctl restart app`. #ops", "parent": null}))]
-pub(crate) struct CreatePage {
-    pub title: Option<String>,
-    /// Derived from the title when absent.
-    pub slug: Option<String>,
-    /// Raw markdown, at most 1 MiB.
-    pub content: Option<String>,
-    /// Slug of a live parent page.
-    pub parent: Option<String>,
-}
-
-#[derive(Deserialize, ToSchema)]
-#[schema(example = json!({"content": "# Runbook\n\nRestart, then check [[status]]. #ops", "base_revision": "4f0c2a9e8d1b7c6a5f4e3d2c1b0a998877665544"}))]
-pub(crate) struct UpdatePage {
-    pub content: Option<String>,
-    pub title: Option<String>,
-    /// The revision the edit was based on; stale → 409 (or a merge with `merge: true`).
-    pub base_revision: Option<String>,
-    /// Merge a stale edit three-way against its base.
-    #[serde(default)]
-    pub merge: bool,
-    /// Commit message (default "Update <title>").
-    pub message: Option<String>,
-}
-
-#[derive(Deserialize, ToSchema)]
 pub(crate) struct MovePage {
     /// Slug of the new parent; null for the top level.
     #[serde(default)]
@@ -198,13 +172,12 @@ async fn page_tree(State(ctx): State<Ctx>, m: Member) -> Result<axum::Json<Vec<T
 }
 
 /// Creates a page.
-#[utoipa::path(post, path = "/api/pages", tag = "pages", params(Ws), request_body = CreatePage,
+#[utoipa::path(post, path = "/api/pages", tag = "pages", params(Ws), request_body = NewPage,
     responses((status = 201, body = Page, headers(("ETag" = String))),
         (status = 400, body = Problem, description = "Bad slug, content over 1 MiB, no title or slug, unknown parent"),
         (status = 404, body = Problem), (status = 409, body = Problem, description = "Slug taken"),
         (status = 422, body = Problem), (status = 503, body = Problem)))]
-async fn create_page(State(ctx): State<Ctx>, m: Member, Json(req): Json<CreatePage>) -> Result<Response> {
-    let req = NewPage { title: req.title, slug: req.slug, content: req.content, parent: req.parent };
+async fn create_page(State(ctx): State<Ctx>, m: Member, Json(req): Json<NewPage>) -> Result<Response> {
     Ok(with_etag(StatusCode::CREATED, pages::create(&ctx, &m.access, &m.auth.user, req).await?))
 }
 
@@ -217,7 +190,7 @@ async fn get_page(State(ctx): State<Ctx>, p: OnPage) -> Result<Response> {
 
 /// Updates a page. `base_revision` or `If-Match` guard against lost updates.
 #[utoipa::path(put, path = "/api/pages/{slug}", tag = "pages", params(("slug" = String, Path), Ws, ("If-Match" = Option<String>, Header)),
-    request_body = UpdatePage,
+    request_body = PageUpdate,
     responses((status = 200, body = Page, headers(("ETag" = String))), (status = 400, body = Problem),
         (status = 404, body = Problem),
         (status = 409, body = Problem, description = "Stale revision (body has current_revision) or merge conflict (body has merged)"),
@@ -226,21 +199,15 @@ async fn update_page(
     State(ctx): State<Ctx>,
     p: OnPage,
     headers: HeaderMap,
-    Json(req): Json<UpdatePage>,
+    Json(mut req): Json<PageUpdate>,
 ) -> Result<Response> {
     let if_match = headers
         .get(IF_MATCH)
         .and_then(|v| v.to_str().ok())
         .map(|v| v.trim().trim_start_matches("W/").trim_matches('"').to_owned())
         .filter(|v| v != "*");
-    let change = PageUpdate {
-        content: req.content,
-        title: req.title,
-        base_revision: req.base_revision.or(if_match),
-        merge: req.merge,
-        message: req.message,
-    };
-    Ok(with_etag(StatusCode::OK, pages::update(&ctx, &p.access, &p.auth.user, &p.slug, change).await?))
+    req.base_revision = req.base_revision.or(if_match);
+    Ok(with_etag(StatusCode::OK, pages::update(&ctx, &p.access, &p.auth.user, &p.slug, req).await?))
 }
 
 /// Moves a page to the trash (`recursive=true` for a page with live children).

@@ -1,30 +1,37 @@
-//! What the doors ask of the page write path: the core's own input types, which the
-//! HTTP bodies and the MCP arguments are turned into.
+//! What the doors ask of the page write path: the core's own input types. The HTTP door
+//! takes them as its request bodies (`CreatePage`, `UpdatePage` in the API's schemas);
+//! the MCP door's arguments, described for agents and naming their page and workspace
+//! in the same object, are turned into them.
 
-/// A page to create.
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+// A page to create. (Its doc comments are the API schema's descriptions.)
+#[derive(Deserialize, ToSchema)]
+#[schema(as = CreatePage, example = json!({"slug": "runbook", "content": "# Runbook\n\nRestart with `systemctl restart app`. #ops", "parent": null}))]
 pub(crate) struct NewPage {
     pub title: Option<String>,
     /// Derived from the title when absent.
     pub slug: Option<String>,
     /// Raw markdown, at most 1 MiB.
     pub content: Option<String>,
-    /// The slug of a live parent page.
+    /// Slug of a live parent page.
     pub parent: Option<String>,
 }
 
-/// An edit of a page's content or title.
-#[derive(Clone)]
+// An edit of a page's content or title: the whole new markdown (at most 1 MiB) and the
+// new title, each unchanged when absent (the title then comes from the content, if
+// any); a stale `base_revision` is refused (409), or merged three-way with `merge`.
+#[derive(Clone, Deserialize, ToSchema)]
+#[schema(as = UpdatePage, example = json!({"content": "# Runbook\n\nRestart, then check [[status]]. #ops", "base_revision": "4f0c2a9e8d1b7c6a5f4e3d2c1b0a998877665544"}))]
 pub(crate) struct PageUpdate {
-    /// The whole new markdown (at most 1 MiB); unchanged when absent.
     pub content: Option<String>,
-    /// The new title; when absent, from the content, else unchanged.
     pub title: Option<String>,
-    /// The revision the edit started from: when the page changed since, the edit is
-    /// refused as stale (409), or merged with `merge`.
+    /// The revision the edit was based on; stale → 409 (or a merge with `merge: true`).
     pub base_revision: Option<String>,
-    /// Merge a stale edit three-way against `base_revision`; overlapping changes are
-    /// refused with the merged text carrying conflict markers.
+    /// Merge a stale edit three-way against its base.
+    #[serde(default)]
     pub merge: bool,
-    /// The commit message; "Update <title>" when absent.
+    /// Commit message (default "Update <title>").
     pub message: Option<String>,
 }
