@@ -49,30 +49,49 @@ async function moveTo(slug: string, parent: string | null): Promise<void> {
   }
 }
 
-/** The "top level" zone's drop handlers (rows have useRowDrop). */
-function useTopLevelDrop() {
-  const [over, setOver] = useState(false);
-  const accepts = () => dragging.get() !== null;
+/** A drop target for a dragged page: `where` says what a drop at the pointer would do (or
+ *  what to highlight), `drop` moves the dragged page there. The handlers accept only a
+ *  page being dragged that `accepts` allows. */
+function useDrop<T>(
+  accepts: (slug: string) => boolean,
+  where: (e: DragEvent) => T,
+  drop: (slug: string, at: T) => void,
+) {
+  const [over, setOver] = useState<T | null>(null);
+  const dragged = () => {
+    const slug = dragging.get();
+    return slug !== null && accepts(slug) ? slug : null;
+  };
   return {
     over,
     handlers: {
       onDragOver: (e: DragEvent) => {
-        if (!accepts()) return;
+        if (dragged() === null) return;
         e.preventDefault();
         if (e.dataTransfer) e.dataTransfer.dropEffect = "move";
-        setOver(true);
+        setOver(where(e));
       },
-      onDragLeave: () => setOver(false),
+      onDragLeave: () => setOver(null),
       onDrop: (e: DragEvent) => {
-        setOver(false);
-        const slug = dragging.get();
-        if (!slug || !accepts()) return;
+        setOver(null);
+        const slug = dragged();
+        if (slug === null) return;
         e.preventDefault();
         dragging.set(null);
-        void moveTo(slug, null);
+        drop(slug, where(e));
       },
     },
   };
+}
+
+/** The "top level" zone's drop handlers (rows have useRowDrop). */
+function useTopLevelDrop() {
+  const { over, handlers } = useDrop(
+    () => true,
+    () => true,
+    (slug) => void moveTo(slug, null),
+  );
+  return { over: over === true, handlers };
 }
 
 /** Where on a row a dragged page is: its upper edge (before it), its middle (into it), its
@@ -88,37 +107,21 @@ function zoneAt(e: DragEvent): DropZone {
 
 /** Drops on a page's row: into it (a child, by the move API), or before/after it. */
 function useRowDrop(row: PageRow) {
-  const [over, setOver] = useState<DropZone | null>(null);
   const self = row.node.slug;
-  const accepts = () => dragging.get() !== null && dragging.get() !== self;
-  return {
-    over,
-    handlers: {
-      onDragOver: (e: DragEvent) => {
-        if (!accepts()) return;
-        e.preventDefault();
-        if (e.dataTransfer) e.dataTransfer.dropEffect = "move";
-        setOver(zoneAt(e));
-      },
-      onDragLeave: () => setOver(null),
-      onDrop: (e: DragEvent) => {
-        setOver(null);
-        const slug = dragging.get();
-        if (!slug || !accepts()) return;
-        e.preventDefault();
-        dragging.set(null);
-        const zone = zoneAt(e);
-        if (zone === "onto") return void moveTo(slug, self);
-        const open = row.open && (row.node.children ?? []).length > 0;
-        if (zone === "after" && open) return void placeFromDrop(slug, self, null);
-        if (zone === "after") return void placeFromDrop(slug, row.parent, self);
-        // Before this page: after the sibling above it (the dragged page left out), or first.
-        const list = (childrenOf(tree.get() ?? [], row.parent) ?? []).filter((n) => n.slug !== slug);
-        const i = list.findIndex((n) => n.slug === self);
-        void placeFromDrop(slug, row.parent, i > 0 ? list[i - 1]!.slug : null);
-      },
+  return useDrop<DropZone>(
+    (slug) => slug !== self,
+    zoneAt,
+    (slug, zone) => {
+      if (zone === "onto") return void moveTo(slug, self);
+      const open = row.open && (row.node.children ?? []).length > 0;
+      if (zone === "after" && open) return void placeFromDrop(slug, self, null);
+      if (zone === "after") return void placeFromDrop(slug, row.parent, self);
+      // Before this page: after the sibling above it (the dragged page left out), or first.
+      const list = (childrenOf(tree.get() ?? [], row.parent) ?? []).filter((n) => n.slug !== slug);
+      const i = list.findIndex((n) => n.slug === self);
+      void placeFromDrop(slug, row.parent, i > 0 ? list[i - 1]!.slug : null);
     },
-  };
+  );
 }
 
 async function placeFromDrop(slug: string, parent: string | null, after: string | null): Promise<void> {
