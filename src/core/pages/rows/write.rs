@@ -384,7 +384,7 @@ pub(crate) async fn page_script(
 /// The page's row id and creation time, from the rows a [`page_script`] returned.
 pub(crate) fn page_written(rows: &[AnyRow]) -> Result<(i64, Timestamp)> {
     let row = rows.first().ok_or_else(|| Error::internal(anyhow::anyhow!("a page's row write returned no row")))?;
-    Ok((row.try_get(0)?, row.try_get(1)?))
+    Ok((row.try_get("id")?, row.try_get("created_at")?))
 }
 
 /// PostgreSQL's search vector is a column of the row, computed from the search title and
