@@ -89,6 +89,7 @@ codes! {
     CrossSiteRequest = "cross_site_request",
     OriginNotAllowed = "origin_not_allowed",
     MethodNotAllowed = "method_not_allowed",
+    NotAWebsocket = "not_a_websocket",
     BodyTooLarge = "body_too_large",
     UploadTooLarge = "upload_too_large",
     UploadTypeRefused = "upload_type_refused",
@@ -361,6 +362,14 @@ impl Error {
     }
 
     // --- 405 / 409 / 413 / 422 / 429 / 503 ------------------------------------------------
+    /// A co-editing route asked for without a WebSocket upgrade.
+    pub fn not_a_websocket(why: &str) -> Self {
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            Code::NotAWebsocket,
+            format!("this route is a WebSocket: {why}; open it with a WebSocket client"),
+        )
+    }
     pub fn method_not_allowed(method: &str) -> Self {
         Self::new(StatusCode::METHOD_NOT_ALLOWED, Code::MethodNotAllowed, format!("{method} is not allowed here"))
     }

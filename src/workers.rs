@@ -116,6 +116,7 @@ pub(crate) fn start(ctx: &Ctx) -> Workers {
         let (cache, url) = (ctx.credentials.clone(), ctx.config.database_url());
         tasks.push(tokio::spawn(crate::core::credentials::cache::listen(cache, url, stopped.clone())));
     }
+    tasks.push(tokio::spawn(live_sessions(ctx.clone())));
     tasks.push(tokio::spawn(delivery(ctx.clone(), stopped)));
     Workers { stop, tasks }
 }
@@ -139,6 +140,16 @@ impl Workers {
                 "background work still running after the shutdown grace; stopping without it"
             );
         }
+    }
+}
+
+/// Takes up, once at start, the co-editing sessions a stopped process left in its log
+/// (`live::recover`): their text becomes a revision.
+async fn live_sessions(ctx: Ctx) {
+    match crate::core::live::recover(&ctx).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(sessions = n, "co-editing sessions taken up from their logs"),
+        Err(e) => tracing::warn!(error = %e, "co-editing logs not read; they are taken up when their pages are opened"),
     }
 }
 

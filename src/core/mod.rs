@@ -8,6 +8,7 @@ pub(crate) mod export;
 pub(crate) mod i18n;
 pub(crate) mod import;
 pub(crate) mod intel;
+pub(crate) mod live;
 pub(crate) mod packing;
 pub(crate) mod pages;
 pub(crate) mod paging;
@@ -75,6 +76,8 @@ pub struct CtxInner {
     /// Ways for tests to widen race windows and fail a save on demand (`test_hooks`: only
     /// in builds with the `test-hooks` feature, which the test suites turn on).
     pub test_hooks: TestHooks,
+    /// The open co-editing sessions (`live`).
+    pub live: live::Sessions,
 }
 
 impl Deref for Ctx {
@@ -114,6 +117,7 @@ impl Ctx {
             writers: Default::default(),
             queued: Default::default(),
             test_hooks: Default::default(),
+            live: Default::default(),
         })))
     }
 

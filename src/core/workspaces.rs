@@ -243,6 +243,11 @@ pub(crate) async fn first_owner(ctx: &Ctx, slug: &str) -> Result<Option<i64>> {
     .await?)
 }
 
+/// The slug of the workspace with id `id`, if it still exists.
+pub(crate) async fn slug_of(ctx: &Ctx, id: i64) -> Result<Option<String>> {
+    Ok(sqlx::query_scalar("SELECT slug FROM workspaces WHERE id = $1").bind(id).fetch_optional(&ctx.db.pool).await?)
+}
+
 /// Access to the workspace named by `ws=`, or else the caller's default workspace.
 pub(crate) async fn access_or_default(ctx: &Ctx, user: &User, ws: Option<&str>) -> Result<Access> {
     match ws.or(user.default_workspace.as_deref()) {

@@ -29,11 +29,10 @@ use std::time::Duration;
 
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, oneshot};
+use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use tower::{Service, ServiceExt};
 
 use crate::sync::lock;
@@ -133,7 +132,11 @@ pub(crate) async fn serve(listener: TcpListener, app: Router, limits: Limits, sh
     http.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout).keep_alive(true);
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let open = Arc::new(Mutex::new(Open::default()));
-    let graceful = GracefulShutdown::new();
+    // Shutdown, as hyper-util's `GracefulShutdown` does it (which does not take a
+    // connection that may upgrade to a WebSocket): each connection watches `stopping`
+    // and holds a clone of `alive`, whose receiver ends when the last one is gone.
+    let (stop, stopping) = watch::channel(false);
+    let (alive, mut all_closed) = mpsc::channel::<()>(1);
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -183,23 +186,33 @@ pub(crate) async fn serve(listener: TcpListener, app: Router, limits: Limits, sh
                 answered
             }
         });
-        let conn = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc));
-        let conn = graceful.watch(conn);
+        // With upgrades: a co-editing session's WebSocket (`http/live.rs`).
+        let conn = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc)).with_upgrades();
         let open = open.clone();
+        let (alive, mut stopping) = (alive.clone(), stopping.clone());
         tokio::spawn(async move {
+            let mut conn = std::pin::pin!(conn);
             // A client that goes away or breaks the protocol ends its connection only;
             // one closed to make room is dropped with its socket.
-            tokio::select! {
-                _ = conn => {}
-                _ = closed => {}
+            let stop = tokio::select! {
+                _ = conn.as_mut() => false,
+                _ = closed => false,
+                _ = stopping.wait_for(|s| *s) => true,
+            };
+            if stop {
+                conn.as_mut().graceful_shutdown();
+                let _ = conn.await;
             }
             lock(&open).remove(id);
             drop(slot);
+            drop(alive);
         });
     }
     drop(listener);
     tracing::info!(grace_secs = limits.grace.as_secs(), "shutting down: no new connections, finishing requests");
-    if tokio::time::timeout(limits.grace, graceful.shutdown()).await.is_err() {
+    let _ = stop.send(true);
+    drop(alive);
+    if tokio::time::timeout(limits.grace, all_closed.recv()).await.is_err() {
         tracing::warn!("grace period over; closing remaining connections");
     }
 }

@@ -17,7 +17,7 @@
 
 use axum::extract::Request;
 use axum::http::header::{AUTHORIZATION, HOST, ORIGIN};
-use axum::http::{HeaderName, Method};
+use axum::http::{HeaderMap, HeaderName, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -39,6 +39,21 @@ fn cross_site(req: &Request) -> Option<String> {
     if safe || headers.contains_key(AUTHORIZATION) || req.uri().path() == "/api/mcp" {
         return None;
     }
+    foreign(headers)
+}
+
+/// For a GET that opens a channel on the caller's cookie (a co-editing WebSocket, which
+/// browsers open from any site with its cookies): 403 `cross_site_request` unless it comes
+/// from this server's own pages, a non-browser client, or carries a bearer credential.
+pub(crate) fn same_origin(headers: &HeaderMap) -> Result<(), Error> {
+    if headers.contains_key(AUTHORIZATION) {
+        return Ok(());
+    }
+    foreign(headers).map_or(Ok(()), |why| Err(Error::cross_site_request(&why)))
+}
+
+/// Why headers say the request comes from another site's page, if they do.
+fn foreign(headers: &HeaderMap) -> Option<String> {
     if let Some(site) = headers.get(SEC_FETCH_SITE) {
         let site = site.to_str().unwrap_or("invalid");
         return (!matches!(site, "same-origin" | "none")).then(|| format!("Sec-Fetch-Site: {site}"));

@@ -10,6 +10,7 @@ pub(crate) mod connections;
 pub(crate) mod csrf;
 pub(crate) mod extract;
 pub(crate) mod intel;
+pub(crate) mod live;
 pub(crate) mod mcp;
 pub(crate) mod pages;
 pub(crate) mod scope;
@@ -123,6 +124,7 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
         .merge(tokens::router())
         .merge(workspaces::router())
         .merge(pages::router())
+        .merge(live::router())
         .merge(search::router())
         .merge(intel::router())
         .merge(webhooks::router())

@@ -320,6 +320,23 @@ const TABLES: &[Table] = &[
         constraints: &[],
     },
     Table {
+        // The co-editing sessions' update logs (core/live): each update a client sent,
+        // written before it is acknowledged, until the session's text is a revision.
+        name: "live_updates",
+        columns: &[
+            ("id", "{id}"),
+            ("workspace_id", "BIGINT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE"),
+            // The page's stable id: a session follows its page through renames.
+            ("page_uid", "TEXT NOT NULL"),
+            // Who sent it; 0 for the server's own (the text a session starts from).
+            ("user_id", "BIGINT NOT NULL"),
+            // A Yjs update, v1 encoding.
+            ("body", "{blob} NOT NULL"),
+            ("created_at", "TEXT NOT NULL"),
+        ],
+        constraints: &[],
+    },
+    Table {
         name: "webhooks",
         columns: &[
             ("id", "{id}"),
@@ -386,6 +403,7 @@ const INDEXES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS events_workspace_idx ON events (workspace_id, id)",
     "CREATE INDEX IF NOT EXISTS events_created_idx ON events (created_at)",
     "CREATE INDEX IF NOT EXISTS webhooks_workspace_idx ON webhooks (workspace_id, id)",
+    "CREATE INDEX IF NOT EXISTS live_updates_page_idx ON live_updates (workspace_id, page_uid, id)",
     "CREATE INDEX IF NOT EXISTS deliveries_webhook_idx ON deliveries (webhook_id, id)",
     "CREATE INDEX IF NOT EXISTS deliveries_due_idx ON deliveries (status, next_attempt_at)",
     "CREATE INDEX IF NOT EXISTS deliveries_page_idx ON deliveries (webhook_id, page_uid, event_id)",

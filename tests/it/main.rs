@@ -19,6 +19,7 @@ mod crash;
 mod docs_tour;
 mod import;
 mod intel;
+mod live;
 mod markdown_fixtures;
 mod mcp;
 mod mcp_interop;

@@ -29,6 +29,20 @@ pub(crate) async fn get(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Page>
     Ok(visible(ctx, access, slug).await?.1)
 }
 
+/// A live page's row by its stable id (a co-editing session's page, renamed or moved
+/// since it began); None once it is trashed or purged.
+pub(crate) async fn by_uid(ctx: &Ctx, access: &Access, uid: &str) -> Result<Option<rows::Row>> {
+    let mut conn = ctx.db.pool.acquire().await?;
+    rows::live_by_uid(&mut conn, access.workspace_id(), uid).await
+}
+
+/// A live page's row, for what needs its stable id and stored markdown (a co-editing
+/// session starting); 308 / 404 as [`visible`] answers.
+pub(crate) async fn row(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<rows::Row> {
+    let mut conn = ctx.db.pool.acquire().await?;
+    rows::live(&mut conn, access.workspace_id(), slug).await
+}
+
 /// The page with its breadcrumbs, children, backlinks and outline.
 pub(crate) async fn view(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<PageView> {
     let (PageIds { page: id, workspace: ws_id }, page) = visible(ctx, access, slug).await?;

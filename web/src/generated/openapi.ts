@@ -405,6 +405,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/pages/{slug}/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Joins the page's co-editing session: upgrades to a WebSocket speaking the Yjs sync and
+         *     awareness protocols over the page's markdown (the root `Y.Text` named `markdown`). An
+         *     update is stored before the connection's next message is read; a `SyncStep2` answering
+         *     the client's `SyncStep1` says that every update it sent before is stored. The text
+         *     becomes a revision when editing pauses, at least every minute, and when the last
+         *     person leaves. An extension.
+         */
+        get: operations["live_page"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/pages/{slug}/move": {
         parameters: {
             query?: never;
@@ -3379,6 +3403,81 @@ export interface operations {
             };
             /** @description The revision's content is the page's current content */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    live_page: {
+        parameters: {
+            query?: {
+                /** @description Workspace slug (default: the caller's default workspace). */
+                ws?: string;
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switched to the WebSocket protocol */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a WebSocket upgrade */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An upgrade from another site's page */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -217,6 +217,14 @@ pub(crate) async fn find(conn: &mut AnyConnection, ws_id: i64, slug: &str, state
     row.map(Row::try_from).transpose()
 }
 
+/// The live page of the workspace with stable id `uid`, whatever its slug is now.
+pub(crate) async fn live_by_uid(conn: &mut AnyConnection, ws_id: i64, uid: &str) -> Result<Option<Row>> {
+    let sql = format!("{ROW_COLUMNS} {ROW_FROM} WHERE p.workspace_id = $1 AND p.uid = $2 AND p.deleted_at IS NULL");
+    let row: Option<RowColumns> =
+        sqlx::query_as(AssertSqlSafe(sql)).bind(ws_id).bind(uid).fetch_optional(&mut *conn).await?;
+    row.map(Row::try_from).transpose()
+}
+
 /// A live page's row; or 308 for an old slug of a live page, else 404 (`aliases::missing`).
 pub(crate) async fn live(conn: &mut AnyConnection, ws_id: i64, slug: &str) -> Result<Row> {
     match find(conn, ws_id, slug, State::Live).await? {

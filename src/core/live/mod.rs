@@ -1,0 +1,595 @@
+//! Real-time co-editing: everyone who opens a page's editor joins its session, where the
+//! page's raw markdown is one shared text (a Yjs document whose root `Y.Text` is named
+//! `markdown`), kept in step with the Yjs sync and awareness protocols (`yrs::sync`).
+//!
+//! - A session is keyed by the page's stable id, not its slug: a rename or a move while
+//!   people edit changes nothing for them, and the session saves to the page wherever it
+//!   is then.
+//! - **Durable before acknowledged.** Each update a client sends is applied, then stored
+//!   in the session's update log ([`log`]) before the connection's next message is read
+//!   and before it is passed to the others. The protocol's own exchange is the
+//!   acknowledgement: a client that sends `SyncStep1` after its updates gets `SyncStep2`
+//!   only once every update it sent before is in the database. The log's first row is
+//!   the text the session began with, so replaying it after a restart rebuilds the same
+//!   document and the session goes on from there.
+//! - **Git stays the history.** The shared text becomes an ordinary save through the core
+//!   (revision, index, links, webhooks) when editing pauses for [`PAUSE`], at least every
+//!   [`AT_LEAST`] while it goes on, and when the last person leaves. The save is made as
+//!   the person who edited last, against the revision the session last saved or began
+//!   from, merged three-way when another door saved the page meanwhile; the merged text
+//!   comes back into the session as an ordinary edit. Then the log is compacted to one
+//!   row holding the whole document, and a session nobody has open is forgotten.
+
+mod log;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Notify, broadcast};
+use yrs::encoding::read::Cursor;
+use yrs::sync::{Awareness, AwarenessUpdate, Message, MessageReader, SyncMessage};
+use yrs::updates::decoder::{Decode, DecoderV1};
+use yrs::updates::encoder::Encode;
+use yrs::{Doc, GetString, ReadTxn, StateVector, Text, TextRef, Transact, Update};
+
+use super::Ctx;
+use crate::core::pages::rows::Row;
+use crate::core::pages::{self, PageUpdate};
+use crate::core::users::User;
+use crate::core::workspaces::{self, Access};
+use crate::error::{Error, Result};
+use crate::ids::Slug;
+
+/// The name of the shared text, the document's root `Y.Text`.
+pub(crate) const TEXT: &str = "markdown";
+/// Editing that pauses this long becomes a revision.
+pub(crate) const PAUSE: Duration = Duration::from_secs(3);
+/// While editing goes on, a revision at least this often.
+pub(crate) const AT_LEAST: Duration = Duration::from_secs(60);
+/// The largest message a connection may send (a page is at most 1 MiB of markdown; an
+/// update carrying all of it is a little more).
+pub(crate) const MAX_MESSAGE: usize = 2 * 1024 * 1024;
+/// Messages a connection may send per second, on average over [`BURST`] messages.
+const PER_SECOND: f64 = 100.0;
+const BURST: f64 = 400.0;
+/// Messages waiting for a slow connection before it is closed (it resyncs on reconnect).
+const BACKLOG: usize = 1024;
+
+/// The open sessions, by workspace id and page id.
+#[derive(Default)]
+pub struct Sessions {
+    open: tokio::sync::Mutex<HashMap<(i64, String), Arc<Session>>>,
+}
+
+/// One page's session.
+pub(crate) struct Session {
+    ws_id: i64,
+    uid: String,
+    state: Mutex<State>,
+    out: broadcast::Sender<Outgoing>,
+    /// Wakes the session's saver (a change, a connection gone).
+    wake: Notify,
+}
+
+struct State {
+    awareness: Awareness,
+    /// The text of the revision the session began from or last saved, and that revision.
+    committed: String,
+    base: String,
+    /// When the text first changed since `committed`, and when it last changed.
+    dirty: Option<(Instant, Instant)>,
+    /// Who edited last, as they connected (the session's next revision is theirs).
+    last_editor: Option<(User, Access)>,
+    connections: usize,
+    /// The session ended: its page was trashed, or its saver stopped.
+    closed: bool,
+}
+
+/// A message for every connection but the one it came from.
+#[derive(Clone)]
+pub(crate) struct Outgoing {
+    from: u64,
+    pub bytes: Arc<Vec<u8>>,
+}
+
+impl Outgoing {
+    /// Whether the connection `id` sent it (and so does not get it back).
+    pub(crate) fn from(&self, id: u64) -> bool {
+        self.from == id
+    }
+}
+
+/// Why a connection is closed by the server.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// A message that is no Yjs message, or an update that does not apply.
+    Malformed(String),
+    /// More messages than [`PER_SECOND`] allows, or a text over the page size limit.
+    Limit(String),
+    /// The update could not be stored: it was not acknowledged.
+    Unavailable,
+}
+
+impl Session {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        crate::sync::lock(&self.state)
+    }
+
+    fn text(state: &State) -> TextRef {
+        state.awareness.doc().get_or_insert_text(TEXT)
+    }
+
+    fn current(state: &State) -> String {
+        let text = Session::text(state);
+        let txn = state.awareness.doc().transact();
+        text.get_string(&txn)
+    }
+}
+
+/// The live page whose session a caller may join: 404 (or 308 for an old slug) as on
+/// every page route.
+pub(crate) async fn page(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Row> {
+    pages::row(ctx, access, slug).await
+}
+
+/// Opens (or joins) the session of the page `row` ([`page`]), for a caller with `access`.
+pub(crate) async fn join(ctx: &Ctx, access: &Access, user: &User, row: Row) -> Result<Connection> {
+    let key = (access.workspace_id(), row.uid.clone());
+    let mut open = ctx.live.open.lock().await;
+    let session = match open.get(&key) {
+        Some(s) if !s.lock().closed => s.clone(),
+        _ => {
+            let s = start(ctx, access, &row.uid, row.content, row.revision).await?;
+            open.insert(key, s.clone());
+            tokio::spawn(saver(ctx.clone(), s.clone()));
+            s
+        }
+    };
+    session.lock().connections += 1;
+    drop(open);
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    Ok(Connection {
+        id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        session,
+        ctx: ctx.clone(),
+        user: user.clone(),
+        access: access.clone(),
+        clients: HashSet::new(),
+        tokens: BURST,
+        refilled: Instant::now(),
+    })
+}
+
+/// A session from its log, or, without one, from the page's text (stored as the log's
+/// first row before anyone is let in).
+async fn start(ctx: &Ctx, access: &Access, uid: &str, content: String, revision: String) -> Result<Arc<Session>> {
+    let ws_id = access.workspace_id();
+    let logged = log::read(ctx, ws_id, uid).await?;
+    let doc = Doc::new();
+    let text = doc.get_or_insert_text(TEXT);
+    if logged.is_empty() {
+        let base = {
+            let mut txn = doc.transact_mut();
+            text.insert(&mut txn, 0, &content);
+            txn.encode_state_as_update_v1(&StateVector::default())
+        };
+        log::append(ctx, ws_id, uid, 0, &base).await?;
+    } else {
+        let mut txn = doc.transact_mut();
+        for (_, body) in &logged {
+            let update =
+                Update::decode_v1(body).map_err(|e| Error::internal(anyhow::anyhow!("a logged update: {e}")))?;
+            txn.apply_update(update).map_err(|e| Error::internal(anyhow::anyhow!("a logged update: {e}")))?;
+        }
+    }
+    let last_editor = match logged.iter().rev().map(|(user, _)| *user).find(|u| *u != 0) {
+        Some(user) => editor(ctx, access, user).await,
+        None => None,
+    };
+    let now = Instant::now();
+    let state = State {
+        awareness: Awareness::new(doc),
+        committed: content,
+        base: revision,
+        dirty: None,
+        last_editor,
+        connections: 0,
+        closed: false,
+    };
+    let resumed = Session::current(&state) != state.committed;
+    let session = Session {
+        ws_id,
+        uid: uid.to_owned(),
+        state: Mutex::new(State { dirty: resumed.then_some((now, now)), ..state }),
+        out: broadcast::channel(BACKLOG).0,
+        wake: Notify::new(),
+    };
+    Ok(Arc::new(session))
+}
+
+/// Who a resumed session's text is saved as: its last editor while they are a member,
+/// else the workspace's first owner.
+async fn editor(ctx: &Ctx, access: &Access, user_id: i64) -> Option<(User, Access)> {
+    let slug = access.slug();
+    if let Ok(user) = crate::core::users::get(ctx, user_id).await
+        && let Ok(access) = workspaces::access(ctx, &user, slug).await
+    {
+        return Some((user, access));
+    }
+    let owner = workspaces::first_owner(ctx, slug).await.ok()??;
+    let user = crate::core::users::get(ctx, owner).await.ok()?;
+    let access = workspaces::access(ctx, &user, slug).await.ok()?;
+    Some((user, access))
+}
+
+/// Takes up the sessions a stopped (or killed) process left in the log: each is rebuilt
+/// from its log and its text saved when it differs from its page's, then it ends like any
+/// session nobody has open. Answers how many were taken up.
+pub(crate) async fn recover(ctx: &Ctx) -> Result<usize> {
+    let mut taken = 0;
+    for (ws_id, uid) in log::orphans(ctx).await? {
+        let mut open = ctx.live.open.lock().await;
+        let key = (ws_id, uid);
+        if open.contains_key(&key) {
+            continue;
+        }
+        let Some(slug) = workspaces::slug_of(ctx, ws_id).await? else { continue };
+        let access = Access::maintenance(ws_id, &slug);
+        // A page trashed meanwhile keeps its log until it is back and opened.
+        let Some(row) = pages::by_uid(ctx, &access, &key.1).await? else { continue };
+        let s = start(ctx, &access, &row.uid, row.content, row.revision).await?;
+        open.insert(key, s.clone());
+        tokio::spawn(saver(ctx.clone(), s));
+        taken += 1;
+    }
+    Ok(taken)
+}
+
+/// One person's connection to a session. Dropping it leaves the session: its presence
+/// is removed for the others, and the last one out has the text saved.
+pub(crate) struct Connection {
+    pub id: u64,
+    session: Arc<Session>,
+    ctx: Ctx,
+    user: User,
+    access: Access,
+    /// The awareness client ids this connection announced (its presence).
+    clients: HashSet<u64>,
+    tokens: f64,
+    refilled: Instant,
+}
+
+impl Connection {
+    /// What the server sends first: its state vector (`SyncStep1`) and who is here.
+    pub(crate) fn start(&self) -> Vec<u8> {
+        let state = self.session.lock();
+        let sv = state.awareness.doc().transact().state_vector();
+        let mut out = Message::Sync(SyncMessage::SyncStep1(sv)).encode_v1();
+        if let Ok(update) = state.awareness.update() {
+            out.extend(Message::Awareness(update).encode_v1());
+        }
+        out
+    }
+
+    /// The messages every other connection passes on.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Outgoing> {
+        self.session.out.subscribe()
+    }
+
+    /// The workspace and user the connection was opened with (checked again while it is
+    /// open: a member removed is disconnected).
+    pub(crate) fn who(&self) -> (&User, &Access) {
+        (&self.user, &self.access)
+    }
+
+    /// Handles one binary frame (one or more messages); answers what goes back to this
+    /// connection. Updates are stored before this returns.
+    pub(crate) async fn receive(&mut self, frame: &[u8]) -> std::result::Result<Vec<Vec<u8>>, Refusal> {
+        self.spend()?;
+        let mut decoder = DecoderV1::new(Cursor::new(frame));
+        let messages: Vec<Message> = MessageReader::new(&mut decoder)
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Refusal::Malformed(e.to_string()))?;
+        let mut replies = Vec::new();
+        for message in messages {
+            match message {
+                Message::Sync(SyncMessage::SyncStep1(sv)) => {
+                    let state = self.session.lock();
+                    let update = state.awareness.doc().transact().encode_state_as_update_v1(&sv);
+                    replies.push(Message::Sync(SyncMessage::SyncStep2(update)).encode_v1());
+                }
+                Message::Sync(SyncMessage::SyncStep2(body) | SyncMessage::Update(body)) => self.update(body).await?,
+                Message::Awareness(update) => self.presence(update)?,
+                Message::AwarenessQuery => {
+                    let state = self.session.lock();
+                    let update = state.awareness.update().map_err(|e| Refusal::Malformed(e.to_string()))?;
+                    replies.push(Message::Awareness(update).encode_v1());
+                }
+                // Authentication is the upgrade's; other kinds are not Cairn's to answer.
+                Message::Auth(_) | Message::Custom(..) => {}
+            }
+        }
+        Ok(replies)
+    }
+
+    fn spend(&mut self) -> std::result::Result<(), Refusal> {
+        let now = Instant::now();
+        self.tokens = (self.tokens + now.duration_since(self.refilled).as_secs_f64() * PER_SECOND).min(BURST);
+        self.refilled = now;
+        if self.tokens < 1.0 {
+            return Err(Refusal::Limit(format!("more than {PER_SECOND} messages a second")));
+        }
+        self.tokens -= 1.0;
+        Ok(())
+    }
+
+    /// Applies a client's update, stores it, then passes it on.
+    async fn update(&mut self, body: Vec<u8>) -> std::result::Result<(), Refusal> {
+        let update = Update::decode_v1(&body).map_err(|e| Refusal::Malformed(e.to_string()))?;
+        let changed = {
+            let mut state = self.session.lock();
+            let doc = state.awareness.doc().clone();
+            let before = doc.transact().state_vector();
+            doc.transact_mut().apply_update(update).map_err(|e| Refusal::Malformed(e.to_string()))?;
+            let changed = doc.transact().state_vector() != before;
+            if changed {
+                let length = Session::current(&state).len();
+                if length > crate::core::pages::MAX_CONTENT_BYTES {
+                    return Err(Refusal::Limit(format!("the text would be {length} bytes")));
+                }
+                let now = Instant::now();
+                state.dirty = Some((state.dirty.map_or(now, |(first, _)| first), now));
+                state.last_editor = Some((self.user.clone(), self.access.clone()));
+            }
+            changed
+        };
+        if !changed {
+            return Ok(());
+        }
+        let s = &self.session;
+        if let Err(e) = log::append(&self.ctx, s.ws_id, &s.uid, self.user.id, &body).await {
+            tracing::warn!(error = %e, "a co-editing update could not be stored; its connection is closed");
+            return Err(Refusal::Unavailable);
+        }
+        let bytes = Arc::new(Message::Sync(SyncMessage::Update(body)).encode_v1());
+        let _ = s.out.send(Outgoing { from: self.id, bytes });
+        s.wake.notify_one();
+        Ok(())
+    }
+
+    /// Applies a client's presence (cursor, selection, name) and passes it on.
+    fn presence(&mut self, update: AwarenessUpdate) -> std::result::Result<(), Refusal> {
+        self.clients.extend(update.clients.keys().copied());
+        let bytes = Arc::new(Message::Awareness(update.clone()).encode_v1());
+        self.session.lock().awareness.apply_update(update).map_err(|e| Refusal::Malformed(e.to_string()))?;
+        let _ = self.session.out.send(Outgoing { from: self.id, bytes });
+        Ok(())
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        let s = &self.session;
+        let gone = {
+            let mut state = s.lock();
+            state.connections -= 1;
+            for client in &self.clients {
+                state.awareness.remove_state(*client);
+            }
+            state.awareness.update_with_clients(self.clients.iter().copied()).ok()
+        };
+        if let Some(update) = gone.filter(|_| !self.clients.is_empty()) {
+            let _ = s.out.send(Outgoing { from: self.id, bytes: Arc::new(Message::Awareness(update).encode_v1()) });
+        }
+        s.wake.notify_one();
+    }
+}
+
+/// The session's saver: saves the text when editing pauses, at least every
+/// [`AT_LEAST`], and when the last connection leaves; then ends the session.
+async fn saver(ctx: Ctx, s: Arc<Session>) {
+    loop {
+        let wait = {
+            let state = s.lock();
+            match state.dirty {
+                Some((first, last)) if state.connections > 0 => {
+                    let due = (last + PAUSE).min(first + AT_LEAST);
+                    Some(due.saturating_duration_since(Instant::now()))
+                }
+                Some(_) => Some(Duration::ZERO),
+                None if state.connections == 0 => None,
+                None => Some(Duration::MAX),
+            }
+        };
+        match wait {
+            None => {
+                if end(&ctx, &s).await {
+                    return;
+                }
+            }
+            Some(wait) if wait.is_zero() => {
+                if let Err(e) = save(&ctx, &s).await {
+                    tracing::warn!(error = %e, page = %s.uid, "a co-editing session's text could not be saved; trying again");
+                    tokio::time::sleep(PAUSE).await;
+                }
+            }
+            Some(wait) => {
+                let _ = tokio::time::timeout(wait.min(AT_LEAST), s.wake.notified()).await;
+            }
+        }
+    }
+}
+
+/// Ends a session nobody has open and whose text is saved: forgets it and its log.
+/// False when someone joined meanwhile.
+async fn end(ctx: &Ctx, s: &Arc<Session>) -> bool {
+    let mut open = ctx.live.open.lock().await;
+    // A session closed before (its page left, or nobody may save its text) keeps its log.
+    let keep_log = {
+        let mut state = s.lock();
+        if state.connections > 0 || state.dirty.is_some() {
+            return false;
+        }
+        std::mem::replace(&mut state.closed, true)
+    };
+    let key = (s.ws_id, s.uid.clone());
+    if open.get(&key).is_some_and(|o| Arc::ptr_eq(o, s)) {
+        open.remove(&key);
+    }
+    drop(open);
+    if keep_log {
+        return true;
+    }
+    if let Err(e) = log::clear(ctx, s.ws_id, &s.uid).await {
+        tracing::warn!(error = %e, page = %s.uid, "a closed co-editing session's log stays until its page is opened again");
+    }
+    true
+}
+
+/// Saves the session's text as a revision through the core, and compacts its log.
+async fn save(ctx: &Ctx, s: &Arc<Session>) -> Result<()> {
+    let (text, base, editor) = {
+        let state = s.lock();
+        (Session::current(&state), state.base.clone(), state.last_editor.clone())
+    };
+    let Some((user, access)) = editor else {
+        // Nobody who may save it (a resumed session whose editors and owners are gone):
+        // the session ends and its log keeps the text for the next one.
+        let mut state = s.lock();
+        state.closed = true;
+        state.dirty = None;
+        return Ok(());
+    };
+    let Some(row) = pages::by_uid(ctx, &access, &s.uid).await? else {
+        tracing::info!(page = %s.uid, "a co-edited page left (trashed or purged); its session ends with its log kept");
+        let mut state = s.lock();
+        state.closed = true;
+        state.dirty = None;
+        return Ok(());
+    };
+    let slug = Slug::lookup(&row.slug, Error::page_not_found)?;
+    let saved = if row.content == text {
+        None
+    } else {
+        let edit = PageUpdate {
+            content: Some(text.clone()),
+            title: None,
+            base_revision: Some(base),
+            merge: true,
+            message: None,
+        };
+        match pages::update(ctx, &access, &user, &slug, edit).await {
+            Ok(page) => Some(page),
+            // Overlapping edits of another door: the session's text wins, and the other
+            // save stays in the history.
+            Err(e) if e.code == crate::error::Code::MergeConflict => {
+                let edit = PageUpdate {
+                    content: Some(text.clone()),
+                    title: None,
+                    base_revision: None,
+                    merge: false,
+                    message: None,
+                };
+                Some(pages::update(ctx, &access, &user, &slug, edit).await?)
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let (committed, revision) = match saved {
+        Some(page) => (page.content, page.revision),
+        None => (row.content, row.revision),
+    };
+    let (snapshot, merged_in) = {
+        let mut state = s.lock();
+        // What another door saved meanwhile comes into the session as an edit.
+        let merged_in = (committed != text).then(|| replace(&state, &text, &committed)).flatten();
+        state.committed = committed;
+        state.base = revision;
+        let now = Instant::now();
+        state.dirty = match state.dirty {
+            Some((_, last)) if Session::current(&state) != state.committed => Some((now, last)),
+            _ => None,
+        };
+        (state.awareness.doc().transact().encode_state_as_update_v1(&StateVector::default()), merged_in)
+    };
+    if let Some(update) = merged_in {
+        log::append(ctx, s.ws_id, &s.uid, user.id, &update).await?;
+        let bytes = Arc::new(Message::Sync(SyncMessage::Update(update)).encode_v1());
+        let _ = s.out.send(Outgoing { from: 0, bytes });
+    }
+    log::compact(ctx, s.ws_id, &s.uid, &snapshot).await
+}
+
+/// Edits the shared text from `from` to `to` by replacing what lies between their common
+/// start and end (an edit elsewhere in the text meanwhile is kept); answers the update.
+fn replace(state: &State, from: &str, to: &str) -> Option<Vec<u8>> {
+    let start = from
+        .char_indices()
+        .zip(to.chars())
+        .take_while(|((_, a), b)| a == b)
+        .last()
+        .map_or(0, |((i, a), _)| i + a.len_utf8());
+    let end = from[start..]
+        .chars()
+        .rev()
+        .zip(to[start..].chars().rev())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a.len_utf8())
+        .sum::<usize>();
+    let (removed, inserted) = (&from[start..from.len() - end], &to[start..to.len() - end]);
+    if removed.is_empty() && inserted.is_empty() {
+        return None;
+    }
+    // Only when the session still holds `from`: otherwise the next save merges again.
+    if Session::current(state) != from {
+        return None;
+    }
+    let text = Session::text(state);
+    let doc = state.awareness.doc();
+    let before = doc.transact().state_vector();
+    let mut txn = doc.transact_mut();
+    text.remove_range(&mut txn, start as u32, removed.len() as u32);
+    text.insert(&mut txn, start as u32, inserted);
+    drop(txn);
+    Some(doc.transact().encode_state_as_update_v1(&before))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(text: &str) -> State {
+        let doc = Doc::new();
+        doc.get_or_insert_text(TEXT).insert(&mut doc.transact_mut(), 0, text);
+        State {
+            awareness: Awareness::new(doc),
+            committed: String::new(),
+            base: String::new(),
+            dirty: None,
+            last_editor: None,
+            connections: 0,
+            closed: false,
+        }
+    }
+
+    #[test]
+    fn a_text_saved_elsewhere_comes_in_as_the_smallest_edit() {
+        let s = state("# Runbook\n\nRestart it.\n");
+        let update = replace(&s, "# Runbook\n\nRestart it.\n", "# Runbook\n\nRestart it — gently.\n").unwrap();
+        assert_eq!(Session::current(&s), "# Runbook\n\nRestart it — gently.\n");
+        // Another replica holding the old text takes the update to the same text.
+        let other = Doc::new();
+        let text = other.get_or_insert_text(TEXT);
+        other
+            .transact_mut()
+            .apply_update(
+                Update::decode_v1(&s.awareness.doc().transact().encode_state_as_update_v1(&StateVector::default()))
+                    .unwrap(),
+            )
+            .unwrap();
+        other.transact_mut().apply_update(Update::decode_v1(&update).unwrap()).unwrap();
+        assert_eq!(text.get_string(&other.transact()), "# Runbook\n\nRestart it — gently.\n");
+        assert!(replace(&s, "x", "y").is_none(), "a session that moved on is merged at its next save");
+    }
+}

@@ -1,0 +1,298 @@
+//! Co-editing sessions (`GET /api/pages/{slug}/live`) driven as a Yjs client would drive
+//! them: a WebSocket speaking the sync and awareness protocols, with a document of its
+//! own (yrs) that it types into.
+
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use reqwest::StatusCode;
+use serde_json::json;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message as Frame};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async};
+use yrs::encoding::read::Cursor;
+use yrs::sync::{Message, MessageReader, SyncMessage};
+use yrs::updates::decoder::{Decode, DecoderV1};
+use yrs::updates::encoder::Encode;
+use yrs::{Doc, GetString, ReadTxn, StateVector, Text, Transact, Update};
+
+use crate::common::process::*;
+use crate::common::*;
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// One person's editor: a Yjs document kept in step with the session.
+struct Peer {
+    doc: Doc,
+    ws: Socket,
+}
+
+/// The session's address; `query` is `""` or `?ws=…`.
+fn live_url(base: &str, slug: &str, query: &str) -> String {
+    format!("{}/api/pages/{slug}/live{query}", base.replacen("http", "ws", 1))
+}
+
+impl Peer {
+    /// Joins `slug`'s session with a bearer token, and syncs.
+    async fn join(base: &str, token: &str, slug: &str, query: &str) -> Peer {
+        let mut req = live_url(base, slug, query).into_client_request().unwrap();
+        req.headers_mut().insert("authorization", HeaderValue::from_str(&format!("Bearer {token}")).unwrap());
+        let (ws, _) = connect_async(req).await.expect("the upgrade is accepted");
+        let mut peer = Peer { doc: Doc::new(), ws };
+        peer.doc.get_or_insert_text("markdown");
+        peer.sync().await;
+        peer
+    }
+
+    fn text(&self) -> String {
+        let text = self.doc.get_or_insert_text("markdown");
+        text.get_string(&self.doc.transact())
+    }
+
+    async fn send(&mut self, message: Message) {
+        self.ws.send(Frame::Binary(message.encode_v1().into())).await.unwrap();
+    }
+
+    /// Types `s` at byte `at` and sends the update.
+    async fn type_at(&mut self, at: u32, s: &str) {
+        let text = self.doc.get_or_insert_text("markdown");
+        let before = self.doc.transact().state_vector();
+        text.insert(&mut self.doc.transact_mut(), at, s);
+        let update = self.doc.transact().encode_state_as_update_v1(&before);
+        self.send(Message::Sync(SyncMessage::Update(update))).await;
+    }
+
+    /// Applies what a frame carries; answers whether it held a `SyncStep2`.
+    fn apply(&mut self, frame: &[u8]) -> bool {
+        let mut decoder = DecoderV1::new(Cursor::new(frame));
+        let mut step2 = false;
+        for message in MessageReader::new(&mut decoder) {
+            match message.unwrap() {
+                Message::Sync(SyncMessage::SyncStep2(u)) => {
+                    self.doc.transact_mut().apply_update(Update::decode_v1(&u).unwrap()).unwrap();
+                    step2 = true;
+                }
+                Message::Sync(SyncMessage::Update(u)) => {
+                    self.doc.transact_mut().apply_update(Update::decode_v1(&u).unwrap()).unwrap()
+                }
+                _ => {}
+            }
+        }
+        step2
+    }
+
+    /// Sends what the server lacks and asks for what it has (`SyncStep1`); returns once
+    /// the answer (`SyncStep2`) arrived: everything sent before is stored.
+    async fn sync(&mut self) {
+        let sv = self.doc.transact().state_vector();
+        self.send(Message::Sync(SyncMessage::SyncStep1(sv))).await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let frame = tokio::time::timeout_at(deadline.into(), self.ws.next()).await.expect("a SyncStep2 in time");
+            match frame {
+                Some(Ok(Frame::Binary(bytes))) => {
+                    // The server's own SyncStep1 (its first frame) asks for what it lacks.
+                    let mut decoder = DecoderV1::new(Cursor::new(&bytes));
+                    let asks: Vec<StateVector> = MessageReader::new(&mut decoder)
+                        .filter_map(|m| match m {
+                            Ok(Message::Sync(SyncMessage::SyncStep1(sv))) => Some(sv),
+                            _ => None,
+                        })
+                        .collect();
+                    for sv in asks {
+                        let update = self.doc.transact().encode_state_as_update_v1(&sv);
+                        self.send(Message::Sync(SyncMessage::SyncStep2(update))).await;
+                    }
+                    if self.apply(&bytes) {
+                        return;
+                    }
+                }
+                other => panic!("the session ended: {other:?}"),
+            }
+        }
+    }
+
+    /// Reads frames until the connection is closed; answers the close code.
+    async fn closed(&mut self) -> Option<CloseCode> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match tokio::time::timeout_at(deadline.into(), self.ws.next()).await.expect("closed in time") {
+                Some(Ok(Frame::Close(frame))) => return frame.map(|f| f.code),
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => return None,
+            }
+        }
+    }
+}
+
+/// Waits until the page's stored content is `want`.
+async fn saved(api: &Api, slug: &str, want: &str) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (s, page) = api.get(&format!("/api/pages/{slug}")).await;
+        assert_eq!(s, StatusCode::OK, "{page}");
+        if page["content"] == want {
+            return page;
+        }
+        assert!(Instant::now() < deadline, "not saved: {page} (want {want:?})");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Ann, and Bob a member of her workspace: (ann, bob, the workspace, bob's membership).
+async fn ann_and_bob(srv: &Server) -> (Api, Api, String, serde_json::Value) {
+    let ann = srv.user("ann@x.io").await;
+    let bob = srv.user("bob@x.io").await;
+    let (_, me) = ann.get("/api/me").await;
+    let ws = me["default_workspace"].as_str().unwrap().to_owned();
+    let (s, member) = ann.post(&format!("/api/workspaces/{ws}/members"), json!({"email": "bob@x.io"})).await;
+    assert!(s.is_success(), "{member}");
+    (ann, bob, ws, member)
+}
+
+#[tokio::test]
+async fn two_people_type_into_one_text_that_becomes_a_revision_of_both() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let (ann, bob, ws, _) = ann_and_bob(&srv).await;
+    let page = ann.page("runbook", "# Runbook\n").await;
+    let (ann_token, bob_token) = (ann.pat().await, bob.pat().await);
+
+    let mut a = Peer::join(&srv.url, &ann_token, "runbook", "").await;
+    let mut b = Peer::join(&srv.url, &bob_token, "runbook", &format!("?ws={ws}")).await;
+    assert_eq!((a.text(), b.text()), ("# Runbook\n".to_owned(), "# Runbook\n".to_owned()));
+    // Both type at the same spot at the same time.
+    a.type_at(10, "Restart it.\n").await;
+    b.type_at(10, "Check the logs.\n").await;
+    a.sync().await;
+    b.sync().await;
+    a.sync().await;
+    assert_eq!(a.text(), b.text(), "one text for both");
+    let text = a.text();
+    assert!(text.contains("Restart it.\n") && text.contains("Check the logs.\n"), "{text:?}");
+
+    // Editing pauses: the text becomes a revision, through the core (history, links, search).
+    let after = saved(&ann, "runbook", &text).await;
+    assert_ne!(after["revision"], page["revision"]);
+    let (_, history) = ann.get("/api/pages/runbook/history").await;
+    assert_eq!(history["items"].as_array().unwrap().len(), 2, "{history}");
+    // More typing, then everyone leaves: the last text is saved, the session ends.
+    b.type_at(0, "> live\n").await;
+    b.sync().await;
+    drop(a);
+    drop(b);
+    let want = format!("> live\n{text}");
+    saved(&ann, "runbook", &want).await;
+    assert_fsck(&srv.ctx.workspace_dir(&ws));
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn outsiders_get_404_other_sites_403_and_a_plain_get_400() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let ann = srv.user("ann@x.io").await;
+    let eve = srv.user("eve@x.io").await;
+    let (_, me) = ann.get("/api/me").await;
+    let ws = me["default_workspace"].as_str().unwrap().to_owned();
+    ann.page("runbook", "# Runbook\n").await;
+
+    // Not a member: the page's 404, upgrade or not.
+    let r = eve.send(reqwest::Method::GET, &format!("/api/pages/runbook/live?ws={ws}"), None).await;
+    assert_problem(&r, 404, "workspace_not_found");
+    let eve_token = eve.pat().await;
+    let mut req = live_url(&srv.url, "runbook", &format!("?ws={ws}")).into_client_request().unwrap();
+    req.headers_mut().insert("authorization", HeaderValue::from_str(&format!("Bearer {eve_token}")).unwrap());
+    match connect_async(req).await {
+        Err(WsError::Http(res)) => assert_eq!(res.status(), 404),
+        other => panic!("an outsider's upgrade: {other:?}"),
+    }
+    // No credentials: 401.
+    let r = srv.anon().send(reqwest::Method::GET, "/api/pages/runbook/live", None).await;
+    assert_eq!(r.status, 401);
+    // A member, but from another site's page (the cookie rides along): 403.
+    let r = ann
+        .client
+        .get(format!("{}/api/pages/runbook/live", srv.url))
+        .header("origin", "https://elsewhere.example")
+        .header("sec-fetch-site", "cross-site")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    // A member, without an upgrade: 400, said as a problem.
+    let r = ann.send(reqwest::Method::GET, "/api/pages/runbook/live", None).await;
+    assert_problem(&r, 400, "not_a_websocket");
+    // A page that is not there: 404.
+    let r = ann.send(reqwest::Method::GET, "/api/pages/nothing-here/live", None).await;
+    assert_problem(&r, 404, "page_not_found");
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_malformed_message_closes_that_connection_only() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let ann = srv.user("ann@x.io").await;
+    ann.page("runbook", "# Runbook\n").await;
+    let token = ann.pat().await;
+    let mut good = Peer::join(&srv.url, &token, "runbook", "").await;
+    let mut bad = Peer::join(&srv.url, &token, "runbook", "").await;
+    // A sync message whose update is no Yjs update.
+    bad.ws.send(Frame::Binary(vec![0, 2, 5, 0xff, 0xff, 0xff, 0xff, 0xff].into())).await.unwrap();
+    assert_eq!(bad.closed().await, Some(CloseCode::Invalid));
+    // Text frames are not the protocol's.
+    let mut text = Peer::join(&srv.url, &token, "runbook", "").await;
+    text.ws.send(Frame::Text("hello".into())).await.unwrap();
+    assert_eq!(text.closed().await, Some(CloseCode::Unsupported));
+    // The others' session goes on.
+    good.type_at(10, "Still here.\n").await;
+    good.sync().await;
+    drop(good);
+    saved(&ann, "runbook", "# Runbook\nStill here.\n").await;
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_member_removed_from_the_workspace_is_disconnected() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let (ann, bob, ws, member) = ann_and_bob(&srv).await;
+    ann.page("runbook", "# Runbook\n").await;
+    let mut b = Peer::join(&srv.url, &bob.pat().await, "runbook", &format!("?ws={ws}")).await;
+    let (s, _) = ann.delete(&format!("/api/workspaces/{ws}/members/{}", member["id"])).await;
+    assert!(s.is_success());
+    let removed = Instant::now();
+    assert_eq!(b.closed().await, Some(CloseCode::Policy));
+    assert!(removed.elapsed() < Duration::from_secs(5), "disconnected after {:?}", removed.elapsed());
+    srv.stop().await;
+}
+
+/// An acknowledged update survives kill -9: the restarted process takes the session up
+/// from its log and saves its text.
+#[tokio::test]
+async fn kill_9_loses_no_acknowledged_update() {
+    let env = Env::new().await;
+    let p = Proc::start(env.dir.path(), &env.db_url, &[]);
+    let ann = register(&p.url(), "ann@x.io").await;
+    ann.page("runbook", "# Runbook\n").await;
+    let token = ann.pat().await;
+    let mut a = Peer::join(&p.url(), &token, "runbook", "").await;
+    a.type_at(10, "Typed before the crash.\n").await;
+    // Acknowledged: the answer to this SyncStep1 comes after the update is stored.
+    a.sync().await;
+    let mut p = p;
+    p.child.kill().unwrap();
+    p.child.wait().unwrap();
+    drop(p);
+
+    let p = Proc::start(env.dir.path(), &env.db_url, &[]);
+    let ann = Api { base: p.url(), ..ann };
+    saved(&ann, "runbook", "# Runbook\nTyped before the crash.\n").await;
+    let (_, history) = ann.get("/api/pages/runbook/history").await;
+    assert_eq!(history["items"][0]["author"]["name"], "ann@x.io", "{history}");
+    drop(a);
+}
