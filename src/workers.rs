@@ -116,7 +116,7 @@ pub(crate) fn start(ctx: &Ctx) -> Workers {
         let (cache, url) = (ctx.credentials.clone(), ctx.config.database_url());
         tasks.push(tokio::spawn(crate::core::credentials::cache::listen(cache, url, stopped.clone())));
     }
-    tasks.push(tokio::spawn(live_sessions(ctx.clone())));
+    tasks.push(tokio::spawn(live_sessions(ctx.clone(), stopped.clone())));
     tasks.push(tokio::spawn(delivery(ctx.clone(), stopped)));
     Workers { stop, tasks }
 }
@@ -144,12 +144,19 @@ impl Workers {
 }
 
 /// Takes up, once at start, the co-editing sessions a stopped process left in its log
-/// (`live::recover`): their text becomes a revision.
-async fn live_sessions(ctx: Ctx) {
+/// (`live::recover`: their text becomes a revision), then brings every save into the
+/// sessions of the pages it changed (`live::follow_saves`).
+async fn live_sessions(ctx: Ctx, mut stopped: watch::Receiver<bool>) {
+    // Following first, so no save made while the logs are read is missed.
+    let follow = crate::core::live::follow_saves(ctx.clone());
     match crate::core::live::recover(&ctx).await {
         Ok(0) => {}
         Ok(n) => tracing::info!(sessions = n, "co-editing sessions taken up from their logs"),
         Err(e) => tracing::warn!(error = %e, "co-editing logs not read; they are taken up when their pages are opened"),
+    }
+    tokio::select! {
+        () = follow => {}
+        _ = stopped.wait_for(|s| *s) => {}
     }
 }
 

@@ -191,6 +191,35 @@ async fn two_people_type_into_one_text_that_becomes_a_revision_of_both() {
 }
 
 #[tokio::test]
+async fn a_save_through_the_api_comes_into_the_session_and_keeps_everyones_typing() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let (ann, bob, ws, _) = ann_and_bob(&srv).await;
+    ann.page("runbook", "# Runbook\n\nStep one.\n").await;
+    let mut a = Peer::join(&srv.url, &ann.pat().await, "runbook", "").await;
+    let mut b = Peer::join(&srv.url, &bob.pat().await, "runbook", &format!("?ws={ws}")).await;
+    // Ann types; before it is saved, an API client saves a whole new text.
+    a.type_at(0, "> draft\n").await;
+    a.sync().await;
+    let (s, put) = ann.put("/api/pages/runbook", json!({"content": "# Runbook\n\nStep one.\nStep two.\n"})).await;
+    assert_eq!(s, StatusCode::OK, "{put}");
+    // The API's change appears in both editors at once — well before the session's own
+    // save, which waits for a 3 s pause — and Ann's typing stays.
+    let want = "> draft\n# Runbook\n\nStep one.\nStep two.\n";
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while b.text() != want || a.text() != want {
+        assert!(Instant::now() < deadline, "{:?} / {:?}", a.text(), b.text());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        a.sync().await;
+        b.sync().await;
+    }
+    drop(a);
+    drop(b);
+    saved(&ann, "runbook", want).await;
+    srv.stop().await;
+}
+
+#[tokio::test]
 async fn outsiders_get_404_other_sites_403_and_a_plain_get_400() {
     let env = Env::new().await;
     let srv = env.start(&[]).await;

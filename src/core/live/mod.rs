@@ -23,6 +23,7 @@
 mod log;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -60,12 +61,19 @@ const BACKLOG: usize = 1024;
 #[derive(Default)]
 pub struct Sessions {
     open: tokio::sync::Mutex<HashMap<(i64, String), Arc<Session>>>,
+    /// How many are open: a batch of saves looks for theirs only when some are.
+    count: AtomicUsize,
 }
 
 /// One page's session.
 pub(crate) struct Session {
     ws_id: i64,
     uid: String,
+    /// Access to the page's workspace, for reading the page (its workspace id is all
+    /// that is used).
+    reader: Access,
+    /// Another door saved the page: its saver takes the change in.
+    outside: AtomicBool,
     state: Mutex<State>,
     out: broadcast::Sender<Outgoing>,
     /// Wakes the session's saver (a change, a connection gone).
@@ -141,7 +149,9 @@ pub(crate) async fn join(ctx: &Ctx, access: &Access, user: &User, row: Row) -> R
         Some(s) if !s.lock().closed => s.clone(),
         _ => {
             let s = start(ctx, access, &row.uid, row.content, row.revision).await?;
-            open.insert(key, s.clone());
+            if open.insert(key, s.clone()).is_none() {
+                ctx.live.count.fetch_add(1, Ordering::Relaxed);
+            }
             tokio::spawn(saver(ctx.clone(), s.clone()));
             s
         }
@@ -201,6 +211,8 @@ async fn start(ctx: &Ctx, access: &Access, uid: &str, content: String, revision:
     let session = Session {
         ws_id,
         uid: uid.to_owned(),
+        reader: access.clone(),
+        outside: AtomicBool::new(false),
         state: Mutex::new(State { dirty: resumed.then_some((now, now)), ..state }),
         out: broadcast::channel(BACKLOG).0,
         wake: Notify::new(),
@@ -239,7 +251,9 @@ pub(crate) async fn recover(ctx: &Ctx) -> Result<usize> {
         // A page trashed meanwhile keeps its log until it is back and opened.
         let Some(row) = pages::by_uid(ctx, &access, &key.1).await? else { continue };
         let s = start(ctx, &access, &row.uid, row.content, row.revision).await?;
-        open.insert(key, s.clone());
+        if open.insert(key, s.clone()).is_none() {
+            ctx.live.count.fetch_add(1, Ordering::Relaxed);
+        }
         tokio::spawn(saver(ctx.clone(), s));
         taken += 1;
     }
@@ -390,6 +404,11 @@ impl Drop for Connection {
 /// [`AT_LEAST`], and when the last connection leaves; then ends the session.
 async fn saver(ctx: Ctx, s: Arc<Session>) {
     loop {
+        if s.outside.swap(false, Ordering::Relaxed)
+            && let Err(e) = absorb(&ctx, &s).await
+        {
+            tracing::warn!(error = %e, page = %s.uid, "another door's save did not come into a co-editing session; its next save merges it");
+        }
         let wait = {
             let state = s.lock();
             match state.dirty {
@@ -421,6 +440,67 @@ async fn saver(ctx: Ctx, s: Arc<Session>) {
     }
 }
 
+/// Follows the saves of every door: after each durable batch, the sessions of the pages
+/// it changed take the change in ([`absorb`]; their own saves included, which changes
+/// nothing). Runs for the life of the process.
+pub(crate) fn follow_saves(ctx: Ctx) -> impl std::future::Future<Output = ()> {
+    // Subscribed now, before the future first runs: nothing saved from here on is missed.
+    let mut changes = ctx.writers.changes();
+    async move { follow(ctx, &mut changes).await }
+}
+
+async fn follow(ctx: Ctx, changes: &mut broadcast::Receiver<pages::batch::Changed>) {
+    loop {
+        let changed = match changes.recv().await {
+            Ok(changed) => Some(changed),
+            // Too many batches to keep up with: every session looks at its page.
+            Err(broadcast::error::RecvError::Lagged(_)) => None,
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        if ctx.live.count.load(Ordering::Relaxed) == 0 {
+            continue;
+        }
+        let open = ctx.live.open.lock().await;
+        let touched: Vec<&Arc<Session>> = match &changed {
+            Some(c) => c.pages.iter().filter_map(|uid| open.get(&(c.workspace_id, uid.clone()))).collect(),
+            None => open.values().collect(),
+        };
+        for s in touched {
+            s.outside.store(true, Ordering::Relaxed);
+            s.wake.notify_one();
+        }
+    }
+}
+
+/// Takes a save another door made (the API, MCP, an import) into the shared text the
+/// moment it is durable: merged three-way against the text the session last saved or
+/// began from, as an edit everyone in the session sees, so nobody's typing is lost. With
+/// overlapping changes the text stays as it is, and the session's next save merges
+/// (its text winning where they overlap).
+async fn absorb(ctx: &Ctx, s: &Arc<Session>) -> Result<()> {
+    let Some(row) = pages::by_uid(ctx, &s.reader, &s.uid).await? else { return Ok(()) };
+    let update = {
+        let mut state = s.lock();
+        if row.revision == state.base {
+            return Ok(());
+        }
+        let ours = Session::current(&state);
+        let Ok(merged) = diffy::merge(&state.committed, &ours, &row.content) else { return Ok(()) };
+        let update = if merged == ours { None } else { replace(&state, &ours, &merged) };
+        let now = Instant::now();
+        state.dirty = (merged != row.content).then(|| state.dirty.unwrap_or((now, now)));
+        state.committed = row.content;
+        state.base = row.revision;
+        update
+    };
+    if let Some(update) = update {
+        log::append(ctx, s.ws_id, &s.uid, row.updated_by.id, &update).await?;
+        let bytes = Arc::new(Message::Sync(SyncMessage::Update(update)).encode_v1());
+        let _ = s.out.send(Outgoing { from: 0, bytes });
+    }
+    Ok(())
+}
+
 /// Ends a session nobody has open and whose text is saved: forgets it and its log.
 /// False when someone joined meanwhile.
 async fn end(ctx: &Ctx, s: &Arc<Session>) -> bool {
@@ -436,6 +516,7 @@ async fn end(ctx: &Ctx, s: &Arc<Session>) -> bool {
     let key = (s.ws_id, s.uid.clone());
     if open.get(&key).is_some_and(|o| Arc::ptr_eq(o, s)) {
         open.remove(&key);
+        ctx.live.count.fetch_sub(1, Ordering::Relaxed);
     }
     drop(open);
     if keep_log {

@@ -90,6 +90,9 @@ pub struct Batch {
     pub keep: bool,
     /// Some save queued a webhook delivery.
     pub deliveries: bool,
+    /// The stable ids of the pages its saves changed (a co-editing session of one of them
+    /// takes the change in once it is durable: `live::changed`).
+    pub pages: Vec<String>,
     /// The branch moved ahead of the flush, if it was.
     pub moved: Arc<Early>,
     done: watch::Sender<Option<Outcome>>,
@@ -270,9 +273,33 @@ pub struct Slots {
     /// Batches flushed durably, and the saves they held (for tests and the bench).
     pub flushes: AtomicU64,
     pub flushed_saves: AtomicU64,
+    /// The pages each durable batch changed, for whoever follows them ([`Slots::changes`]).
+    changed: Changes,
+}
+
+/// What a durable batch changed: its workspace, and the stable ids of its pages.
+#[derive(Debug, Clone)]
+pub(crate) struct Changed {
+    pub workspace_id: i64,
+    pub pages: Arc<Vec<String>>,
+}
+
+/// A broadcast of [`Changed`]; sent only while someone follows it.
+struct Changes(tokio::sync::broadcast::Sender<Changed>);
+
+impl Default for Changes {
+    fn default() -> Self {
+        Changes(tokio::sync::broadcast::channel(1024).0)
+    }
 }
 
 impl Slots {
+    /// Follows the pages that durable batches change (the co-editing sessions take in
+    /// other doors' saves: `live`). A follower too far behind is told it lagged.
+    pub(crate) fn changes(&self) -> tokio::sync::broadcast::Receiver<Changed> {
+        self.changed.0.subscribe()
+    }
+
     pub fn get(&self, slug: &str) -> Arc<Slot> {
         self.open.get(slug)
     }
@@ -315,6 +342,7 @@ pub(crate) async fn open(ctx: &Ctx, workspace_id: i64, state: &mut State) -> Res
         saves: 0,
         keep: false,
         deliveries: false,
+        pages: Vec::new(),
         moved: Arc::default(),
         done,
     });
@@ -326,7 +354,7 @@ pub(crate) async fn open(ctx: &Ctx, workspace_id: i64, state: &mut State) -> Res
 pub(crate) async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
     let Some(batch) = state.batch.take() else { return };
     let writes = batch.has_writes();
-    let Batch { workspace_id, tx, heads, written, saves, deliveries, moved, done, .. } = batch;
+    let Batch { workspace_id, tx, heads, written, saves, deliveries, moved, done, pages, .. } = batch;
     if !writes {
         let _ = tx.rollback().await;
         put_back(repo, moved).await;
@@ -351,6 +379,9 @@ pub(crate) async fn flush(ctx: &Ctx, repo: &WorkspaceRepo, state: &mut State) {
             }
             if deliveries {
                 ctx.webhook_wake.notify_one();
+            }
+            if !pages.is_empty() && ctx.writers.changed.0.receiver_count() > 0 {
+                let _ = ctx.writers.changed.0.send(Changed { workspace_id, pages: Arc::new(pages) });
             }
             Outcome::Durable
         }

@@ -487,6 +487,7 @@ impl Writer {
         let b = self.batch_mut();
         b.heads = Some(batch::Heads { start, tip: commits.last().map(|c| c.tip) });
         b.deliveries |= deliveries;
+        b.pages.extend(changes.iter().map(|(_, c)| c.state.uid.clone()));
         match written {
             // Everything the batch wrote is durable.
             Synced::All => b.written.clear(),
