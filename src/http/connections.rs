@@ -32,7 +32,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, mpsc, oneshot, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot, watch};
 use tower::{Service, ServiceExt};
 
 use crate::sync::lock;
@@ -124,6 +124,18 @@ impl Drop for InFlight {
     }
 }
 
+/// A connection's place among the `MAX_CONNECTIONS`, in each of its requests' extensions:
+/// a request that upgrades the connection to a WebSocket takes it along ([`Slot::take`]),
+/// so the WebSocket counts as an open connection for as long as it lives.
+#[derive(Clone)]
+pub(crate) struct Slot(Arc<Mutex<Option<OwnedSemaphorePermit>>>);
+
+impl Slot {
+    pub(crate) fn take(&self) -> Option<OwnedSemaphorePermit> {
+        lock(&self.0).take()
+    }
+}
+
 /// Serves `app` on `listener` until `shutdown` resolves, then closes idle connections
 /// and waits at most `grace` for requests in flight.
 pub(crate) async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown: impl Future<Output = ()>) {
@@ -178,6 +190,15 @@ pub(crate) async fn serve(listener: TcpListener, app: Router, limits: Limits, sh
         let (close, closed) = oneshot::channel();
         let id = lock(&open).add(address, busy.clone(), close);
         let Ok(svc) = make.call(peer).await;
+        let slot = Slot(Arc::new(Mutex::new(Some(slot))));
+        let for_requests = slot.clone();
+        let svc = ServiceExt::<hyper::Request<hyper::body::Incoming>>::map_request(
+            svc,
+            move |mut req: hyper::Request<hyper::body::Incoming>| {
+                req.extensions_mut().insert(for_requests.clone());
+                req
+            },
+        );
         let svc = ServiceExt::<hyper::Request<hyper::body::Incoming>>::map_future(svc, move |answer| {
             let in_flight = InFlight::enter(&busy);
             async move {

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use axum::Extension;
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
@@ -17,6 +18,7 @@ use crate::core::live::{self, Connection, Refusal};
 use crate::core::{Ctx, workspaces};
 use crate::error::{Error, Result};
 use crate::http::Problem;
+use crate::http::connections::Slot;
 use crate::http::csrf;
 use crate::http::scope::OnPage;
 
@@ -43,13 +45,19 @@ async fn live_page(
     State(ctx): State<Ctx>,
     p: OnPage,
     headers: HeaderMap,
+    slot: Option<Extension<Slot>>,
     upgrade: std::result::Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response> {
     let page = live::page(&ctx, &p.access, &p.slug).await?;
     csrf::same_origin(&headers)?;
     let upgrade = upgrade.map_err(|e| Error::not_a_websocket(&e.body_text()))?;
     let connection = live::join(&ctx, &p.access, &p.auth.user, page).await?;
-    Ok(upgrade.max_message_size(live::MAX_MESSAGE).on_upgrade(move |socket| serve(ctx, connection, socket)))
+    // The connection's place among MAX_CONNECTIONS stays taken while the WebSocket lives.
+    let slot = slot.and_then(|Extension(slot)| slot.take());
+    Ok(upgrade.max_message_size(live::MAX_MESSAGE).on_upgrade(move |socket| async move {
+        serve(ctx, connection, socket).await;
+        drop(slot);
+    }))
 }
 
 async fn serve(ctx: Ctx, mut connection: Connection, mut socket: WebSocket) {

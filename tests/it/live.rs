@@ -300,6 +300,41 @@ async fn a_member_removed_from_the_workspace_is_disconnected() {
     srv.stop().await;
 }
 
+/// Sessions count against `MAX_CONNECTIONS`: while they hold every place, a newcomer is
+/// answered 503; once one leaves, the next is served.
+#[tokio::test]
+async fn open_sessions_count_against_max_connections() {
+    let env = Env::new().await;
+    let srv = env.start(&["--max-connections", "3"]).await;
+    let ann = srv.user("ann@x.io").await;
+    ann.page("runbook", "# Runbook\n").await;
+    let token = ann.pat().await;
+    drop(ann);
+    let mut peers = Vec::new();
+    for _ in 0..3 {
+        peers.push(Peer::join(&srv.url, &token, "runbook", "").await);
+    }
+    // One request on a connection of its own: its status (0 for none).
+    let addr = srv.url.trim_start_matches("http://").to_owned();
+    let health = || async {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = TcpStream::connect(&addr).await.unwrap();
+        let _ = s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await;
+        let mut answer = String::new();
+        let _ = tokio::time::timeout(Duration::from_secs(10), s.read_to_string(&mut answer)).await;
+        answer.get(9..12).and_then(|c| c.parse::<u16>().ok()).unwrap_or(0)
+    };
+    assert_eq!(health().await, 503, "three sessions hold the three places");
+    drop(peers.pop());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while health().await != 200 {
+        assert!(Instant::now() < deadline, "a place freed by a session is used again");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(peers);
+    srv.stop().await;
+}
+
 /// An acknowledged update survives kill -9: the restarted process takes the session up
 /// from its log and saves its text.
 #[tokio::test]
