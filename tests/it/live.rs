@@ -179,13 +179,23 @@ async fn two_people_type_into_one_text_that_becomes_a_revision_of_both() {
     assert_ne!(after["revision"], page["revision"]);
     let (_, history) = ann.get("/api/pages/runbook/history").await;
     assert_eq!(history["items"].as_array().unwrap().len(), 2, "{history}");
+    // The revision is the last editor's, and names the other in a trailer.
+    let repo = srv.ctx.workspace_dir(&ws);
+    let message = git(&repo, &["show", "-s", "--format=%B", after["revision"].as_str().unwrap()]);
+    let other = if after["updated_by"]["name"] == "ann@x.io" { "bob@x.io" } else { "ann@x.io" };
+    assert!(message.contains(&format!("\nCo-authored-by: {other} <{other}>\n")), "{message}");
+    assert_eq!(message.matches("Co-authored-by:").count(), 1, "{message}");
     // More typing, then everyone leaves: the last text is saved, the session ends.
     b.type_at(0, "> live\n").await;
     b.sync().await;
     drop(a);
     drop(b);
     let want = format!("> live\n{text}");
-    saved(&ann, "runbook", &want).await;
+    let last = saved(&ann, "runbook", &want).await;
+    // Only Bob edited since: his revision, with no one else named.
+    assert_eq!(last["updated_by"]["name"], "bob@x.io");
+    let message = git(&repo, &["show", "-s", "--format=%B", last["revision"].as_str().unwrap()]);
+    assert!(!message.contains("Co-authored-by:"), "{message}");
     assert_fsck(&srv.ctx.workspace_dir(&ws));
     srv.stop().await;
 }

@@ -89,6 +89,12 @@ struct State {
     dirty: Option<(Instant, Instant)>,
     /// Who edited last, as they connected (the session's next revision is theirs).
     last_editor: Option<(User, Access)>,
+    /// Everyone who edited since the last save, in the order they first did: (user id,
+    /// `Name <email>`, the number of the change they made last). The others than the
+    /// saver are the revision's co-authors.
+    contributors: Vec<(i64, String, u64)>,
+    /// Changes applied so far (numbers the contributors' last changes).
+    changes: u64,
     connections: usize,
     /// The session ended: its page was trashed, or its saver stopped.
     closed: bool,
@@ -204,6 +210,8 @@ async fn start(ctx: &Ctx, access: &Access, uid: &str, content: String, revision:
         base: revision,
         dirty: None,
         last_editor,
+        contributors: Vec::new(),
+        changes: 0,
         connections: 0,
         closed: false,
     };
@@ -355,6 +363,12 @@ impl Connection {
                 let now = Instant::now();
                 state.dirty = Some((state.dirty.map_or(now, |(first, _)| first), now));
                 state.last_editor = Some((self.user.clone(), self.access.clone()));
+                state.changes += 1;
+                let (n, user) = (state.changes, &self.user);
+                match state.contributors.iter_mut().find(|(id, ..)| *id == user.id) {
+                    Some(c) => c.2 = n,
+                    None => state.contributors.push((user.id, format!("{} <{}>", user.name, user.email), n)),
+                }
             }
             changed
         };
@@ -530,9 +544,10 @@ async fn end(ctx: &Ctx, s: &Arc<Session>) -> bool {
 
 /// Saves the session's text as a revision through the core, and compacts its log.
 async fn save(ctx: &Ctx, s: &Arc<Session>) -> Result<()> {
-    let (text, base, editor) = {
+    let (text, base, editor, contributors, changes) = {
         let state = s.lock();
-        (Session::current(&state), state.base.clone(), state.last_editor.clone())
+        let contributors = state.contributors.clone();
+        (Session::current(&state), state.base.clone(), state.last_editor.clone(), contributors, state.changes)
     };
     let Some((user, access)) = editor else {
         // Nobody who may save it (a resumed session whose editors and owners are gone):
@@ -550,6 +565,8 @@ async fn save(ctx: &Ctx, s: &Arc<Session>) -> Result<()> {
         return Ok(());
     };
     let slug = Slug::lookup(&row.slug, Error::page_not_found)?;
+    let co_authors: Vec<String> =
+        contributors.iter().filter(|(id, ..)| *id != user.id).map(|(_, who, _)| who.clone()).collect();
     let saved = if row.content == text {
         None
     } else {
@@ -560,7 +577,7 @@ async fn save(ctx: &Ctx, s: &Arc<Session>) -> Result<()> {
             merge: true,
             message: None,
         };
-        match pages::update(ctx, &access, &user, &slug, edit).await {
+        match pages::update_together(ctx, &access, &user, &slug, edit, co_authors.clone()).await {
             Ok(page) => Some(page),
             // Overlapping edits of another door: the session's text wins, and the other
             // save stays in the history.
@@ -572,7 +589,7 @@ async fn save(ctx: &Ctx, s: &Arc<Session>) -> Result<()> {
                     merge: false,
                     message: None,
                 };
-                Some(pages::update(ctx, &access, &user, &slug, edit).await?)
+                Some(pages::update_together(ctx, &access, &user, &slug, edit, co_authors).await?)
             }
             Err(e) => return Err(e),
         }
@@ -587,6 +604,8 @@ async fn save(ctx: &Ctx, s: &Arc<Session>) -> Result<()> {
         let merged_in = (committed != text).then(|| replace(&state, &text, &committed)).flatten();
         state.committed = committed;
         state.base = revision;
+        // Who edited after the text saved was read is credited in the next revision.
+        state.contributors.retain(|(.., last)| *last > changes);
         let now = Instant::now();
         state.dirty = match state.dirty {
             Some((_, last)) if Session::current(&state) != state.committed => Some((now, last)),
@@ -649,6 +668,8 @@ mod tests {
             base: String::new(),
             dirty: None,
             last_editor: None,
+            contributors: Vec::new(),
+            changes: 0,
             connections: 0,
             closed: false,
         }

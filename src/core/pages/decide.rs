@@ -83,7 +83,14 @@ impl Creation {
             indexed: None,
         };
         let summary = format!("Create {}", self.title);
-        Change { action: Action::Create, summary, before_path: None, state, previous_slug: None }
+        Change {
+            co_authors: Vec::new(),
+            action: Action::Create,
+            summary,
+            before_path: None,
+            state,
+            previous_slug: None,
+        }
     }
 }
 
@@ -95,6 +102,8 @@ pub(super) struct Edit {
     pub requested: Option<String>,
     /// The request's content, parsed.
     pub sent: Option<Arc<Parsed>>,
+    /// The others whose edits it holds ([`Change::co_authors`]).
+    pub co_authors: Vec<String>,
 }
 
 impl Edit {
@@ -114,7 +123,8 @@ impl Edit {
             None => format!("Update {title}"),
         };
         let state = PageState { title, content, parsed: Some(parsed), ..base };
-        Some(Change { action: Action::Update, summary, before_path: None, state, previous_slug: None })
+        let co_authors = self.co_authors.clone();
+        Some(Change { co_authors, action: Action::Update, summary, before_path: None, state, previous_slug: None })
     }
 
     /// The base revision the request names, if any.
@@ -320,7 +330,7 @@ mod tests {
             message: None,
         };
         let sent = req.content.as_deref().map(|c| Arc::new(markdown::parse(c)));
-        Intent::Edit(Edit { slug: slug.to_owned(), req, requested: None, sent })
+        Intent::Edit(Edit { slug: slug.to_owned(), req, requested: None, sent, co_authors: Vec::new() })
     }
 
     fn refused(d: Decided) -> Code {

@@ -47,6 +47,7 @@ pub(crate) async fn purge(ctx: &Ctx, access: &Access, user: &User, slug: &Slug) 
             rows::find(w.conn(), ws, slug, State::Trashed).await?.ok_or_else(|| Error::trash_entry_not_found(slug))?;
         // The record names the page by its id only: its title or slug may be the secret.
         let change = Change {
+            co_authors: Vec::new(),
             action: Action::Purge,
             summary: "Purge a page from the trash".to_owned(),
             before_path: Some(git::trash_path(slug)),

@@ -109,10 +109,23 @@ async fn parent_row(w: &mut Writer, ws: i64, slug: &str) -> Result<Row> {
 /// `merge` the edit is merged three-way against its base, and only overlapping changes
 /// are 409, carrying the merged text with conflict markers.
 pub(crate) async fn update(ctx: &Ctx, access: &Access, user: &User, slug: &Slug, req: PageUpdate) -> Result<Page> {
+    update_together(ctx, access, user, slug, req, Vec::new()).await
+}
+
+/// [`update`] with a text several people wrote together (a co-editing session's save):
+/// its commit names the others (`Name <email>`) in `Co-authored-by:` trailers.
+pub(crate) async fn update_together(
+    ctx: &Ctx,
+    access: &Access,
+    user: &User,
+    slug: &Slug,
+    req: PageUpdate,
+    co_authors: Vec<String>,
+) -> Result<Page> {
     if let Some(c) = &req.content {
         check_content(c)?;
     }
-    edit(ctx, access, user, slug, req, None).await
+    edit(ctx, access, user, slug, req, None, co_authors).await
 }
 
 /// Adds `text` at the end of a page, after a blank line (MCP's `append_to_page`). The
@@ -128,7 +141,7 @@ pub(crate) async fn append(
 ) -> Result<Page> {
     check_content(text)?;
     let req = PageUpdate { content: None, title: None, base_revision: None, merge: false, message };
-    edit(ctx, access, user, slug, req, Some(text)).await
+    edit(ctx, access, user, slug, req, Some(text), Vec::new()).await
 }
 
 /// `page` with `text` after it, a blank line between, ending in a newline.
@@ -152,6 +165,7 @@ async fn edit(
     slug: &str,
     req: PageUpdate,
     append: Option<&str>,
+    co_authors: Vec<String>,
 ) -> Result<Page> {
     let requested = req.title.as_deref().map(clean_title).transpose()?.flatten();
     // Parsed before the lock is taken, where other saves need not wait for it; parsed
@@ -161,7 +175,7 @@ async fn edit(
         (Some(c), None) => Some(Arc::new(markdown::parse(c))),
         _ => None,
     };
-    let e = Edit { slug: slug.to_owned(), req, requested, sent };
+    let e = Edit { slug: slug.to_owned(), req, requested, sent, co_authors };
     match edit_once(ctx, access, user, e.clone(), append).await {
         // A base named by an id that a history rewrite replaced is that commit all the
         // same. Looked up only when the base is not the page's revision, which is rare.
@@ -285,8 +299,18 @@ pub(crate) async fn move_page(
         };
         let parent = new_parent.map(|p| Parent { uid: p.uid, slug: p.slug });
         let state = PageState { parent, position: None, ..PageState::listed(&row, lists) };
-        w.commit_one(user, Change { action: Action::Move, summary, before_path: None, state, previous_slug: None })
-            .await
+        w.commit_one(
+            user,
+            Change {
+                co_authors: Vec::new(),
+                action: Action::Move,
+                summary,
+                before_path: None,
+                state,
+                previous_slug: None,
+            },
+        )
+        .await
     })
 }
 
@@ -330,6 +354,7 @@ pub(crate) async fn reorder(
             .zip(0_i64..)
             .filter(|((r, _), place)| r.position != Some(*place))
             .map(|((r, lists), place)| Change {
+                co_authors: Vec::new(),
                 action: Action::Order,
                 summary: format!("Order {} as number {} among its siblings", r.title, place + 1),
                 before_path: None,
@@ -376,6 +401,7 @@ pub(crate) async fn rename(
             state.content = content;
         }
         let mut changes = vec![Change {
+            co_authors: Vec::new(),
             action: Action::Rename,
             summary: format!("Rename {slug} → {new_slug}"),
             before_path: Some(git::live_path(slug)),
@@ -388,6 +414,7 @@ pub(crate) async fn rename(
                 if let Some(content) = markdown::rewrite_links(&o.content, slug, new_slug) {
                     check_content(&content)?;
                     changes.push(Change {
+                        co_authors: Vec::new(),
                         action: Action::Relink,
                         summary: format!("Update links in {}: {slug} → {new_slug}", o.title),
                         before_path: None,
@@ -480,7 +507,9 @@ pub(crate) async fn replay(ctx: &Ctx, access: &Access, user: &User, r: Replayed)
             ..before
         };
         let previous_slug = renamed.then(|| r.slug.to_string());
-        let page = w.commit_one(user, Change { action, summary, before_path, state, previous_slug }).await?;
+        let page = w
+            .commit_one(user, Change { co_authors: Vec::new(), action, summary, before_path, state, previous_slug })
+            .await?;
         Ok((page, true))
     })
 }
@@ -513,6 +542,7 @@ pub(crate) async fn delete(ctx: &Ctx, access: &Access, user: &User, slug: &Slug,
             .into_iter()
             .rev()
             .map(|(r, lists)| Change {
+                co_authors: Vec::new(),
                 action: Action::Trash,
                 summary: format!("Trash {}", r.title),
                 before_path: Some(git::live_path(&r.slug)),
@@ -543,6 +573,7 @@ pub(crate) async fn restore_from_trash(ctx: &Ctx, access: &Access, user: &User, 
         let with =
             rows::descendants(w.conn(), ws, row.id, rows::Among::TrashedWith(&deleted_at, row.deleted_by)).await?;
         let untrash = |r: &Row, lists, parent| Change {
+            co_authors: Vec::new(),
             action: Action::Untrash,
             summary: format!("Restore {} from the trash", r.title),
             before_path: Some(git::trash_path(&r.slug)),
@@ -578,6 +609,7 @@ pub(crate) async fn restore_revision(
         let title = decide_title(Some(wanted), &parsed, None, &row.slug);
         let short: String = sha.chars().take(7).collect();
         let change = Change {
+            co_authors: Vec::new(),
             action: Action::Restore,
             summary: format!("Restore {title} to {short}"),
             before_path: None,

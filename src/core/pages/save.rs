@@ -164,6 +164,9 @@ pub struct Change {
     /// The page after the change; for a purge, the page before it.
     pub state: PageState,
     pub previous_slug: Option<String>,
+    /// Others whose edits the change holds besides its author (`Name <email>`), named in
+    /// `Co-authored-by:` trailers: the people of a co-editing session.
+    pub co_authors: Vec<String>,
 }
 
 impl Change {
@@ -956,8 +959,9 @@ fn commit_message(c: &Change, actor: i64, time: &Timestamp, origin: Option<&Orig
     // it in the history (its other commits are dropped by the purge's rewrite).
     let (slug, title) =
         if c.action == Action::Purge { ("", String::new()) } else { (st.slug.as_str(), one_line(&st.title)) };
+    let co_authored: String = c.co_authors.iter().map(|who| format!("Co-authored-by: {}\n", one_line(who))).collect();
     format!(
-        "{}\n\n{imported}Cairn-Page: {}\nCairn-Action: {}\nCairn-Slug: {}\nCairn-Title: {}\nCairn-Parent: {}\n{}Cairn-Actor: {}\nCairn-Time: {}\n",
+        "{}\n\n{imported}Cairn-Page: {}\nCairn-Action: {}\nCairn-Slug: {}\nCairn-Title: {}\nCairn-Parent: {}\n{}Cairn-Actor: {}\nCairn-Time: {}\n{co_authored}",
         one_line(&c.summary),
         st.uid,
         c.action.as_str(),
