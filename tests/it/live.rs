@@ -56,6 +56,13 @@ impl Peer {
         self.ws.send(Frame::Binary(message.encode_v1().into())).await.unwrap();
     }
 
+    /// Sends what the document holds past `sv` (a deletion is sent whole: the state vector
+    /// does not tell it).
+    async fn send_since(&mut self, sv: &StateVector) {
+        let update = self.doc.transact().encode_state_as_update_v1(sv);
+        self.send(Message::Sync(SyncMessage::Update(update))).await;
+    }
+
     /// Types `s` at byte `at` and sends the update.
     async fn type_at(&mut self, at: u32, s: &str) {
         let text = self.doc.get_or_insert_text("markdown");
@@ -287,8 +294,25 @@ async fn a_malformed_message_closes_that_connection_only() {
     let mut text = Peer::join(&srv.url, &token, "runbook", "").await;
     text.ws.send(Frame::Text("hello".into())).await.unwrap();
     assert_eq!(text.closed().await, Some(CloseCode::Unsupported));
-    // The others' session goes on.
-    good.type_at(10, "Still here.\n").await;
+    // A flood (far past 100 messages a second) is closed as over a limit.
+    let mut flood = Peer::join(&srv.url, &token, "runbook", "").await;
+    let query = Message::AwarenessQuery.encode_v1();
+    for _ in 0..1000 {
+        if flood.ws.send(Frame::Binary(query.clone().into())).await.is_err() {
+            break;
+        }
+    }
+    assert_eq!(flood.closed().await, Some(CloseCode::Size));
+    // So is an update that would make the page's text pass 1 MiB.
+    let mut big = Peer::join(&srv.url, &token, "runbook", "").await;
+    big.type_at(0, &"x".repeat(1_048_577)).await;
+    assert_eq!(big.closed().await, Some(CloseCode::Size));
+    // The others' session goes on, deletions included.
+    good.type_at(10, "Still here.\nGone soon.\n").await;
+    good.sync().await;
+    let text = good.doc.get_or_insert_text("markdown");
+    text.remove_range(&mut good.doc.transact_mut(), 22, 11);
+    good.send_since(&StateVector::default()).await;
     good.sync().await;
     drop(good);
     saved(&ann, "runbook", "# Runbook\nStill here.\n").await;
@@ -355,8 +379,13 @@ async fn kill_9_loses_no_acknowledged_update() {
     ann.page("runbook", "# Runbook\n").await;
     let token = ann.pat().await;
     let mut a = Peer::join(&p.url(), &token, "runbook", "").await;
-    a.type_at(10, "Typed before the crash.\n").await;
-    // Acknowledged: the answer to this SyncStep1 comes after the update is stored.
+    a.type_at(10, "Typed before the crash.\nNot this.\n").await;
+    a.sync().await;
+    // A deletion too (it leaves the state vector as it was).
+    let text = a.doc.get_or_insert_text("markdown");
+    text.remove_range(&mut a.doc.transact_mut(), 34, 10);
+    a.send_since(&StateVector::default()).await;
+    // Acknowledged: the answer to this SyncStep1 comes after the updates are stored.
     a.sync().await;
     let mut p = p;
     p.child.kill().unwrap();

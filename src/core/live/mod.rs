@@ -351,15 +351,24 @@ impl Connection {
         let update = Update::decode_v1(&body).map_err(|e| Refusal::Malformed(e.to_string()))?;
         let changed = {
             let mut state = self.session.lock();
+            // An update that could take the text past the page size limit is tried on a
+            // copy first: refused, it changes nothing.
+            let max = crate::core::pages::MAX_CONTENT_BYTES;
+            if Session::current(&state).len() + body.len() > max {
+                let length = with_update(&state, &body).map_err(Refusal::Malformed)?;
+                if length > max {
+                    return Err(Refusal::Limit(format!("the text would be {length} bytes, over {max}")));
+                }
+            }
             let doc = state.awareness.doc().clone();
             let before = doc.transact().state_vector();
-            doc.transact_mut().apply_update(update).map_err(|e| Refusal::Malformed(e.to_string()))?;
-            let changed = doc.transact().state_vector() != before;
+            let mut txn = doc.transact_mut();
+            txn.apply_update(update).map_err(|e| Refusal::Malformed(e.to_string()))?;
+            // Deletions leave the state vector as it was.
+            let deleted = !txn.delete_set().is_empty();
+            drop(txn);
+            let changed = deleted || doc.transact().state_vector() != before;
             if changed {
-                let length = Session::current(&state).len();
-                if length > crate::core::pages::MAX_CONTENT_BYTES {
-                    return Err(Refusal::Limit(format!("the text would be {length} bytes")));
-                }
                 let now = Instant::now();
                 state.dirty = Some((state.dirty.map_or(now, |(first, _)| first), now));
                 state.last_editor = Some((self.user.clone(), self.access.clone()));
@@ -394,6 +403,19 @@ impl Connection {
         let _ = self.session.out.send(Outgoing { from: self.id, bytes });
         Ok(())
     }
+}
+
+/// The length of the text `state` would hold with `update` applied, found on a copy.
+fn with_update(state: &State, update: &[u8]) -> std::result::Result<usize, String> {
+    let copy = Doc::new();
+    let text = copy.get_or_insert_text(TEXT);
+    let whole = state.awareness.doc().transact().encode_state_as_update_v1(&StateVector::default());
+    let mut txn = copy.transact_mut();
+    for body in [&whole[..], update] {
+        let update = Update::decode_v1(body).map_err(|e| e.to_string())?;
+        txn.apply_update(update).map_err(|e| e.to_string())?;
+    }
+    Ok(text.get_string(&txn).len())
 }
 
 impl Drop for Connection {
