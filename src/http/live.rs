@@ -15,7 +15,7 @@ use tokio::sync::broadcast::error::RecvError;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::core::live::{self, Connection, Refusal};
-use crate::core::{Ctx, workspaces};
+use crate::core::{Ctx, pages, workspaces};
 use crate::error::{Error, Result};
 use crate::http::Problem;
 use crate::http::connections::Slot;
@@ -48,7 +48,8 @@ async fn live_page(
     slot: Option<Extension<Slot>>,
     upgrade: std::result::Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response> {
-    let page = live::page(&ctx, &p.access, &p.slug).await?;
+    // The page first: 404 (or 308 for an old slug) as on every page route.
+    let page = pages::row(&ctx, &p.access, &p.slug).await?;
     csrf::same_origin(&headers)?;
     let upgrade = upgrade.map_err(|e| Error::not_a_websocket(&e.body_text()))?;
     let connection = live::join(&ctx, &p.access, &p.auth.user, page).await?;

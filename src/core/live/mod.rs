@@ -134,6 +134,14 @@ impl Session {
         state.awareness.doc().get_or_insert_text(TEXT)
     }
 
+    /// The text's length in bytes, read without copying it (the document counts UTF-8
+    /// bytes, yrs's default).
+    fn length(state: &State) -> usize {
+        let text = Session::text(state);
+        let txn = state.awareness.doc().transact();
+        text.len(&txn) as usize
+    }
+
     fn current(state: &State) -> String {
         let text = Session::text(state);
         let txn = state.awareness.doc().transact();
@@ -141,13 +149,8 @@ impl Session {
     }
 }
 
-/// The live page whose session a caller may join: 404 (or 308 for an old slug) as on
-/// every page route.
-pub(crate) async fn page(ctx: &Ctx, access: &Access, slug: &Slug) -> Result<Row> {
-    pages::row(ctx, access, slug).await
-}
-
-/// Opens (or joins) the session of the page `row` ([`page`]), for a caller with `access`.
+/// Opens (or joins) the session of the live page `row` (`pages::row`), for a caller with
+/// `access`.
 pub(crate) async fn join(ctx: &Ctx, access: &Access, user: &User, row: Row) -> Result<Connection> {
     let key = (access.workspace_id(), row.uid.clone());
     let mut open = ctx.live.open.lock().await;
@@ -354,7 +357,7 @@ impl Connection {
             // An update that could take the text past the page size limit is tried on a
             // copy first: refused, it changes nothing.
             let max = crate::core::pages::MAX_CONTENT_BYTES;
-            if Session::current(&state).len() + body.len() > max {
+            if Session::length(&state) + body.len() > max {
                 let length = with_update(&state, &body).map_err(Refusal::Malformed)?;
                 if length > max {
                     return Err(Refusal::Limit(format!("the text would be {length} bytes, over {max}")));
@@ -415,7 +418,7 @@ fn with_update(state: &State, update: &[u8]) -> std::result::Result<usize, Strin
         let update = Update::decode_v1(body).map_err(|e| e.to_string())?;
         txn.apply_update(update).map_err(|e| e.to_string())?;
     }
-    Ok(text.get_string(&txn).len())
+    Ok(text.len(&txn) as usize)
 }
 
 impl Drop for Connection {
