@@ -59,11 +59,19 @@ export async function createPage(
   return res.json();
 }
 
-export const test = base.extend<{ guard: Guard; en: Messages; user: TestUser }>({
+export const test = base.extend<{ guard: Guard; en: Messages; user: TestUser; editAlone: boolean }>({
+  /** Edit without co-editing sessions, as over a connection that does not pass
+   *  WebSockets: the editor then saves with its Save button against base_revision (the
+   *  unsaved-changes guard and the conflict dialog are this mode's). `test.use({ editAlone: true })`. */
+  editAlone: [false, { option: true }],
   guard: [
-    async ({ context, page, baseURL }, use) => {
+    async ({ context, page, baseURL, editAlone }, use) => {
       const origin = new URL(baseURL!).origin;
       const guard: Guard = { outside: [], errors: [], allowed: [] };
+      if (editAlone) {
+        await context.routeWebSocket(/\/api\/pages\/[^?]*\/live/, (ws) => ws.close());
+        guard.allowed.push(/WebSocket/);
+      }
       await context.route("**/*", (route) => {
         const url = route.request().url();
         if (url.startsWith(origin + "/") || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
@@ -76,6 +84,9 @@ export const test = base.extend<{ guard: Guard; en: Messages; user: TestUser }>(
         if (m.type() === "warning" && m.text().startsWith("i18n: no message")) guard.errors.push(`console: ${m.text()}`);
         if (m.type() !== "error") return;
         if (/Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) return;
+        // The same for a WebSocket the server refused (a page deleted between being shown
+        // and being followed answers its watch 404): Chromium logs it as an error.
+        if (/WebSocket connection to .* failed: Error during WebSocket handshake: Unexpected response code: 4\d\d/.test(m.text())) return;
         guard.errors.push(`console: ${m.text()}`);
       });
       // A request that failed without an answer (refused, reset, blocked) fails the test;

@@ -38,10 +38,16 @@ fn live_url(base: &str, slug: &str, query: &str) -> String {
 impl Peer {
     /// Joins `slug`'s session with a bearer token, and syncs.
     async fn join(base: &str, token: &str, slug: &str, query: &str) -> Peer {
+        Peer::join_with(base, token, slug, query, Doc::new()).await
+    }
+
+    /// Joins with a document kept from before (a browser's copy): the sync sends what
+    /// the server lacks of it.
+    async fn join_with(base: &str, token: &str, slug: &str, query: &str, doc: Doc) -> Peer {
         let mut req = live_url(base, slug, query).into_client_request().unwrap();
         req.headers_mut().insert("authorization", HeaderValue::from_str(&format!("Bearer {token}")).unwrap());
         let (ws, _) = connect_async(req).await.expect("the upgrade is accepted");
-        let mut peer = Peer { doc: Doc::new(), ws };
+        let mut peer = Peer { doc, ws };
         peer.doc.get_or_insert_text("markdown");
         peer.sync().await;
         peer
@@ -237,6 +243,136 @@ async fn a_save_through_the_api_comes_into_the_session_and_keeps_everyones_typin
 }
 
 #[tokio::test]
+async fn a_copy_edited_offline_merges_into_a_later_session_exactly() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let ann = srv.user("ann@x.io").await;
+    ann.page("runbook", "# Runbook\n\nStep one.\n").await;
+    let token = ann.pat().await;
+    // Ann edits, and her session ends (her text saved) while she keeps her copy.
+    let mut a = Peer::join(&srv.url, &token, "runbook", "").await;
+    a.type_at(10, "Intro.\n").await;
+    a.sync().await;
+    let Peer { doc, ws } = a;
+    drop(ws);
+    saved(&ann, "runbook", "# Runbook\nIntro.\n\nStep one.\n").await;
+    // Another door saves the page while nobody edits it; Ann types offline meanwhile.
+    let (s, put) =
+        ann.put("/api/pages/runbook", json!({"content": "# Runbook\nIntro.\n\nStep one.\nStep two.\n"})).await;
+    assert_eq!(s, StatusCode::OK, "{put}");
+    doc.get_or_insert_text("markdown").insert(&mut doc.transact_mut(), 0, "> offline\n");
+    // Her copy comes back to a new session: both changes, each once (not the text twice).
+    let mut back = Peer::join_with(&srv.url, &token, "runbook", "", doc).await;
+    back.sync().await;
+    let want = "> offline\n# Runbook\nIntro.\n\nStep one.\nStep two.\n";
+    assert_eq!(back.text(), want);
+    drop(back);
+    saved(&ann, "runbook", want).await;
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_page_deleted_during_a_session_closes_it_and_its_text_comes_back_with_the_page() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let ann = srv.user("ann@x.io").await;
+    ann.page("runbook", "# Runbook\n").await;
+    let token = ann.pat().await;
+    let mut a = Peer::join(&srv.url, &token, "runbook", "").await;
+    a.type_at(10, "Typed before the delete.\n").await;
+    a.sync().await;
+    // Deleted before the session saved: everyone in it is told, with a close code of its own.
+    let r = ann.send(reqwest::Method::DELETE, "/api/pages/runbook", None).await;
+    assert_eq!(r.status, 204, "{}", r.text);
+    assert_eq!(a.closed().await, Some(CloseCode::Library(4404)));
+    // Restored and opened again: the session resumes from its log and saves the text.
+    let (s, restored) = ann.post("/api/trash/runbook/restore", json!({})).await;
+    assert!(s.is_success(), "{restored}");
+    let back = Peer::join(&srv.url, &token, "runbook", "").await;
+    assert_eq!(back.text(), "# Runbook\nTyped before the delete.\n");
+    drop(back);
+    saved(&ann, "runbook", "# Runbook\nTyped before the delete.\n").await;
+    srv.stop().await;
+}
+
+/// A page view's watcher: reads the next JSON event (the connection's text frames).
+async fn next_event(ws: &mut Socket) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match tokio::time::timeout_at(deadline.into(), ws.next()).await.expect("an event in time") {
+            Some(Ok(Frame::Text(text))) => return serde_json::from_str(&text).unwrap(),
+            Some(Ok(Frame::Ping(_) | Frame::Pong(_))) => {}
+            other => panic!("not an event: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_watcher_sees_who_edits_who_types_each_revision_and_the_delete() {
+    let env = Env::new().await;
+    let srv = env.start(&[]).await;
+    let (ann, bob, ws, _) = ann_and_bob(&srv).await;
+    ann.page("runbook", "# Runbook\n").await;
+    let bob_token = bob.pat().await;
+    let mut req =
+        format!("{}/api/pages/runbook/watch?ws={ws}", srv.url.replacen("http", "ws", 1)).into_client_request().unwrap();
+    req.headers_mut().insert("authorization", HeaderValue::from_str(&format!("Bearer {bob_token}")).unwrap());
+    let (mut watcher, _) = connect_async(req).await.expect("the upgrade is accepted");
+    // Nobody edits it yet.
+    assert_eq!(next_event(&mut watcher).await, json!({"type": "presence", "people": []}));
+    // Ann opens its editor: she is named, by the server's account of her.
+    let mut a = Peer::join(&srv.url, &ann.pat().await, "runbook", "").await;
+    let event = next_event(&mut watcher).await;
+    assert_eq!(event["people"][0]["name"], "ann@x.io", "{event}");
+    assert_eq!(event["people"][0]["typing"], false, "{event}");
+    // Her editor says she types.
+    let mut update = yrs::sync::AwarenessUpdate { clients: Default::default() };
+    update.clients.insert(
+        a.doc.client_id(),
+        yrs::sync::awareness::AwarenessUpdateEntry {
+            clock: 1,
+            json: r#"{"user":{"name":"Someone Else"},"typing":true}"#.into(),
+        },
+    );
+    a.send(Message::Awareness(update)).await;
+    let event = next_event(&mut watcher).await;
+    assert_eq!(event["people"], json!([{"id": event["people"][0]["id"], "name": "ann@x.io", "typing": true}]));
+    // A revision, from the session's save when she pauses.
+    a.type_at(10, "Restart it.\n").await;
+    a.sync().await;
+    let saved = loop {
+        let event = next_event(&mut watcher).await;
+        if event["type"] == "saved" {
+            break event;
+        }
+    };
+    let (_, page) = ann.get("/api/pages/runbook").await;
+    assert_eq!(saved["revision"], page["revision"]);
+    assert_eq!(saved["slug"], "runbook");
+    // She leaves; then the page is deleted: the watcher is told, and closed with 4404.
+    drop(a);
+    loop {
+        let event = next_event(&mut watcher).await;
+        if event == json!({"type": "presence", "people": []}) {
+            break;
+        }
+    }
+    let r = ann.send(reqwest::Method::DELETE, "/api/pages/runbook", None).await;
+    assert_eq!(r.status, 204, "{}", r.text);
+    loop {
+        let event = next_event(&mut watcher).await;
+        if event["type"] == "deleted" {
+            break;
+        }
+    }
+    match watcher.next().await {
+        Some(Ok(Frame::Close(Some(frame)))) => assert_eq!(frame.code, CloseCode::Library(4404)),
+        other => panic!("not closed: {other:?}"),
+    }
+    srv.stop().await;
+}
+
+#[tokio::test]
 async fn outsiders_get_404_other_sites_403_and_a_plain_get_400() {
     let env = Env::new().await;
     let srv = env.start(&[]).await;
@@ -245,36 +381,40 @@ async fn outsiders_get_404_other_sites_403_and_a_plain_get_400() {
     let (_, me) = ann.get("/api/me").await;
     let ws = me["default_workspace"].as_str().unwrap().to_owned();
     ann.page("runbook", "# Runbook\n").await;
-
-    // Not a member: the page's 404, upgrade or not.
-    let r = eve.send(reqwest::Method::GET, &format!("/api/pages/runbook/live?ws={ws}"), None).await;
-    assert_problem(&r, 404, "workspace_not_found");
     let eve_token = eve.pat().await;
-    let mut req = live_url(&srv.url, "runbook", &format!("?ws={ws}")).into_client_request().unwrap();
-    req.headers_mut().insert("authorization", HeaderValue::from_str(&format!("Bearer {eve_token}")).unwrap());
-    match connect_async(req).await {
-        Err(WsError::Http(res)) => assert_eq!(res.status(), 404),
-        other => panic!("an outsider's upgrade: {other:?}"),
+
+    // The session, and the page view's watch: the same answers.
+    for route in ["live", "watch"] {
+        // Not a member: the page's 404, upgrade or not.
+        let r = eve.send(reqwest::Method::GET, &format!("/api/pages/runbook/{route}?ws={ws}"), None).await;
+        assert_problem(&r, 404, "workspace_not_found");
+        let url = format!("{}/api/pages/runbook/{route}?ws={ws}", srv.url.replacen("http", "ws", 1));
+        let mut req = url.into_client_request().unwrap();
+        req.headers_mut().insert("authorization", HeaderValue::from_str(&format!("Bearer {eve_token}")).unwrap());
+        match connect_async(req).await {
+            Err(WsError::Http(res)) => assert_eq!(res.status(), 404, "{route}"),
+            other => panic!("an outsider's upgrade of {route}: {other:?}"),
+        }
+        // No credentials: 401.
+        let r = srv.anon().send(reqwest::Method::GET, &format!("/api/pages/runbook/{route}"), None).await;
+        assert_eq!(r.status, 401, "{route}");
+        // A member, but from another site's page (the cookie rides along): 403.
+        let r = ann
+            .client
+            .get(format!("{}/api/pages/runbook/{route}", srv.url))
+            .header("origin", "https://elsewhere.example")
+            .header("sec-fetch-site", "cross-site")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403, "{route}");
+        // A member, without an upgrade: 400, said as a problem.
+        let r = ann.send(reqwest::Method::GET, &format!("/api/pages/runbook/{route}"), None).await;
+        assert_problem(&r, 400, "not_a_websocket");
+        // A page that is not there: 404.
+        let r = ann.send(reqwest::Method::GET, &format!("/api/pages/nothing-here/{route}"), None).await;
+        assert_problem(&r, 404, "page_not_found");
     }
-    // No credentials: 401.
-    let r = srv.anon().send(reqwest::Method::GET, "/api/pages/runbook/live", None).await;
-    assert_eq!(r.status, 401);
-    // A member, but from another site's page (the cookie rides along): 403.
-    let r = ann
-        .client
-        .get(format!("{}/api/pages/runbook/live", srv.url))
-        .header("origin", "https://elsewhere.example")
-        .header("sec-fetch-site", "cross-site")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
-    // A member, without an upgrade: 400, said as a problem.
-    let r = ann.send(reqwest::Method::GET, "/api/pages/runbook/live", None).await;
-    assert_problem(&r, 400, "not_a_websocket");
-    // A page that is not there: 404.
-    let r = ann.send(reqwest::Method::GET, "/api/pages/nothing-here/live", None).await;
-    assert_problem(&r, 404, "page_not_found");
     srv.stop().await;
 }
 

@@ -2,17 +2,21 @@
 //! the order the server stored them, written before the update is acknowledged or
 //! passed on. The first row of a session is the server's own: the page's text as the
 //! session began, so that replaying the log rebuilds the same document after a restart.
+//! A session that ended leaves one row, its whole document (user 0), which the page's
+//! next session goes on from; purging the page erases it.
 
 use crate::core::Ctx;
 use crate::error::Result;
 
-/// The session's updates, in the order they were stored: (who sent it, the update).
-pub(super) async fn read(ctx: &Ctx, ws_id: i64, uid: &str) -> Result<Vec<(i64, Vec<u8>)>> {
-    Ok(sqlx::query_as("SELECT user_id, body FROM live_updates WHERE workspace_id = $1 AND page_uid = $2 ORDER BY id")
-        .bind(ws_id)
-        .bind(uid)
-        .fetch_all(&ctx.db.pool)
-        .await?)
+/// The session's updates, in the order they were stored: (row, who sent it, the update).
+pub(super) async fn read(ctx: &Ctx, ws_id: i64, uid: &str) -> Result<Vec<(i64, i64, Vec<u8>)>> {
+    Ok(sqlx::query_as(
+        "SELECT id, user_id, body FROM live_updates WHERE workspace_id = $1 AND page_uid = $2 ORDER BY id",
+    )
+    .bind(ws_id)
+    .bind(uid)
+    .fetch_all(&ctx.db.pool)
+    .await?)
 }
 
 /// Stores one update; answers its id once it is durable.
@@ -30,42 +34,36 @@ pub(super) async fn append(ctx: &Ctx, ws_id: i64, uid: &str, user_id: i64, updat
     .await?)
 }
 
-/// Replaces the updates before `snapshot`'s own row with it: the whole document as one
-/// update (written after the session's text became a revision).
-pub(super) async fn compact(ctx: &Ctx, ws_id: i64, uid: &str, snapshot: &[u8]) -> Result<()> {
+/// Replaces the rows up to `covered` with `snapshot`, the whole document as one update
+/// holding all of theirs (written after the session's text became a revision, and when
+/// it ends). Rows stored after the snapshot was taken stay: replaying an update twice
+/// changes nothing.
+pub(super) async fn compact(ctx: &Ctx, ws_id: i64, uid: &str, snapshot: &[u8], covered: i64) -> Result<()> {
     let mut tx = ctx.db.write().await?;
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO live_updates (workspace_id, page_uid, user_id, body, created_at) \
-         VALUES ($1, $2, 0, $3, $4) RETURNING id",
+    sqlx::query(
+        "INSERT INTO live_updates (workspace_id, page_uid, user_id, body, created_at) VALUES ($1, $2, 0, $3, $4)",
     )
     .bind(ws_id)
     .bind(uid)
     .bind(snapshot)
     .bind(ctx.clock.rfc3339())
-    .fetch_one(&mut *tx)
+    .execute(&mut *tx)
     .await?;
-    sqlx::query("DELETE FROM live_updates WHERE workspace_id = $1 AND page_uid = $2 AND id < $3")
+    sqlx::query("DELETE FROM live_updates WHERE workspace_id = $1 AND page_uid = $2 AND id <= $3")
         .bind(ws_id)
         .bind(uid)
-        .bind(id)
+        .bind(covered)
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
     Ok(())
 }
 
-/// Forgets a session whose text is a revision and which nobody has open.
-pub(super) async fn clear(ctx: &Ctx, ws_id: i64, uid: &str) -> Result<()> {
-    sqlx::query("DELETE FROM live_updates WHERE workspace_id = $1 AND page_uid = $2")
-        .bind(ws_id)
-        .bind(uid)
-        .execute(&ctx.db.pool)
-        .await?;
-    Ok(())
-}
-
 /// The pages with a log left by a process that stopped (or was killed) before their
-/// sessions' text became a revision: (workspace id, page uid).
+/// sessions' text became a revision — rows of people's updates, which a session that
+/// ended compacted away: (workspace id, page uid).
 pub(super) async fn orphans(ctx: &Ctx) -> Result<Vec<(i64, String)>> {
-    Ok(sqlx::query_as("SELECT DISTINCT workspace_id, page_uid FROM live_updates").fetch_all(&ctx.db.pool).await?)
+    Ok(sqlx::query_as("SELECT DISTINCT workspace_id, page_uid FROM live_updates WHERE user_id <> 0")
+        .fetch_all(&ctx.db.pool)
+        .await?)
 }

@@ -18,9 +18,15 @@
 //!   the person who edited last, against the revision the session last saved or began
 //!   from, merged three-way when another door saved the page meanwhile; the merged text
 //!   comes back into the session as an ordinary edit. Then the log is compacted to one
-//!   row holding the whole document, and a session nobody has open is forgotten.
+//!   row holding the whole document.
+//! - **One document for good.** A session nobody has open ends, but its document stays
+//!   (the compacted row): the next session goes on from it, a save another door made
+//!   meanwhile coming in as an edit. So a browser's copy of the document — edits made
+//!   offline, kept across a reload — merges into whichever session is open when it comes
+//!   back, exactly, instead of doubling the text. Purging the page erases it.
 
 mod log;
+pub(crate) mod watch;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -63,6 +69,8 @@ pub struct Sessions {
     open: tokio::sync::Mutex<HashMap<(i64, String), Arc<Session>>>,
     /// How many are open: a batch of saves looks for theirs only when some are.
     count: AtomicUsize,
+    /// Who follows which page without editing it (the page view).
+    pub(crate) watchers: watch::Watchers,
 }
 
 /// One page's session.
@@ -95,7 +103,12 @@ struct State {
     contributors: Vec<(i64, String, u64)>,
     /// Changes applied so far (numbers the contributors' last changes).
     changes: u64,
-    connections: usize,
+    /// The highest log row whose update the document holds: a compaction may drop the
+    /// rows up to it (an update applied and not yet stored has a higher row).
+    stored: i64,
+    /// Its connections, in the order they joined: whose each is, and whether its editor
+    /// says its person is typing.
+    present: Vec<watch::Present>,
     /// The session ended: its page was trashed, or its saver stopped.
     closed: bool,
 }
@@ -105,9 +118,15 @@ struct State {
 pub(crate) struct Outgoing {
     from: u64,
     pub bytes: Arc<Vec<u8>>,
+    /// The session's page left (trashed or purged): its connections are closed.
+    pub gone: bool,
 }
 
 impl Outgoing {
+    fn new(from: u64, bytes: Vec<u8>) -> Self {
+        Outgoing { from, bytes: Arc::new(bytes), gone: false }
+    }
+
     /// Whether the connection `id` sent it (and so does not get it back).
     pub(crate) fn from(&self, id: u64) -> bool {
         self.from == id
@@ -142,6 +161,38 @@ impl Session {
         text.len(&txn) as usize
     }
 
+    /// Tells the page's watchers who is in the session now.
+    fn tell_presence(&self, ctx: &Ctx) {
+        if ctx.live.watchers.watched(self.ws_id, &self.uid) {
+            let people = watch::people(&self.lock().present);
+            ctx.live.watchers.tell(self.ws_id, &self.uid, watch::Event::Presence { people });
+        }
+    }
+
+    /// The whole document as one update, and the highest log row it covers.
+    fn snapshot(state: &State) -> (Vec<u8>, i64) {
+        (state.awareness.doc().transact().encode_state_as_update_v1(&StateVector::default()), state.stored)
+    }
+
+    /// Notes that the log row `id` holds an update the document has.
+    fn stored(&self, id: i64) {
+        let mut state = self.lock();
+        state.stored = state.stored.max(id);
+    }
+
+    /// The page left (trashed or purged): the session ends with its log as it is (the
+    /// text typed since its last save is resumed if the page comes back), and everyone in
+    /// it is told.
+    fn left(&self) {
+        tracing::info!(page = %self.uid, "a co-edited page left (trashed or purged); its session ends with its log kept");
+        {
+            let mut state = self.lock();
+            state.closed = true;
+            state.dirty = None;
+        }
+        let _ = self.out.send(Outgoing { from: 0, bytes: Arc::new(Vec::new()), gone: true });
+    }
+
     fn current(state: &State) -> String {
         let text = Session::text(state);
         let txn = state.awareness.doc().transact();
@@ -165,11 +216,18 @@ pub(crate) async fn join(ctx: &Ctx, access: &Access, user: &User, row: Row) -> R
             s
         }
     };
-    session.lock().connections += 1;
-    drop(open);
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    session.lock().present.push(watch::Present {
+        connection: id,
+        user: user.id,
+        name: user.name.clone(),
+        typing: false,
+    });
+    drop(open);
+    session.tell_presence(ctx);
     Ok(Connection {
-        id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        id,
         session,
         ctx: ctx.clone(),
         user: user.clone(),
@@ -187,27 +245,31 @@ async fn start(ctx: &Ctx, access: &Access, uid: &str, content: String, revision:
     let logged = log::read(ctx, ws_id, uid).await?;
     let doc = Doc::new();
     let text = doc.get_or_insert_text(TEXT);
+    let mut stored = 0;
     if logged.is_empty() {
         let base = {
             let mut txn = doc.transact_mut();
             text.insert(&mut txn, 0, &content);
             txn.encode_state_as_update_v1(&StateVector::default())
         };
-        log::append(ctx, ws_id, uid, 0, &base).await?;
+        stored = log::append(ctx, ws_id, uid, 0, &base).await?;
     } else {
         let mut txn = doc.transact_mut();
-        for (_, body) in &logged {
+        for (id, _, body) in &logged {
             let update =
                 Update::decode_v1(body).map_err(|e| Error::internal(anyhow::anyhow!("a logged update: {e}")))?;
             txn.apply_update(update).map_err(|e| Error::internal(anyhow::anyhow!("a logged update: {e}")))?;
+            stored = stored.max(*id);
         }
     }
-    let last_editor = match logged.iter().rev().map(|(user, _)| *user).find(|u| *u != 0) {
+    // Only the server's own rows: the document of an ended session, whose text was saved.
+    let ended = logged.iter().all(|(_, user, _)| *user == 0);
+    let last_editor = match logged.iter().rev().map(|(_, user, _)| *user).find(|u| *u != 0) {
         Some(user) => editor(ctx, access, user).await,
         None => None,
     };
     let now = Instant::now();
-    let state = State {
+    let mut state = State {
         awareness: Awareness::new(doc),
         committed: content,
         base: revision,
@@ -215,9 +277,18 @@ async fn start(ctx: &Ctx, access: &Access, uid: &str, content: String, revision:
         last_editor,
         contributors: Vec::new(),
         changes: 0,
-        connections: 0,
+        stored,
+        present: Vec::new(),
         closed: false,
     };
+    let held = Session::current(&state);
+    if ended && held != state.committed {
+        // Saved elsewhere since that session ended: the page's text comes in as an edit.
+        if let Some(update) = replace(&state, &held, &state.committed) {
+            let id = log::append(ctx, ws_id, uid, 0, &update).await?;
+            state.stored = state.stored.max(id);
+        }
+    }
     let resumed = Session::current(&state) != state.committed;
     let session = Session {
         ws_id,
@@ -388,12 +459,14 @@ impl Connection {
             return Ok(());
         }
         let s = &self.session;
-        if let Err(e) = log::append(&self.ctx, s.ws_id, &s.uid, self.user.id, &body).await {
-            tracing::warn!(error = %e, "a co-editing update could not be stored; its connection is closed");
-            return Err(Refusal::Unavailable);
+        match log::append(&self.ctx, s.ws_id, &s.uid, self.user.id, &body).await {
+            Ok(id) => s.stored(id),
+            Err(e) => {
+                tracing::warn!(error = %e, "a co-editing update could not be stored; its connection is closed");
+                return Err(Refusal::Unavailable);
+            }
         }
-        let bytes = Arc::new(Message::Sync(SyncMessage::Update(body)).encode_v1());
-        let _ = s.out.send(Outgoing { from: self.id, bytes });
+        let _ = s.out.send(Outgoing::new(self.id, Message::Sync(SyncMessage::Update(body)).encode_v1()));
         s.wake.notify_one();
         Ok(())
     }
@@ -401,9 +474,22 @@ impl Connection {
     /// Applies a client's presence (cursor, selection, name) and passes it on.
     fn presence(&mut self, update: AwarenessUpdate) -> std::result::Result<(), Refusal> {
         self.clients.extend(update.clients.keys().copied());
-        let bytes = Arc::new(Message::Awareness(update.clone()).encode_v1());
-        self.session.lock().awareness.apply_update(update).map_err(|e| Refusal::Malformed(e.to_string()))?;
-        let _ = self.session.out.send(Outgoing { from: self.id, bytes });
+        // Typing, when the editor's state says so (`{"typing": true, …}`; null when it left).
+        let typing = update
+            .clients
+            .values()
+            .any(|entry| serde_json::from_str::<serde_json::Value>(&entry.json).is_ok_and(|v| v["typing"] == true));
+        let bytes = Message::Awareness(update.clone()).encode_v1();
+        let changed = {
+            let mut state = self.session.lock();
+            state.awareness.apply_update(update).map_err(|e| Refusal::Malformed(e.to_string()))?;
+            let me = state.present.iter_mut().find(|p| p.connection == self.id);
+            me.is_some_and(|p| std::mem::replace(&mut p.typing, typing) != typing)
+        };
+        let _ = self.session.out.send(Outgoing::new(self.id, bytes));
+        if changed {
+            self.session.tell_presence(&self.ctx);
+        }
         Ok(())
     }
 }
@@ -426,15 +512,16 @@ impl Drop for Connection {
         let s = &self.session;
         let gone = {
             let mut state = s.lock();
-            state.connections -= 1;
+            state.present.retain(|p| p.connection != self.id);
             for client in &self.clients {
                 state.awareness.remove_state(*client);
             }
             state.awareness.update_with_clients(self.clients.iter().copied()).ok()
         };
         if let Some(update) = gone.filter(|_| !self.clients.is_empty()) {
-            let _ = s.out.send(Outgoing { from: self.id, bytes: Arc::new(Message::Awareness(update).encode_v1()) });
+            let _ = s.out.send(Outgoing::new(self.id, Message::Awareness(update).encode_v1()));
         }
+        s.tell_presence(&self.ctx);
         s.wake.notify_one();
     }
 }
@@ -451,12 +538,12 @@ async fn saver(ctx: Ctx, s: Arc<Session>) {
         let wait = {
             let state = s.lock();
             match state.dirty {
-                Some((first, last)) if state.connections > 0 => {
+                Some((first, last)) if !state.present.is_empty() => {
                     let due = (last + PAUSE).min(first + AT_LEAST);
                     Some(due.saturating_duration_since(Instant::now()))
                 }
                 Some(_) => Some(Duration::ZERO),
-                None if state.connections == 0 => None,
+                None if state.present.is_empty() => None,
                 None => Some(Duration::MAX),
             }
         };
@@ -496,6 +583,11 @@ async fn follow(ctx: Ctx, changes: &mut broadcast::Receiver<pages::batch::Change
             Err(broadcast::error::RecvError::Lagged(_)) => None,
             Err(broadcast::error::RecvError::Closed) => return,
         };
+        if let Some(changed) = &changed
+            && let Err(e) = tell_watchers(&ctx, changed).await
+        {
+            tracing::warn!(error = %e, "the page view's watchers were not told of a save");
+        }
         if ctx.live.count.load(Ordering::Relaxed) == 0 {
             continue;
         }
@@ -511,13 +603,42 @@ async fn follow(ctx: Ctx, changes: &mut broadcast::Receiver<pages::batch::Change
     }
 }
 
+/// Tells the watchers of the pages a batch changed of their new revision (or that they
+/// left).
+async fn tell_watchers(ctx: &Ctx, changed: &pages::batch::Changed) -> Result<()> {
+    let ws_id = changed.workspace_id;
+    let watched: Vec<&String> = changed.pages.iter().filter(|uid| ctx.live.watchers.watched(ws_id, uid)).collect();
+    if watched.is_empty() {
+        return Ok(());
+    }
+    let Some(slug) = workspaces::slug_of(ctx, ws_id).await? else { return Ok(()) };
+    let access = Access::maintenance(ws_id, &slug);
+    for uid in watched {
+        let event = match pages::by_uid(ctx, &access, uid).await? {
+            Some(row) => watch::Event::Saved { revision: row.revision, slug: row.slug },
+            None => watch::Event::Deleted,
+        };
+        ctx.live.watchers.tell(ws_id, uid, event);
+    }
+    Ok(())
+}
+
+/// Who is in the session of a page now (nobody when none is open), for a new watcher.
+pub(crate) async fn present(ctx: &Ctx, ws_id: i64, uid: &str) -> Vec<watch::Person> {
+    let open = ctx.live.open.lock().await;
+    open.get(&(ws_id, uid.to_owned())).map(|s| watch::people(&s.lock().present)).unwrap_or_default()
+}
+
 /// Takes a save another door made (the API, MCP, an import) into the shared text the
 /// moment it is durable: merged three-way against the text the session last saved or
 /// began from, as an edit everyone in the session sees, so nobody's typing is lost. With
 /// overlapping changes the text stays as it is, and the session's next save merges
 /// (its text winning where they overlap).
 async fn absorb(ctx: &Ctx, s: &Arc<Session>) -> Result<()> {
-    let Some(row) = pages::by_uid(ctx, &s.reader, &s.uid).await? else { return Ok(()) };
+    let Some(row) = pages::by_uid(ctx, &s.reader, &s.uid).await? else {
+        s.left();
+        return Ok(());
+    };
     let update = {
         let mut state = s.lock();
         if row.revision == state.base {
@@ -533,36 +654,34 @@ async fn absorb(ctx: &Ctx, s: &Arc<Session>) -> Result<()> {
         update
     };
     if let Some(update) = update {
-        log::append(ctx, s.ws_id, &s.uid, row.updated_by.id, &update).await?;
-        let bytes = Arc::new(Message::Sync(SyncMessage::Update(update)).encode_v1());
-        let _ = s.out.send(Outgoing { from: 0, bytes });
+        s.stored(log::append(ctx, s.ws_id, &s.uid, row.updated_by.id, &update).await?);
+        let _ = s.out.send(Outgoing::new(0, Message::Sync(SyncMessage::Update(update)).encode_v1()));
     }
     Ok(())
 }
 
-/// Ends a session nobody has open and whose text is saved: forgets it and its log.
-/// False when someone joined meanwhile.
+/// Ends a session nobody has open and whose text is saved: its log is compacted to the
+/// document alone (the next session's start). False when someone joined meanwhile.
 async fn end(ctx: &Ctx, s: &Arc<Session>) -> bool {
+    // Held through the compaction: a session started meanwhile must not have its first
+    // rows dropped by it.
     let mut open = ctx.live.open.lock().await;
-    // A session closed before (its page left, or nobody may save its text) keeps its log.
-    let keep_log = {
+    // A session closed before (its page left, or nobody may save its text) keeps its log
+    // as it is: its updates are resumed when the page is back and opened.
+    let (closed, snapshot) = {
         let mut state = s.lock();
-        if state.connections > 0 || state.dirty.is_some() {
+        if !state.present.is_empty() || state.dirty.is_some() {
             return false;
         }
-        std::mem::replace(&mut state.closed, true)
+        (std::mem::replace(&mut state.closed, true), Session::snapshot(&state))
     };
+    if !closed && let Err(e) = log::compact(ctx, s.ws_id, &s.uid, &snapshot.0, snapshot.1).await {
+        tracing::warn!(error = %e, page = %s.uid, "an ended co-editing session's log stays uncompacted");
+    }
     let key = (s.ws_id, s.uid.clone());
     if open.get(&key).is_some_and(|o| Arc::ptr_eq(o, s)) {
         open.remove(&key);
         ctx.live.count.fetch_sub(1, Ordering::Relaxed);
-    }
-    drop(open);
-    if keep_log {
-        return true;
-    }
-    if let Err(e) = log::clear(ctx, s.ws_id, &s.uid).await {
-        tracing::warn!(error = %e, page = %s.uid, "a closed co-editing session's log stays until its page is opened again");
     }
     true
 }
@@ -583,10 +702,7 @@ async fn save(ctx: &Ctx, s: &Arc<Session>) -> Result<()> {
         return Ok(());
     };
     let Some(row) = pages::by_uid(ctx, &access, &s.uid).await? else {
-        tracing::info!(page = %s.uid, "a co-edited page left (trashed or purged); its session ends with its log kept");
-        let mut state = s.lock();
-        state.closed = true;
-        state.dirty = None;
+        s.left();
         return Ok(());
     };
     let slug = Slug::lookup(&row.slug, Error::page_not_found)?;
@@ -636,14 +752,13 @@ async fn save(ctx: &Ctx, s: &Arc<Session>) -> Result<()> {
             Some((_, last)) if Session::current(&state) != state.committed => Some((now, last)),
             _ => None,
         };
-        (state.awareness.doc().transact().encode_state_as_update_v1(&StateVector::default()), merged_in)
+        (Session::snapshot(&state), merged_in)
     };
     if let Some(update) = merged_in {
-        log::append(ctx, s.ws_id, &s.uid, user.id, &update).await?;
-        let bytes = Arc::new(Message::Sync(SyncMessage::Update(update)).encode_v1());
-        let _ = s.out.send(Outgoing { from: 0, bytes });
+        s.stored(log::append(ctx, s.ws_id, &s.uid, user.id, &update).await?);
+        let _ = s.out.send(Outgoing::new(0, Message::Sync(SyncMessage::Update(update)).encode_v1()));
     }
-    log::compact(ctx, s.ws_id, &s.uid, &snapshot).await
+    log::compact(ctx, s.ws_id, &s.uid, &snapshot.0, snapshot.1).await
 }
 
 /// Edits the shared text from `from` to `to` by replacing what lies between their common
@@ -695,7 +810,8 @@ mod tests {
             last_editor: None,
             contributors: Vec::new(),
             changes: 0,
-            connections: 0,
+            stored: 0,
+            present: Vec::new(),
             closed: false,
         }
     }

@@ -6,6 +6,11 @@ import type { Page } from "@playwright/test";
 import { replaceText, source } from "../editing";
 import { axe, createPage, expect, fmt, registerUser, test } from "../fixtures";
 
+// Editing alone (no co-editing session, as where WebSockets do not pass): explicit saves
+// against base_revision, the unsaved-changes guard, conflicts. Editing together:
+// co-editing.spec.ts.
+test.use({ editAlone: true });
+
 test("the conflict dialog says who made the other change and when, and names the choices after them", async ({
   page,
   playwright,

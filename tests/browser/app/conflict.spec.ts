@@ -7,6 +7,11 @@ import type { Page } from "@playwright/test";
 import { conflicting, keepTheirs, replaceText, source } from "../editing";
 import { expect, fmt, test } from "../fixtures";
 
+// Editing alone (no co-editing session, as where WebSockets do not pass): explicit saves
+// against base_revision, the unsaved-changes guard, conflicts. Editing together:
+// co-editing.spec.ts.
+test.use({ editAlone: true });
+
 const raw = async (page: Page, slug: string) => (await page.request.get(`/api/pages/${slug}/raw`)).text();
 
 /** The 1-based numbers of the marker lines of a merge, as a person would count them. */

@@ -6,6 +6,11 @@ import type { Page } from "@playwright/test";
 import { conflicting, keepTheirs, replaceText, source } from "../editing";
 import { createPage, expect, fmt, pageUrl, test } from "../fixtures";
 
+// Editing alone (no co-editing session, as where WebSockets do not pass): explicit saves
+// against base_revision, the unsaved-changes guard, conflicts. Editing together:
+// co-editing.spec.ts.
+test.use({ editAlone: true });
+
 
 test("edit with live preview; Ctrl+S saves against the base revision", async ({ page, en, user }) => {
   void user;

@@ -7,6 +7,11 @@ import type { Page } from "@playwright/test";
 import { replaceText, source } from "../editing";
 import { createPage, expect, test, type Messages, pageUrl } from "../fixtures";
 
+// Editing alone (no co-editing session, as where WebSockets do not pass): explicit saves
+// against base_revision, the unsaved-changes guard, conflicts. Editing together:
+// co-editing.spec.ts.
+test.use({ editAlone: true });
+
 const titleField = (page: Page, en: Messages) => page.getByLabel(en["page.title_placeholder"]!, { exact: true });
 const titleOf = async (page: Page, slug: string): Promise<string> => (await (await page.request.get(`/api/pages/${slug}`)).json()).title;
 

@@ -11,7 +11,7 @@ import { isolateHistory } from "@codemirror/commands";
 import { markdownKeymap, markdownLanguage } from "@codemirror/lang-markdown";
 import { HighlightStyle, LanguageSupport, syntaxHighlighting } from "@codemirror/language";
 import { tags } from "@lezer/highlight";
-import { Compartment, EditorState, Prec } from "@codemirror/state";
+import { Compartment, EditorState, Prec, type Extension } from "@codemirror/state";
 import { EditorView, keymap } from "@codemirror/view";
 import { basicSetup } from "codemirror";
 import { toggleWrap } from "./format";
@@ -19,6 +19,7 @@ import { toggleWrap } from "./format";
 // The rest of the editor's lazy chunk: the toolbar and the preview's scroll following.
 export { Toolbar } from "./Toolbar";
 export { followScroll, scrollPreviewTo, sourcePosition } from "./scrollSync";
+export { collab, LiveSession, type LiveStatus, type Peer } from "./live";
 
 export interface EditorOptions {
   parent: HTMLElement;
@@ -34,6 +35,8 @@ export interface EditorOptions {
   tags: () => string[];
   /** Files pasted or dropped; the handler uploads them and inserts markdown. */
   onFiles: (files: File[], at: number) => void;
+  /** More extensions (the co-editing binding). */
+  extensions?: Extension[];
 }
 
 export interface SourceEditor {
@@ -129,6 +132,7 @@ export function createEditor(opts: EditorOptions): SourceEditor {
       doc: opts.doc,
       extensions: [
         basicSetup,
+        opts.extensions ?? [],
         // markdown() would also bundle the HTML, CSS and JavaScript languages (for HTML
         // inside markdown): the GFM language and its keymap alone are a fraction of that.
         new LanguageSupport(markdownLanguage),

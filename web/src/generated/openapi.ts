@@ -588,6 +588,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/pages/{slug}/watch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follows the page without editing it, as its page view does: a WebSocket whose text
+         *     frames are JSON events — `{"type":"presence","people":[{"id","name","typing"}]}`
+         *     (everyone in its co-editing session, first when connected and whenever it changes),
+         *     `{"type":"saved","revision","slug"}` (a new revision, from any door, and the page's
+         *     address then) and
+         *     `{"type":"deleted"}` (the connection then closes with 4404). It sends nothing; the
+         *     same credentials, checks and limits as the session's. An extension.
+         */
+        get: operations["watch_page"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/search": {
         parameters: {
             query?: never;
@@ -4088,6 +4113,81 @@ export interface operations {
                 };
             };
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    watch_page: {
+        parameters: {
+            query?: {
+                /** @description Workspace slug (default: the caller's default workspace). */
+                ws?: string;
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switched to the WebSocket protocol */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The slug is an old slug of a renamed page: the same route under its current slug is in `Location` */
+            308: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a WebSocket upgrade */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An upgrade from another site's page */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

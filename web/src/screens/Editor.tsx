@@ -20,13 +20,14 @@ import { LargePreview, LARGE_PAGE } from "../components/LargePreview";
 import { MarkdownBody, useRendered } from "../components/Markdown";
 import { lastRenderMs } from "../markdown/render";
 import { savedTitle, type SavedTitle } from "../markdown/title";
-import type { SourceEditor } from "../editor/codemirror";
+import type { LiveSession, LiveStatus, Peer, SourceEditor } from "../editor/codemirror";
 import { AddressField, addressBlocks, useNewAddress } from "../editor/AddressField";
 import { FormError } from "../components/Form";
+import { Presence } from "../components/Presence";
 import { failure, type ErrorText } from "../errors";
 import { catalogue, formatDate, t, useI18n } from "../i18n";
 import { appHref, location, navigate, pageHref, replaceUrl, setNavigationGuard } from "../router";
-import { currentWorkspace, knownTags, loadTags, pageExists, pagesChanged, reloadTree, titles } from "../session";
+import { currentWorkspace, knownTags, loadTags, pageExists, pagesChanged, reloadTree, titles, user } from "../session";
 import { NotFound } from "./PageView";
 import { useStore } from "../store";
 import { theme } from "../theme";
@@ -48,6 +49,15 @@ interface Conflict {
 
 /** How often an open editor looks whether its page was renamed, moved or deleted. */
 const WHERE_POLL_MS = 10_000;
+/** How long the editor waits for the page's co-editing session before it edits without
+ *  one (a proxy that does not pass WebSockets; sooner when the connection is refused):
+ *  saves then go through the Save button. */
+const LIVE_WAIT_MS = 5_000;
+
+/** How an existing page is edited: together with everyone in its session (each change
+ *  kept as it is typed), or alone with explicit saves (new pages, and where the session
+ *  cannot be reached). */
+type Mode = "live" | "alone";
 
 /** A page deleted while it was edited: `trashed` says by whom and when (null: it is not
  *  in the trash either — purged, or the server does not say). */
@@ -258,6 +268,13 @@ function ConflictDialog({
   );
 }
 
+/** What the status line says of a session: saved means stored by the server. */
+function liveStatusText(s: LiveStatus | null): string {
+  if (!s) return t("live.connecting");
+  if (!s.online) return s.kept > 0 ? t("live.offline_kept", { count: s.kept }) : t("live.offline");
+  return s.pending > 0 ? t("page.saving") : t("page.saved");
+}
+
 /** A page deleted while it was edited: who did it and when, and the two ways to keep the
  *  text — restore the page and save into it, or save the text as a new page (under its
  *  own, numbered address: never a new page at the deleted one's). */
@@ -321,6 +338,14 @@ export function Editor({ slug }: { slug: string | null }) {
   const [notice, setNotice] = useState("");
   const [gone, setGone] = useState<Gone | null>(null);
   const [editorReady, setEditorReady] = useState(false);
+  const [mode, setMode] = useState<Mode | null>(isNew ? "alone" : null);
+  const live = useRef<LiveSession | null>(null);
+  const [liveStatus, setLiveStatus] = useState<LiveStatus | null>(null);
+  const [peers, setPeers] = useState<Peer[]>([]);
+  // Text this device kept that the server's session no longer knew (shown, never dropped).
+  const [kept, setKept] = useState<string | null>(null);
+  // Changes a new session makes the editor again (after the device's copy was set aside).
+  const [generation, setGeneration] = useState(0);
   const [cmModule, setCmModule] = useState<EditorModule | null>(null);
   const narrow = useNarrow();
   const narrowRef = useRef(narrow);
@@ -372,7 +397,8 @@ export function Editor({ slug }: { slug: string | null }) {
     flush();
     setContent(text);
   }
-  const dirty = pending || content !== saved.content || (titleTouched && title !== saved.title);
+  const titleDirty = titleTouched && title !== saved.title;
+  const dirty = mode === "live" ? (liveStatus?.pending ?? 0) > 0 || titleDirty : pending || content !== saved.content || titleDirty;
   const dirtyRef = useRef(dirty);
   dirtyRef.current = dirty;
 
@@ -428,11 +454,19 @@ export function Editor({ slug }: { slug: string | null }) {
   useEffect(() => {
     if (!ready || !host.current) return;
     let cancelled = false;
-    void import("../editor/codemirror").then((mod) => {
+    void import("../editor/codemirror").then(async (mod) => {
       if (cancelled || !host.current) return;
+      const session = isNew ? null : await joinSession(mod);
+      if (cancelled || !host.current) {
+        session?.destroy();
+        return;
+      }
+      live.current = session;
+      setMode(session ? "live" : "alone");
       cm.current = mod.createEditor({
         parent: host.current,
-        doc: state.current.content,
+        doc: session ? session.text.toString() : state.current.content,
+        extensions: session ? [mod.collab(session)] : [],
         dark,
         label: t("editor.source"),
         onChange: () => {
@@ -445,6 +479,8 @@ export function Editor({ slug }: { slug: string | null }) {
         tags: () => knownTags.get(),
         onFiles: (files, at) => void upload(files, at),
       });
+      // The session's text may hold edits not yet a revision: the preview shows it too.
+      if (session) setContent(session.text.toString());
       setCmModule(mod);
       setEditorReady(true);
       if (!isNew) cm.current.focus();
@@ -453,8 +489,42 @@ export function Editor({ slug }: { slug: string | null }) {
       cancelled = true;
       cm.current?.destroy();
       cm.current = null;
+      live.current?.destroy();
+      live.current = null;
     };
-  }, [ready]);
+  }, [ready, generation]);
+
+  /** Joins the page's co-editing session; null when it cannot be reached in
+   *  LIVE_WAIT_MS and this device keeps no copy of it (the editor then saves alone). */
+  async function joinSession(mod: EditorModule): Promise<LiveSession | null> {
+    const p = state.current.page;
+    const me = user.get();
+    if (!p || !me) return null;
+    const session = new mod.LiveSession({
+      slug: p.slug,
+      workspace: p.workspace,
+      key: `cairn-live:${p.workspace}:${p.slug}`,
+      user: { id: me.id, name: me.name },
+      onStatus: setLiveStatus,
+      onPeers: setPeers,
+      onClosed: (why) => {
+        if (why === "policy") setError(t("live.removed"));
+        else void locate().catch(() => undefined);
+      },
+      onDiverged: (text) => {
+        if (text !== null) setKept(text);
+        setGeneration((g) => g + 1);
+      },
+    });
+    const joined = await Promise.race([
+      session.ready,
+      new Promise<boolean>((resolve) => window.setTimeout(() => resolve(false), LIVE_WAIT_MS)),
+    ]);
+    if (joined) return session;
+    session.destroy();
+    setNotice(t("live.unavailable"));
+    return null;
+  }
 
   useEffect(() => cm.current?.setDark(dark), [dark]);
 
@@ -494,7 +564,10 @@ export function Editor({ slug }: { slug: string | null }) {
     const renamed = now.slug !== before.slug;
     const moved = (now.parent ?? null) !== (before.parent ?? null);
     if (!renamed && !moved) return;
-    if (renamed) replaceUrl(pageHref(now.slug, "edit"));
+    if (renamed) {
+      replaceUrl(pageHref(now.slug, "edit"));
+      live.current?.follow(now.slug);
+    }
     await pagesChanged();
     const name = now.updated_by.name;
     if (renamed) setNotice(t("editor.renamed", { name, title: now.title, address: readable(pageHref(now.slug)) }));
@@ -602,9 +675,35 @@ export function Editor({ slug }: { slug: string | null }) {
     setBusy(true);
     setStatus(t("page.saving"));
     try {
-      await store(body, leave, s.page, newTitle, newSlug);
+      if (live.current && s.page) await revision(body, leave);
+      else await store(body, leave, s.page, newTitle, newSlug);
     } finally {
       setBusy(false);
+    }
+  }
+
+  /** Save in a session: everything typed is kept already; this makes the text a revision
+   *  now (with the typed title) instead of when editing pauses, then goes to the page. */
+  async function revision(body: string, leave: boolean) {
+    try {
+      const here = await locate();
+      if (!here) {
+        setStatus("");
+        return;
+      }
+      const title = requestedTitle(body);
+      const result =
+        body === here.content && title === undefined
+          ? here
+          : await api.updatePage(here.slug, { content: body, base_revision: here.revision, merge: true, title });
+      took(result);
+      setStatus("");
+      await pagesChanged();
+      if (leave) await navigate(pageHref(result.slug), { force: true });
+    } catch (e) {
+      setStatus("");
+      if (e instanceof ApiError && e.status === 404) setGone({ trashed: trashedOf(e) });
+      else setError(failure(e));
     }
   }
 
@@ -651,13 +750,18 @@ export function Editor({ slug }: { slug: string | null }) {
     }
   }
 
-  function afterSave(result: Page, sent: string) {
+  /** A saved revision becomes the edit's base, and its title the field's. */
+  function took(result: Page) {
     where.current = result;
     setTitleNow(null);
     setPage(result);
     setTitle(result.title);
     setTitleTouched(false);
     setSaved({ title: result.title, content: result.content });
+  }
+
+  function afterSave(result: Page, sent: string) {
+    took(result);
     if (result.content !== sent) {
       // The server merged in someone else's change: show the merged text.
       replaceSource(result.content);
@@ -683,7 +787,13 @@ export function Editor({ slug }: { slug: string | null }) {
       where.current = restored;
       replaceUrl(pageHref(restored.slug, "edit"));
       setGone(null);
-      await store(body, false, base);
+      if (live.current) {
+        // The session resumes from its log (what was typed meanwhile included); the
+        // text is made a revision at once, as a save is.
+        live.current.follow(restored.slug);
+        live.current.reconnect();
+        await revision(body, false);
+      } else await store(body, false, base);
     } catch (e) {
       setStatus("");
       setError(failure(e));
@@ -801,7 +911,7 @@ export function Editor({ slug }: { slug: string | null }) {
         />
         <TitleSource shown={shownTitle} id="editor-title-source" />
         <span class="editor-status" role="status" data-testid="editor-status">
-          {dirty && !busy ? t("page.unsaved_changes") : status}
+          {mode === "live" ? status || liveStatusText(liveStatus) : dirty && !busy ? t("page.unsaved_changes") : status}
         </span>
         <button
           type="button"
@@ -816,6 +926,16 @@ export function Editor({ slug }: { slug: string | null }) {
           {t("page.save")}
         </button>
       </div>
+      <Presence people={peers} label={t("live.here")} />
+      {kept !== null && (
+        <div class="notice" role="alert" data-testid="editor-kept">
+          <p>{t("live.diverged")}</p>
+          <pre>{kept}</pre>
+          <button type="button" onClick={() => setKept(null)}>
+            {t("common.close")}
+          </button>
+        </div>
+      )}
       {isNew && <AddressField address={address} title={shownTitle.title} workspace={ws} onType={setTypedSlug} />}
       {notice && !gone && (
         <p class="notice" role="status" data-testid="editor-notice">

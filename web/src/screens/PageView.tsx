@@ -15,6 +15,8 @@ import { frontMatterSummary, yamlLoaded } from "../markdown/frontmatter";
 import { appHref, location, navigate, pageHref, wikilinkText } from "../router";
 import { peekView, loadView } from "../prefetch";
 import { currentWorkspace, firstPageShown, pagesChanged, pagesVersion } from "../session";
+import { Presence } from "../components/Presence";
+import { useWatch } from "../watch";
 import { useStore } from "../store";
 
 /** A view answered for an old address, kept for the screen of the page's current one
@@ -120,6 +122,12 @@ function PageBody({ data }: { data: PageViewData }) {
   const summary = useMemo(() => frontMatterSummary(page.content), [page.content, yamlReady]);
   const hash = useStore(location).hash;
   const [suggesting, setSuggesting] = useState(false);
+  // Who is editing it now; a revision saved meanwhile (by them or any door) shows at
+  // once. A rename is left to whoever made it (the app's own rename moves to the new
+  // address itself; reading the old one again would only answer 308).
+  const editing = useWatch(page.slug, page.workspace, (revision, slug) => {
+    if (revision !== page.revision && slug === page.slug) void pagesChanged();
+  });
 
   useEffect(() => {
     document.title = `${page.title} · ${t("app.name")}`;
@@ -158,6 +166,7 @@ function PageBody({ data }: { data: PageViewData }) {
         <p class="page-meta muted">
           {t("page.last_edited", { author: page.updated_by.name, date: formatDate(page.updated_at) })}
         </p>
+        <Presence people={editing} label={t("live.editing_now")} />
         {page.tags.length > 0 && (
           <ul class="tags" aria-label={t("page.tags")}>
             {page.tags.map((tag) => (

@@ -518,8 +518,8 @@ pub(crate) async fn insert_revision_in_tx(
     Ok(())
 }
 
-/// Removes a page's row (revisions, tags and links go by cascade); its children, if any
-/// are left, move to the top level.
+/// Removes a page's row (revisions, tags and links go by cascade) and its co-editing
+/// document; its children, if any are left, move to the top level.
 pub(crate) async fn purge_in_tx(tx: &mut AnyConnection, ws_id: i64, uid: &str) -> Result<()> {
     let id: Option<i64> = sqlx::query_scalar("SELECT id FROM pages WHERE workspace_id = $1 AND uid = $2")
         .bind(ws_id)
@@ -529,5 +529,11 @@ pub(crate) async fn purge_in_tx(tx: &mut AnyConnection, ws_id: i64, uid: &str) -
     let Some(id) = id else { return Ok(()) };
     sqlx::query("UPDATE pages SET parent_id = NULL WHERE parent_id = $1").bind(id).execute(&mut *tx).await?;
     sqlx::query("DELETE FROM pages WHERE id = $1").bind(id).execute(&mut *tx).await?;
+    // Its co-editing document (core/live) holds its text too.
+    sqlx::query("DELETE FROM live_updates WHERE workspace_id = $1 AND page_uid = $2")
+        .bind(ws_id)
+        .bind(uid)
+        .execute(&mut *tx)
+        .await?;
     Ok(())
 }
