@@ -114,7 +114,12 @@ pub(crate) fn start(ctx: &Ctx) -> Workers {
     if ctx.db.backend == crate::store::Backend::Postgres {
         tasks.push(tokio::spawn(statistics(ctx.clone(), stopped.clone())));
         let (cache, url) = (ctx.credentials.clone(), ctx.config.database_url());
-        tasks.push(tokio::spawn(crate::core::credentials::cache::listen(cache, url, stopped.clone())));
+        tasks.push(tokio::spawn(crate::core::credentials::cache::listen(cache, url.clone(), stopped.clone())));
+        // Co-editing sessions shared with the other processes on the database.
+        let (heard, notes) = tokio::sync::mpsc::unbounded_channel();
+        let process = ctx.live.process();
+        tasks.push(tokio::spawn(crate::core::live::relay::listen(url, process, heard, stopped.clone())));
+        tasks.push(tokio::spawn(crate::core::live::relay_in(ctx.clone(), notes)));
     }
     tasks.push(tokio::spawn(live_sessions(ctx.clone(), stopped.clone())));
     tasks.push(tokio::spawn(delivery(ctx.clone(), stopped)));

@@ -372,6 +372,39 @@ async fn a_watcher_sees_who_edits_who_types_each_revision_and_the_delete() {
     srv.stop().await;
 }
 
+/// Two processes on one PostgreSQL database: people connected to different processes
+/// edit one document — each one's typing reaches the other within moments — and the
+/// revision holds both.
+#[tokio::test]
+async fn postgres_only_people_on_two_processes_share_one_session() {
+    let env = Env::new().await;
+    assert_eq!(backend(), "postgres", "run with CAIRN_TEST_BACKEND=postgres");
+    let a = env.start(&[]).await;
+    let b = env.start(&[]).await;
+    let ann = a.user("ann@x.io").await;
+    ann.page("runbook", "# Runbook\n").await;
+    let token = ann.pat().await;
+    let mut on_a = Peer::join(&a.url, &token, "runbook", "").await;
+    let mut on_b = Peer::join(&b.url, &token, "runbook", "").await;
+    on_a.type_at(10, "Typed on A.\n").await;
+    on_a.sync().await;
+    on_b.type_at(0, "> Typed on B.\n").await;
+    on_b.sync().await;
+    let want = "> Typed on B.\n# Runbook\nTyped on A.\n";
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while on_a.text() != want || on_b.text() != want {
+        assert!(Instant::now() < deadline, "A: {:?}, B: {:?}", on_a.text(), on_b.text());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        on_a.sync().await;
+        on_b.sync().await;
+    }
+    drop(on_a);
+    drop(on_b);
+    saved(&ann, "runbook", want).await;
+    a.stop().await;
+    b.stop().await;
+}
+
 #[tokio::test]
 async fn outsiders_get_404_other_sites_403_and_a_plain_get_400() {
     let env = Env::new().await;

@@ -26,6 +26,7 @@
 //!   back, exactly, instead of doubling the text. Purging the page erases it.
 
 mod log;
+pub(crate) mod relay;
 pub(crate) mod watch;
 
 use std::collections::{HashMap, HashSet};
@@ -47,6 +48,7 @@ use crate::core::users::User;
 use crate::core::workspaces::{self, Access};
 use crate::error::{Error, Result};
 use crate::ids::Slug;
+use crate::store::Backend;
 
 /// The name of the shared text, the document's root `Y.Text`.
 pub(crate) const TEXT: &str = "markdown";
@@ -64,13 +66,25 @@ const BURST: f64 = 400.0;
 const BACKLOG: usize = 1024;
 
 /// The open sessions, by workspace id and page id.
-#[derive(Default)]
 pub struct Sessions {
     open: tokio::sync::Mutex<HashMap<(i64, String), Arc<Session>>>,
     /// How many are open: a batch of saves looks for theirs only when some are.
     count: AtomicUsize,
     /// Who follows which page without editing it (the page view).
     pub(crate) watchers: watch::Watchers,
+    /// This process among those sharing the database (its notes are not its to take in).
+    process: u64,
+}
+
+impl Default for Sessions {
+    fn default() -> Self {
+        Sessions {
+            open: Default::default(),
+            count: AtomicUsize::new(0),
+            watchers: Default::default(),
+            process: rand::random(),
+        }
+    }
 }
 
 /// One page's session.
@@ -103,9 +117,10 @@ struct State {
     contributors: Vec<(i64, String, u64)>,
     /// Changes applied so far (numbers the contributors' last changes).
     changes: u64,
-    /// The highest log row whose update the document holds: a compaction may drop the
-    /// rows up to it (an update applied and not yet stored has a higher row).
-    stored: i64,
+    /// The log rows whose updates the document holds: a compaction drops exactly these
+    /// (an update applied and not yet stored, or stored by another process and not yet
+    /// taken in, keeps its row).
+    applied: Vec<i64>,
     /// Its connections, in the order they joined: whose each is, and whether its editor
     /// says its person is typing.
     present: Vec<watch::Present>,
@@ -161,6 +176,51 @@ impl Session {
         text.len(&txn) as usize
     }
 
+    /// Tells the other processes sharing the database (PostgreSQL) of a presence change
+    /// here, without waiting.
+    fn announce(&self, ctx: &Ctx, update: &AwarenessUpdate) {
+        if ctx.db.backend != Backend::Postgres {
+            return;
+        }
+        let Some(payload) = relay::presence(ctx.live.process, self.ws_id, &self.uid, &update.encode_v1()) else {
+            return;
+        };
+        let ctx = ctx.clone();
+        tokio::spawn(async move {
+            if let Err(e) = log::announce(&ctx, &payload).await {
+                tracing::debug!(error = %e, "co-editing: a presence change was not relayed");
+            }
+        });
+    }
+
+    /// Takes in log rows another process stored: applied (a row already held changes
+    /// nothing) and passed to this process's connections. It does not make the text
+    /// this process's to save: the process whose connection sent it saves it.
+    fn take(&self, rows: Vec<(i64, Vec<u8>)>) {
+        for (id, body) in rows {
+            let Ok(update) = Update::decode_v1(&body) else { continue };
+            let changed = {
+                let mut state = self.lock();
+                if state.applied.contains(&id) {
+                    continue;
+                }
+                let doc = state.awareness.doc().clone();
+                let before = doc.transact().state_vector();
+                let mut txn = doc.transact_mut();
+                if txn.apply_update(update).is_err() {
+                    continue;
+                }
+                let deleted = !txn.delete_set().is_empty();
+                drop(txn);
+                state.applied.push(id);
+                deleted || doc.transact().state_vector() != before
+            };
+            if changed {
+                let _ = self.out.send(Outgoing::new(0, Message::Sync(SyncMessage::Update(body)).encode_v1()));
+            }
+        }
+    }
+
     /// Tells the page's watchers who is in the session now.
     fn tell_presence(&self, ctx: &Ctx) {
         if ctx.live.watchers.watched(self.ws_id, &self.uid) {
@@ -170,14 +230,20 @@ impl Session {
     }
 
     /// The whole document as one update, and the highest log row it covers.
-    fn snapshot(state: &State) -> (Vec<u8>, i64) {
-        (state.awareness.doc().transact().encode_state_as_update_v1(&StateVector::default()), state.stored)
+    fn snapshot(state: &State) -> (Vec<u8>, Vec<i64>) {
+        (state.awareness.doc().transact().encode_state_as_update_v1(&StateVector::default()), state.applied.clone())
     }
 
     /// Notes that the log row `id` holds an update the document has.
     fn stored(&self, id: i64) {
+        self.lock().applied.push(id);
+    }
+
+    /// After a compaction: the rows it dropped are gone, its own row holds them.
+    fn compacted(&self, dropped: &[i64], row: i64) {
         let mut state = self.lock();
-        state.stored = state.stored.max(id);
+        state.applied.retain(|id| !dropped.contains(id));
+        state.applied.push(row);
     }
 
     /// The page left (trashed or purged): the session ends with its log as it is (the
@@ -245,21 +311,21 @@ async fn start(ctx: &Ctx, access: &Access, uid: &str, content: String, revision:
     let logged = log::read(ctx, ws_id, uid).await?;
     let doc = Doc::new();
     let text = doc.get_or_insert_text(TEXT);
-    let mut stored = 0;
+    let mut applied = Vec::new();
     if logged.is_empty() {
         let base = {
             let mut txn = doc.transact_mut();
             text.insert(&mut txn, 0, &content);
             txn.encode_state_as_update_v1(&StateVector::default())
         };
-        stored = log::append(ctx, ws_id, uid, 0, &base).await?;
+        applied.push(log::append(ctx, ws_id, uid, 0, &base).await?);
     } else {
         let mut txn = doc.transact_mut();
         for (id, _, body) in &logged {
             let update =
                 Update::decode_v1(body).map_err(|e| Error::internal(anyhow::anyhow!("a logged update: {e}")))?;
             txn.apply_update(update).map_err(|e| Error::internal(anyhow::anyhow!("a logged update: {e}")))?;
-            stored = stored.max(*id);
+            applied.push(*id);
         }
     }
     // Only the server's own rows: the document of an ended session, whose text was saved.
@@ -277,7 +343,7 @@ async fn start(ctx: &Ctx, access: &Access, uid: &str, content: String, revision:
         last_editor,
         contributors: Vec::new(),
         changes: 0,
-        stored,
+        applied,
         present: Vec::new(),
         closed: false,
     };
@@ -285,8 +351,7 @@ async fn start(ctx: &Ctx, access: &Access, uid: &str, content: String, revision:
     if ended && held != state.committed {
         // Saved elsewhere since that session ended: the page's text comes in as an edit.
         if let Some(update) = replace(&state, &held, &state.committed) {
-            let id = log::append(ctx, ws_id, uid, 0, &update).await?;
-            state.stored = state.stored.max(id);
+            state.applied.push(log::append(ctx, ws_id, uid, 0, &update).await?);
         }
     }
     let resumed = Session::current(&state) != state.committed;
@@ -480,6 +545,7 @@ impl Connection {
             .values()
             .any(|entry| serde_json::from_str::<serde_json::Value>(&entry.json).is_ok_and(|v| v["typing"] == true));
         let bytes = Message::Awareness(update.clone()).encode_v1();
+        self.session.announce(&self.ctx, &update);
         let changed = {
             let mut state = self.session.lock();
             state.awareness.apply_update(update).map_err(|e| Refusal::Malformed(e.to_string()))?;
@@ -519,6 +585,7 @@ impl Drop for Connection {
             state.awareness.update_with_clients(self.clients.iter().copied()).ok()
         };
         if let Some(update) = gone.filter(|_| !self.clients.is_empty()) {
+            s.announce(&self.ctx, &update);
             let _ = s.out.send(Outgoing::new(self.id, Message::Awareness(update).encode_v1()));
         }
         s.tell_presence(&self.ctx);
@@ -623,6 +690,71 @@ async fn tell_watchers(ctx: &Ctx, changed: &pages::batch::Changed) -> Result<()>
     Ok(())
 }
 
+/// This process's number among those sharing the database.
+impl Sessions {
+    pub(crate) fn process(&self) -> u64 {
+        self.process
+    }
+}
+
+/// Takes in what other processes sharing the database announce (PostgreSQL, through
+/// [`relay::listen`]): the updates their connections stored and their presence changes,
+/// for the sessions open here; after the listener reconnects, every open session reads
+/// its log again for what was missed. Runs until the listener stops.
+pub(crate) async fn relay_in(ctx: Ctx, mut heard: tokio::sync::mpsc::UnboundedReceiver<relay::Heard>) {
+    while let Some(heard) = heard.recv().await {
+        let taken = match heard {
+            relay::Heard::Note(relay::Note::Update { ws_id, uid, id, .. }) => take_update(&ctx, ws_id, &uid, id).await,
+            relay::Heard::Note(relay::Note::Presence { ws_id, uid, update, .. }) => {
+                take_presence(&ctx, ws_id, &uid, &update).await;
+                Ok(())
+            }
+            relay::Heard::Reconnected => catch_up_all(&ctx).await,
+        };
+        if let Err(e) = taken {
+            tracing::warn!(error = %e, "co-editing: another process's update was not taken in; its session reads its log when the listener reconnects");
+        }
+    }
+}
+
+async fn session_of(ctx: &Ctx, ws_id: i64, uid: &str) -> Option<Arc<Session>> {
+    let open = ctx.live.open.lock().await;
+    open.get(&(ws_id, uid.to_owned())).filter(|s| !s.lock().closed).cloned()
+}
+
+async fn take_update(ctx: &Ctx, ws_id: i64, uid: &str, id: i64) -> Result<()> {
+    let Some(s) = session_of(ctx, ws_id, uid).await else { return Ok(()) };
+    match log::row(ctx, id).await? {
+        Some(body) => s.take(vec![(id, body)]),
+        // Compacted away already: the log's compacted row holds it.
+        None => catch_up(ctx, &s).await?,
+    }
+    Ok(())
+}
+
+async fn catch_up(ctx: &Ctx, s: &Session) -> Result<()> {
+    let rows = log::read(ctx, s.ws_id, &s.uid).await?;
+    s.take(rows.into_iter().map(|(id, _, body)| (id, body)).collect());
+    Ok(())
+}
+
+async fn catch_up_all(ctx: &Ctx) -> Result<()> {
+    let open: Vec<Arc<Session>> = ctx.live.open.lock().await.values().cloned().collect();
+    for s in open {
+        catch_up(ctx, &s).await?;
+    }
+    Ok(())
+}
+
+async fn take_presence(ctx: &Ctx, ws_id: i64, uid: &str, update: &[u8]) {
+    let Some(s) = session_of(ctx, ws_id, uid).await else { return };
+    let Ok(update) = AwarenessUpdate::decode_v1(update) else { return };
+    let bytes = Message::Awareness(update.clone()).encode_v1();
+    if s.lock().awareness.apply_update(update).is_ok() {
+        let _ = s.out.send(Outgoing::new(0, bytes));
+    }
+}
+
 /// Who is in the session of a page now (nobody when none is open), for a new watcher.
 pub(crate) async fn present(ctx: &Ctx, ws_id: i64, uid: &str) -> Vec<watch::Person> {
     let open = ctx.live.open.lock().await;
@@ -675,8 +807,11 @@ async fn end(ctx: &Ctx, s: &Arc<Session>) -> bool {
         }
         (std::mem::replace(&mut state.closed, true), Session::snapshot(&state))
     };
-    if !closed && let Err(e) = log::compact(ctx, s.ws_id, &s.uid, &snapshot.0, snapshot.1).await {
-        tracing::warn!(error = %e, page = %s.uid, "an ended co-editing session's log stays uncompacted");
+    if !closed {
+        match log::compact(ctx, s.ws_id, &s.uid, &snapshot.0, &snapshot.1).await {
+            Ok(row) => s.compacted(&snapshot.1, row),
+            Err(e) => tracing::warn!(error = %e, page = %s.uid, "an ended co-editing session's log stays uncompacted"),
+        }
     }
     let key = (s.ws_id, s.uid.clone());
     if open.get(&key).is_some_and(|o| Arc::ptr_eq(o, s)) {
@@ -758,7 +893,9 @@ async fn save(ctx: &Ctx, s: &Arc<Session>) -> Result<()> {
         s.stored(log::append(ctx, s.ws_id, &s.uid, user.id, &update).await?);
         let _ = s.out.send(Outgoing::new(0, Message::Sync(SyncMessage::Update(update)).encode_v1()));
     }
-    log::compact(ctx, s.ws_id, &s.uid, &snapshot.0, snapshot.1).await
+    let row = log::compact(ctx, s.ws_id, &s.uid, &snapshot.0, &snapshot.1).await?;
+    s.compacted(&snapshot.1, row);
+    Ok(())
 }
 
 /// Edits the shared text from `from` to `to` by replacing what lies between their common
@@ -810,7 +947,7 @@ mod tests {
             last_editor: None,
             contributors: Vec::new(),
             changes: 0,
-            stored: 0,
+            applied: Vec::new(),
             present: Vec::new(),
             closed: false,
         }
