@@ -7,6 +7,7 @@
 //! cannot read SQLite columns declared `BOOLEAN` or `TIMESTAMP` (STACK.md).
 
 pub(crate) mod compact;
+pub(crate) mod listen;
 pub(crate) mod save_conn;
 pub(crate) mod schema;
 pub(crate) mod script;

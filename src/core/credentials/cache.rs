@@ -175,28 +175,8 @@ pub(crate) async fn listen(
     url: String,
     mut stopped: tokio::sync::watch::Receiver<bool>,
 ) {
-    use sqlx::postgres::PgListener;
-    const RETRY: Duration = Duration::from_secs(1);
     loop {
-        let connected = async {
-            let mut l = PgListener::connect(&url).await?;
-            l.listen(CHANNEL).await?;
-            Ok::<_, sqlx::Error>(l)
-        };
-        let connected = tokio::select! {
-            _ = stopped.wait_for(|s| *s) => return,
-            l = connected => l,
-        };
-        let mut listener = match connected {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::debug!(error = %e, "credential cache: cannot listen yet");
-                tokio::select! {
-                    _ = stopped.wait_for(|s| *s) => return,
-                    _ = tokio::time::sleep(RETRY) => continue,
-                }
-            }
-        };
+        let Some(mut listener) = crate::store::listen::connect(&url, CHANNEL, &mut stopped).await else { return };
         cache.set_usable(true);
         loop {
             tokio::select! {

@@ -6,8 +6,6 @@
 //! So people connected to different processes edit one document. (SQLite: one process,
 //! nothing to relay.)
 
-use std::time::Duration;
-
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use tokio::sync::{mpsc, watch};
@@ -80,28 +78,8 @@ pub(crate) async fn listen(
     heard: mpsc::UnboundedSender<Heard>,
     mut stopped: watch::Receiver<bool>,
 ) {
-    use sqlx::postgres::PgListener;
-    const RETRY: Duration = Duration::from_secs(1);
     loop {
-        let connected = async {
-            let mut l = PgListener::connect(&url).await?;
-            l.listen(CHANNEL).await?;
-            Ok::<_, sqlx::Error>(l)
-        };
-        let connected = tokio::select! {
-            _ = stopped.wait_for(|s| *s) => return,
-            l = connected => l,
-        };
-        let mut listener = match connected {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::debug!(error = %e, "co-editing relay: cannot listen yet");
-                tokio::select! {
-                    _ = stopped.wait_for(|s| *s) => return,
-                    _ = tokio::time::sleep(RETRY) => continue,
-                }
-            }
-        };
+        let Some(mut listener) = crate::store::listen::connect(&url, CHANNEL, &mut stopped).await else { return };
         if heard.send(Heard::Reconnected).is_err() {
             return;
         }
