@@ -398,9 +398,21 @@ async fn postgres_only_people_on_two_processes_share_one_session() {
         on_a.sync().await;
         on_b.sync().await;
     }
+    // Only B has the session open (A's ended with its save): a save through A's API
+    // comes into it all the same.
     drop(on_a);
-    drop(on_b);
     saved(&ann, "runbook", want).await;
+    let want = format!("{want}Saved through A.\n");
+    let (s, put) = ann.put("/api/pages/runbook", json!({"content": want})).await;
+    assert_eq!(s, StatusCode::OK, "{put}");
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while on_b.text() != want {
+        assert!(Instant::now() < deadline, "B: {:?}", on_b.text());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        on_b.sync().await;
+    }
+    drop(on_b);
+    saved(&ann, "runbook", &want).await;
     a.stop().await;
     b.stop().await;
 }

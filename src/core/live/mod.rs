@@ -74,6 +74,9 @@ pub struct Sessions {
     pub(crate) watchers: watch::Watchers,
     /// This process among those sharing the database (its notes are not its to take in).
     process: u64,
+    /// The pages whose session is open in other processes sharing the database, and in
+    /// which (a save of one here is announced to them).
+    elsewhere: Mutex<HashMap<(i64, String), HashSet<u64>>>,
 }
 
 impl Default for Sessions {
@@ -83,6 +86,7 @@ impl Default for Sessions {
             count: AtomicUsize::new(0),
             watchers: Default::default(),
             process: rand::random(),
+            elsewhere: Default::default(),
         }
     }
 }
@@ -176,21 +180,23 @@ impl Session {
         text.len(&txn) as usize
     }
 
+    /// Tells the other processes sharing the database (PostgreSQL), without waiting, that
+    /// the session opened here (`o`), ended (`e`), or that the page was saved (`s`).
+    fn tell_processes(&self, ctx: &Ctx, kind: char) {
+        if ctx.db.backend == Backend::Postgres {
+            announce(ctx, relay::about(kind, ctx.live.process, self.ws_id, &self.uid));
+        }
+    }
+
     /// Tells the other processes sharing the database (PostgreSQL) of a presence change
     /// here, without waiting.
     fn announce(&self, ctx: &Ctx, update: &AwarenessUpdate) {
         if ctx.db.backend != Backend::Postgres {
             return;
         }
-        let Some(payload) = relay::presence(ctx.live.process, self.ws_id, &self.uid, &update.encode_v1()) else {
-            return;
-        };
-        let ctx = ctx.clone();
-        tokio::spawn(async move {
-            if let Err(e) = log::announce(&ctx, &payload).await {
-                tracing::debug!(error = %e, "co-editing: a presence change was not relayed");
-            }
-        });
+        if let Some(payload) = relay::presence(ctx.live.process, self.ws_id, &self.uid, &update.encode_v1()) {
+            announce(ctx, payload);
+        }
     }
 
     /// Takes in log rows another process stored: applied (a row already held changes
@@ -275,6 +281,7 @@ pub(crate) async fn join(ctx: &Ctx, access: &Access, user: &User, row: Row) -> R
         Some(s) if !s.lock().closed => s.clone(),
         _ => {
             let s = start(ctx, access, &row.uid, row.content, row.revision).await?;
+            s.tell_processes(ctx, 'o');
             if open.insert(key, s.clone()).is_none() {
                 ctx.live.count.fetch_add(1, Ordering::Relaxed);
             }
@@ -398,6 +405,7 @@ pub(crate) async fn recover(ctx: &Ctx) -> Result<usize> {
         // A page trashed meanwhile keeps its log until it is back and opened.
         let Some(row) = pages::by_uid(ctx, &access, &key.1).await? else { continue };
         let s = start(ctx, &access, &row.uid, row.content, row.revision).await?;
+        s.tell_processes(ctx, 'o');
         if open.insert(key, s.clone()).is_none() {
             ctx.live.count.fetch_add(1, Ordering::Relaxed);
         }
@@ -650,10 +658,11 @@ async fn follow(ctx: Ctx, changes: &mut broadcast::Receiver<pages::batch::Change
             Err(broadcast::error::RecvError::Lagged(_)) => None,
             Err(broadcast::error::RecvError::Closed) => return,
         };
-        if let Some(changed) = &changed
-            && let Err(e) = tell_watchers(&ctx, changed).await
-        {
-            tracing::warn!(error = %e, "the page view's watchers were not told of a save");
+        if let Some(changed) = &changed {
+            if let Err(e) = tell_watchers(&ctx, changed).await {
+                tracing::warn!(error = %e, "the page view's watchers were not told of a save");
+            }
+            tell_elsewhere(&ctx, changed);
         }
         if ctx.live.count.load(Ordering::Relaxed) == 0 {
             continue;
@@ -667,6 +676,27 @@ async fn follow(ctx: Ctx, changes: &mut broadcast::Receiver<pages::batch::Change
             s.outside.store(true, Ordering::Relaxed);
             s.wake.notify_one();
         }
+    }
+}
+
+/// Tells the processes where a changed page's session is open that it was saved: their
+/// session takes the save in as this process's sessions do.
+fn tell_elsewhere(ctx: &Ctx, changed: &pages::batch::Changed) {
+    let saved: Vec<String> = {
+        let elsewhere = ctx.live.elsewhere.lock().unwrap_or_else(|e| e.into_inner());
+        if elsewhere.is_empty() {
+            return;
+        }
+        let ws_id = changed.workspace_id;
+        changed
+            .pages
+            .iter()
+            .filter(|uid| elsewhere.contains_key(&(ws_id, uid.to_string())))
+            .map(|uid| relay::about('s', ctx.live.process, ws_id, uid))
+            .collect()
+    };
+    for note in saved {
+        announce(ctx, note);
     }
 }
 
@@ -709,10 +739,61 @@ pub(crate) async fn relay_in(ctx: Ctx, mut heard: tokio::sync::mpsc::UnboundedRe
                 take_presence(&ctx, ws_id, &uid, &update).await;
                 Ok(())
             }
-            relay::Heard::Reconnected => catch_up_all(&ctx).await,
+            relay::Heard::Note(relay::Note::Opened { from, ws_id, uid }) => {
+                note_elsewhere(&ctx, from, ws_id, uid, true);
+                Ok(())
+            }
+            relay::Heard::Note(relay::Note::Ended { from, ws_id, uid }) => {
+                note_elsewhere(&ctx, from, ws_id, uid, false);
+                Ok(())
+            }
+            relay::Heard::Note(relay::Note::Saved { ws_id, uid, .. }) => {
+                if let Some(s) = session_of(&ctx, ws_id, &uid).await {
+                    s.outside.store(true, Ordering::Relaxed);
+                    s.wake.notify_one();
+                }
+                Ok(())
+            }
+            relay::Heard::Note(relay::Note::Hello { .. }) => {
+                let open: Vec<Arc<Session>> = ctx.live.open.lock().await.values().cloned().collect();
+                for s in open {
+                    s.tell_processes(&ctx, 'o');
+                }
+                Ok(())
+            }
+            relay::Heard::Reconnected => {
+                // What the others have open may have changed meanwhile: they say it again.
+                ctx.live.elsewhere.lock().unwrap_or_else(|e| e.into_inner()).clear();
+                announce(&ctx, relay::hello(ctx.live.process));
+                catch_up_all(&ctx).await
+            }
         };
         if let Err(e) = taken {
             tracing::warn!(error = %e, "co-editing: another process's update was not taken in; its session reads its log when the listener reconnects");
+        }
+    }
+}
+
+/// Sends a note to the other processes, without waiting.
+fn announce(ctx: &Ctx, payload: String) {
+    let ctx = ctx.clone();
+    tokio::spawn(async move {
+        if let Err(e) = log::announce(&ctx, &payload).await {
+            tracing::debug!(error = %e, "co-editing: a note to the other processes was not sent");
+        }
+    });
+}
+
+/// Notes which sessions other processes have open, from their notes.
+fn note_elsewhere(ctx: &Ctx, from: u64, ws_id: i64, uid: String, open: bool) {
+    let mut elsewhere = ctx.live.elsewhere.lock().unwrap_or_else(|e| e.into_inner());
+    let key = (ws_id, uid);
+    if open {
+        elsewhere.entry(key).or_default().insert(from);
+    } else if let Some(processes) = elsewhere.get_mut(&key) {
+        processes.remove(&from);
+        if processes.is_empty() {
+            elsewhere.remove(&key);
         }
     }
 }
@@ -817,6 +898,7 @@ async fn end(ctx: &Ctx, s: &Arc<Session>) -> bool {
     if open.get(&key).is_some_and(|o| Arc::ptr_eq(o, s)) {
         open.remove(&key);
         ctx.live.count.fetch_sub(1, Ordering::Relaxed);
+        s.tell_processes(ctx, 'e');
     }
     true
 }

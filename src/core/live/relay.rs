@@ -3,8 +3,11 @@
 //! insert itself, so only once the row is there) and so is each change of presence; the
 //! other processes listen, and a process with the page's session open takes the update
 //! in from the log (or the presence from the note) and passes it to its own connections.
-//! So people connected to different processes edit one document. (SQLite: one process,
-//! nothing to relay.)
+//! So people connected to different processes edit one document. Sessions opened and
+//! ended are announced too, so that a process saving a page through another door (the
+//! API, MCP, an import) tells the processes where the page's session is open — and only
+//! those pages: announcing every save would cost every save a note. (SQLite: one
+//! process, nothing to relay.)
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -20,16 +23,52 @@ const MAX_PAYLOAD: usize = 7900;
 #[derive(Debug, PartialEq)]
 pub(crate) enum Note {
     /// It stored row `id` of the log of the page's session.
-    Update { from: u64, ws_id: i64, uid: String, id: i64 },
+    Update {
+        from: u64,
+        ws_id: i64,
+        uid: String,
+        id: i64,
+    },
     /// A presence (awareness) update in the page's session.
-    Presence { from: u64, ws_id: i64, uid: String, update: Vec<u8> },
+    Presence {
+        from: u64,
+        ws_id: i64,
+        uid: String,
+        update: Vec<u8>,
+    },
+    /// It opened the page's session, or ended it.
+    Opened {
+        from: u64,
+        ws_id: i64,
+        uid: String,
+    },
+    Ended {
+        from: u64,
+        ws_id: i64,
+        uid: String,
+    },
+    /// It saved the page (through another door than the session).
+    Saved {
+        from: u64,
+        ws_id: i64,
+        uid: String,
+    },
+    /// It started listening: every process says again which sessions it has open.
+    Hello {
+        from: u64,
+    },
 }
 
 impl Note {
     /// The process that sent it.
     pub(crate) fn from(&self) -> u64 {
         match self {
-            Note::Update { from, .. } | Note::Presence { from, .. } => *from,
+            Note::Update { from, .. }
+            | Note::Presence { from, .. }
+            | Note::Opened { from, .. }
+            | Note::Ended { from, .. }
+            | Note::Saved { from, .. }
+            | Note::Hello { from } => *from,
         }
     }
 }
@@ -52,6 +91,17 @@ pub(crate) fn presence(from: u64, ws_id: i64, uid: &str, update: &[u8]) -> Optio
     (payload.len() <= MAX_PAYLOAD).then_some(payload)
 }
 
+/// The payload of a note about a page's session: `kind` is `o` (opened), `e` (ended) or
+/// `s` (saved).
+pub(crate) fn about(kind: char, from: u64, ws_id: i64, uid: &str) -> String {
+    format!("{kind}:{from}:{ws_id}:{uid}")
+}
+
+/// The payload of a hello.
+pub(crate) fn hello(from: u64) -> String {
+    format!("h:{from}:0:")
+}
+
 /// Reads a note (a page's uid may hold `:`; the other fields cannot).
 pub(crate) fn parse(payload: &str) -> Option<Note> {
     let mut parts = payload.splitn(4, ':');
@@ -62,6 +112,10 @@ pub(crate) fn parse(payload: &str) -> Option<Note> {
             let (uid, id) = rest.rsplit_once(':')?;
             Some(Note::Update { from, ws_id, uid: uid.to_owned(), id: id.parse().ok()? })
         }
+        "o" => Some(Note::Opened { from, ws_id, uid: rest.to_owned() }),
+        "e" => Some(Note::Ended { from, ws_id, uid: rest.to_owned() }),
+        "s" => Some(Note::Saved { from, ws_id, uid: rest.to_owned() }),
+        "h" => Some(Note::Hello { from }),
         "a" => {
             let (update, uid) = rest.split_once(':')?;
             Some(Note::Presence { from, ws_id, uid: uid.to_owned(), update: BASE64.decode(update).ok()? })
@@ -114,6 +168,10 @@ mod tests {
             parse(&presence),
             Some(Note::Presence { from: 7, ws_id: 3, uid: "a:b".into(), update: vec![1, 2, 255] })
         );
+        assert_eq!(parse(&about('o', 7, 3, "a:b")), Some(Note::Opened { from: 7, ws_id: 3, uid: "a:b".into() }));
+        assert_eq!(parse(&about('e', 7, 3, "p")), Some(Note::Ended { from: 7, ws_id: 3, uid: "p".into() }));
+        assert_eq!(parse(&about('s', 7, 3, "p")), Some(Note::Saved { from: 7, ws_id: 3, uid: "p".into() }));
+        assert_eq!(parse(&hello(7)), Some(Note::Hello { from: 7 }));
         assert_eq!(parse("x:1:2:3"), None);
         assert_eq!(parse("u:1:2:no-id"), None);
         assert!(super::presence(1, 1, "p", &vec![0; 6000]).is_none(), "too large for a note");
