@@ -157,6 +157,12 @@ async fn watch(
             }
         }
     };
+    close_with(socket, close).await;
+}
+
+/// Closes the connection with the code and reason the server gave, if it gave one (else
+/// it closes when dropped).
+async fn close_with(mut socket: WebSocket, close: Option<(u16, String)>) {
     if let Some((code, reason)) = close {
         let _ = socket.send(Message::Close(Some(CloseFrame { code, reason: reason.into() }))).await;
     }
@@ -209,9 +215,7 @@ async fn serve(ctx: Ctx, mut connection: Connection, mut socket: WebSocket) {
             }
         }
     };
-    if let Some((code, reason)) = close {
-        let _ = socket.send(Message::Close(Some(CloseFrame { code, reason: reason.into() }))).await;
-    }
+    close_with(socket, close).await;
 }
 
 fn close_for(refusal: &Refusal) -> (u16, String) {

@@ -7,7 +7,7 @@
 // - so does a message key missing from the catalogue (the app's t() warns of each);
 // - helpers to register a fresh user (unique email) and to call the API as that user.
 import AxeBuilder from "@axe-core/playwright";
-import { test as base, expect, type APIRequestContext, type Locator, type Page } from "@playwright/test";
+import { test as base, expect, type APIRequestContext, type Browser, type Locator, type Page } from "@playwright/test";
 
 export interface TestUser {
   email: string;
@@ -48,6 +48,17 @@ export async function messages(request: APIRequestContext, lang = "en"): Promise
 /** Fills {vars} of a message. */
 export function fmt(text: string, vars: Record<string, string | number>): string {
   return text.replace(/\{(\w+)\}/g, (m, k: string) => (k in vars ? String(vars[k]) : m));
+}
+
+/** Someone else, made a member of the workspace `ws` by `owner`, signed in in a browser
+ *  context of their own (close it with `page.context().close()`). */
+export async function member(browser: Browser, owner: Page, ws: string, name: string): Promise<Page> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const who = await registerUser(page.request, name);
+  const added = await owner.request.post(`/api/workspaces/${ws}/members`, { data: { email: who.email } });
+  expect(added.status(), await added.text()).toBe(201);
+  return page;
 }
 
 export async function createPage(

@@ -191,7 +191,10 @@ impl Session {
     /// Tells the other processes sharing the database (PostgreSQL) of a presence change
     /// here, without waiting.
     fn announce(&self, ctx: &Ctx, update: &AwarenessUpdate) {
-        if ctx.db.backend != Backend::Postgres {
+        // Only where another process has the session open (a cursor moves with every
+        // keystroke: one statement each for nobody would be waste). One that opens it
+        // later is sent everyone's presence then.
+        if ctx.db.backend != Backend::Postgres || !ctx.live.is_open_elsewhere(self.ws_id, &self.uid) {
             return;
         }
         if let Some(payload) = relay::presence(ctx.live.process, self.ws_id, &self.uid, &update.encode_v1()) {
@@ -682,21 +685,9 @@ async fn follow(ctx: Ctx, changes: &mut broadcast::Receiver<pages::batch::Change
 /// Tells the processes where a changed page's session is open that it was saved: their
 /// session takes the save in as this process's sessions do.
 fn tell_elsewhere(ctx: &Ctx, changed: &pages::batch::Changed) {
-    let saved: Vec<String> = {
-        let elsewhere = ctx.live.elsewhere.lock().unwrap_or_else(|e| e.into_inner());
-        if elsewhere.is_empty() {
-            return;
-        }
-        let ws_id = changed.workspace_id;
-        changed
-            .pages
-            .iter()
-            .filter(|uid| elsewhere.contains_key(&(ws_id, uid.to_string())))
-            .map(|uid| relay::about('s', ctx.live.process, ws_id, uid))
-            .collect()
-    };
-    for note in saved {
-        announce(ctx, note);
+    let ws_id = changed.workspace_id;
+    for uid in changed.pages.iter().filter(|uid| ctx.live.is_open_elsewhere(ws_id, uid)) {
+        announce(ctx, relay::about('s', ctx.live.process, ws_id, uid));
     }
 }
 
@@ -725,6 +716,12 @@ impl Sessions {
     pub(crate) fn process(&self) -> u64 {
         self.process
     }
+
+    /// Whether another process sharing the database has the page's session open.
+    fn is_open_elsewhere(&self, ws_id: i64, uid: &str) -> bool {
+        let elsewhere = self.elsewhere.lock().unwrap_or_else(|e| e.into_inner());
+        elsewhere.contains_key(&(ws_id, uid.to_owned()))
+    }
 }
 
 /// Takes in what other processes sharing the database announce (PostgreSQL, through
@@ -740,7 +737,14 @@ pub(crate) async fn relay_in(ctx: Ctx, mut heard: tokio::sync::mpsc::UnboundedRe
                 Ok(())
             }
             relay::Heard::Note(relay::Note::Opened { from, ws_id, uid }) => {
-                note_elsewhere(&ctx, from, ws_id, uid, true);
+                note_elsewhere(&ctx, from, ws_id, uid.clone(), true);
+                // The newcomer learns who is here.
+                if let Some(s) = session_of(&ctx, ws_id, &uid).await {
+                    let everyone = s.lock().awareness.update().ok();
+                    if let Some(everyone) = everyone {
+                        s.announce(&ctx, &everyone);
+                    }
+                }
                 Ok(())
             }
             relay::Heard::Note(relay::Note::Ended { from, ws_id, uid }) => {

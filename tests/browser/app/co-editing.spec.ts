@@ -4,19 +4,9 @@
 // time, not when one of them goes offline and reloads, not when the page is renamed or
 // deleted under them. Someone reading the page sees who edits it and their saves appear.
 // Each person is a browser context of their own.
-import type { Browser, Page, WebSocketRoute } from "@playwright/test";
+import type { Page, WebSocketRoute } from "@playwright/test";
 import { source } from "../editing";
-import { createPage, expect, fmt, registerUser, test, type Messages } from "../fixtures";
-
-/** Someone else, a member of `owner`'s workspace, signed in in a browser context of their own. */
-async function member(browser: Browser, owner: Page, ws: string, name: string): Promise<Page> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const who = await registerUser(page.request, name);
-  const added = await owner.request.post(`/api/workspaces/${ws}/members`, { data: { email: who.email } });
-  expect(added.status(), await added.text()).toBe(201);
-  return page;
-}
+import { createPage, expect, fmt, member, test, type Messages } from "../fixtures";
 
 /** Opens `slug`'s editor and waits for the session's text. */
 async function edit(page: Page, ws: string, slug: string, text: string): Promise<void> {

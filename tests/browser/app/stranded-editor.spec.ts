@@ -6,15 +6,11 @@
 // nothing suggests creating the page again at its old address.
 import type { APIRequestContext, Browser, Page } from "@playwright/test";
 import { source, typeAtEnd } from "../editing";
-import { axe, createPage, expect, fmt, pageUrl, registerUser, test, type Messages, type TestUser } from "../fixtures";
+import { axe, createPage, expect, fmt, member, pageUrl, test, type Messages, type TestUser } from "../fixtures";
 
 /** Alice: a member of `owner`'s workspace, signed in in a browser context of her own. */
 async function secondPerson(browser: Browser, page: Page, owner: TestUser): Promise<{ alice: Page; api: APIRequestContext }> {
-  const context = await browser.newContext();
-  const alice = await context.newPage();
-  const who = await registerUser(alice.request, "Alice");
-  const added = await page.request.post(`/api/workspaces/${owner.workspace}/members`, { data: { email: who.email } });
-  expect(added.status(), await added.text()).toBe(201);
+  const alice = await member(browser, page, owner.workspace, "Alice");
   return { alice, api: alice.request };
 }
 

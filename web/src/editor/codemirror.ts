@@ -19,7 +19,7 @@ import { toggleWrap } from "./format";
 // The rest of the editor's lazy chunk: the toolbar and the preview's scroll following.
 export { Toolbar } from "./Toolbar";
 export { followScroll, scrollPreviewTo, sourcePosition } from "./scrollSync";
-export { collab, LiveSession, type LiveStatus, type Peer } from "./live";
+export { collab, LiveSession, type LiveStatus } from "./live";
 
 export interface EditorOptions {
   parent: HTMLElement;

@@ -18,7 +18,7 @@ import * as awarenessProtocol from "y-protocols/awareness";
 import * as syncProtocol from "y-protocols/sync";
 import { yCollab, yUndoManagerKeymap } from "y-codemirror.next";
 import * as Y from "yjs";
-import { colorOf } from "../components/Presence";
+import { colorOf, type Present } from "../components/Presence";
 
 /** The name of the shared text (the server's `core::live::TEXT`). */
 const TEXT = "markdown";
@@ -42,15 +42,6 @@ export interface LiveStatus {
   kept: number;
 }
 
-export interface Peer {
-  /** Awareness client id (one per browser tab). */
-  client: number;
-  id: number;
-  name: string;
-  color: string;
-  typing: boolean;
-}
-
 interface LiveOptions {
   /** The page's address and workspace (its WebSocket is at the address). */
   slug: string;
@@ -59,7 +50,8 @@ interface LiveOptions {
   key: string;
   user: { id: number; name: string };
   onStatus: (status: LiveStatus) => void;
-  onPeers: (peers: Peer[]) => void;
+  /** The others in the session, as their editors say (one entry per tab). */
+  onPeers: (peers: Present[]) => void;
   /** The session was closed for good: the page left, or the caller's access did. */
   onClosed: (why: "gone" | "policy") => void;
   /** The server's document is not the one kept here (its state was lost or replaced):
@@ -159,16 +151,14 @@ export class LiveSession {
   }
 
   private peers() {
-    const peers: Peer[] = [];
+    const peers: Present[] = [];
     for (const [client, state] of this.awareness.getStates()) {
       if (client === this.doc.clientID) continue;
-      const user = (state as { user?: { id?: unknown; name?: unknown; color?: unknown } }).user;
+      const user = (state as { user?: { id?: unknown; name?: unknown } }).user;
       if (!user || typeof user.name !== "string") continue;
       peers.push({
-        client,
         id: typeof user.id === "number" ? user.id : 0,
         name: user.name,
-        color: typeof user.color === "string" ? user.color : "gray",
         typing: (state as { typing?: unknown }).typing === true,
       });
     }

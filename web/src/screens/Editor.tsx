@@ -20,10 +20,10 @@ import { LargePreview, LARGE_PAGE } from "../components/LargePreview";
 import { MarkdownBody, useRendered } from "../components/Markdown";
 import { lastRenderMs } from "../markdown/render";
 import { savedTitle, type SavedTitle } from "../markdown/title";
-import type { LiveSession, LiveStatus, Peer, SourceEditor } from "../editor/codemirror";
+import type { LiveSession, LiveStatus, SourceEditor } from "../editor/codemirror";
 import { AddressField, addressBlocks, useNewAddress } from "../editor/AddressField";
 import { FormError } from "../components/Form";
-import { Presence } from "../components/Presence";
+import { Presence, type Present } from "../components/Presence";
 import { failure, type ErrorText } from "../errors";
 import { catalogue, formatDate, t, useI18n } from "../i18n";
 import { appHref, location, navigate, pageHref, replaceUrl, setNavigationGuard } from "../router";
@@ -341,7 +341,7 @@ export function Editor({ slug }: { slug: string | null }) {
   const [mode, setMode] = useState<Mode | null>(isNew ? "alone" : null);
   const live = useRef<LiveSession | null>(null);
   const [liveStatus, setLiveStatus] = useState<LiveStatus | null>(null);
-  const [peers, setPeers] = useState<Peer[]>([]);
+  const [peers, setPeers] = useState<Present[]>([]);
   // Text this device kept that the server's session no longer knew (shown, never dropped).
   const [kept, setKept] = useState<string | null>(null);
   // Changes a new session makes the editor again (after the device's copy was set aside).
