@@ -176,6 +176,36 @@ pub struct Config {
     /// Most database connections in the pool.
     #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     pub db_max_connections: u32,
+    /// The address people reach Cairn at (`https://wiki.example.com`), for the addresses
+    /// Cairn hands out: single sign-on's return address, invitation links, the OAuth
+    /// metadata of `/api/mcp`. Default: each request's own scheme and `Host` (with
+    /// `TRUST_PROXY=1`, `X-Forwarded-Proto` and `X-Forwarded-Host`).
+    #[arg(long, env = "PUBLIC_URL")]
+    pub public_url: Option<url::Url>,
+    /// Single sign-on: the OpenID provider's issuer URL (its discovery document is
+    /// `ISSUER/.well-known/openid-configuration`). Needs OIDC_CLIENT_ID. See
+    /// docs/operations.md "Single sign-on".
+    #[arg(long, env = "OIDC_ISSUER")]
+    pub oidc_issuer: Option<url::Url>,
+    /// The client id Cairn was registered under at the OpenID provider.
+    #[arg(long, env = "OIDC_CLIENT_ID")]
+    pub oidc_client_id: Option<String>,
+    /// The client's secret at the OpenID provider (none for a public client).
+    #[arg(long, env = "OIDC_CLIENT_SECRET", hide_env_values = true)]
+    pub oidc_client_secret: Option<Secret>,
+    /// Email domains single sign-on accepts, comma-separated (`example.com`); an
+    /// account whose verified email is elsewhere is refused. Default: any.
+    #[arg(long, env = "OIDC_ALLOWED_DOMAINS", value_delimiter = ',')]
+    pub oidc_allowed_domains: Vec<String>,
+    /// Set to 1 to sign in through the OpenID provider only: password sign-in and
+    /// registration answer 403; password accounts sign in through the provider by their
+    /// verified email.
+    #[arg(long, env = "OIDC_ONLY")]
+    pub oidc_only: Switch,
+    /// The provider's name on the sign-in button ("Sign in with …") [default: the
+    /// issuer's host name]
+    #[arg(long, env = "OIDC_DISPLAY_NAME")]
+    pub oidc_display_name: Option<String>,
     /// Argon2id memory cost in KiB for new password hashes (OWASP: 19456).
     #[arg(long, env = "ARGON2_MEMORY_KIB", default_value_t = 19_456, value_parser = clap::value_parser!(u32).range(8..))]
     pub argon2_memory_kib: u32,
@@ -318,7 +348,34 @@ impl Config {
         {
             return Err("invalid JWT_SECRET: use at least 32 characters".into());
         }
+        self.validate_sso()?;
         Ok(())
+    }
+}
+
+impl Config {
+    /// Single sign-on's settings come together: an issuer needs a client id and the other
+    /// way round, and `OIDC_ONLY` needs both (else nobody could sign in).
+    fn validate_sso(&self) -> Result<(), String> {
+        if let Some(url) = &self.public_url
+            && !matches!(url.scheme(), "http" | "https")
+        {
+            return Err(format!("invalid PUBLIC_URL '{url}': use http:// or https://"));
+        }
+        match (&self.oidc_issuer, &self.oidc_client_id) {
+            (Some(issuer), Some(_)) if !matches!(issuer.scheme(), "http" | "https") => {
+                Err(format!("invalid OIDC_ISSUER '{issuer}': use https:// (or http:// on loopback)"))
+            }
+            (Some(_), None) => Err("OIDC_ISSUER needs OIDC_CLIENT_ID".into()),
+            (None, Some(_)) => Err("OIDC_CLIENT_ID needs OIDC_ISSUER".into()),
+            (None, None) if self.oidc_only.on() => Err("OIDC_ONLY=1 needs OIDC_ISSUER and OIDC_CLIENT_ID".into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether single sign-on is set up.
+    pub fn sso(&self) -> bool {
+        self.oidc_issuer.is_some() && self.oidc_client_id.is_some()
     }
 }
 
@@ -416,7 +473,7 @@ mod tests {
             .filter(|a| a.get_value_parser().type_id() == std::any::TypeId::of::<Switch>())
             .map(|a| a.get_long().unwrap().to_owned())
             .collect();
-        assert_eq!(switches.len(), 8, "{switches:?}");
+        assert_eq!(switches.len(), 9, "{switches:?}");
         let read = |args: &[&str]| Cli::read(["cairn"].iter().chain(args)).map(|c| c.config);
         let off = read(&[]).unwrap();
         assert!(!off.trust_proxy.on() && !off.cookie_secure.on() && !off.semantic_search.on());

@@ -84,6 +84,24 @@ codes! {
     Unauthorized = "unauthorized",
     InvalidCredentials = "invalid_credentials",
     RegistrationClosed = "registration_closed",
+    PasswordSignInOff = "password_sign_in_off",
+    SsoStateInvalid = "sso_state_invalid",
+    SsoRefused = "sso_refused",
+    SsoTokenInvalid = "sso_token_invalid",
+    SsoEmailUnverified = "sso_email_unverified",
+    SsoDomainNotAllowed = "sso_domain_not_allowed",
+    SsoUnavailable = "sso_unavailable",
+    SsoNotConfigured = "sso_not_configured",
+    InvitationNotFound = "invitation_not_found",
+    GrantNotFound = "grant_not_found",
+    OauthInvalidRequest = "invalid_request",
+    OauthInvalidClient = "invalid_client",
+    OauthInvalidGrant = "invalid_grant",
+    OauthUnsupportedGrantType = "unsupported_grant_type",
+    OauthInvalidTarget = "invalid_target",
+    OauthInvalidRedirectUri = "invalid_redirect_uri",
+    OauthInvalidClientMetadata = "invalid_client_metadata",
+    TooManyAttempts = "too_many_attempts",
     OwnerOnly = "owner_only",
     HostNotAllowed = "host_not_allowed",
     CrossSiteRequest = "cross_site_request",
@@ -248,6 +266,33 @@ impl Error {
         Self::bad_request(Code::LastOwner, "the last owner of a workspace cannot be removed")
     }
 
+    // --- OAuth (RFC 6749 §5.2 and RFC 7591 §3.2.2: the token and registration endpoints
+    // answer them as `{error, error_description}`) ------------------------------------------
+    pub fn oauth_invalid_request(why: &str) -> Self {
+        Self::bad_request(Code::OauthInvalidRequest, why)
+    }
+    pub fn oauth_invalid_client(why: &str) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, Code::OauthInvalidClient, why)
+    }
+    pub fn oauth_invalid_grant(why: &str) -> Self {
+        Self::bad_request(Code::OauthInvalidGrant, why)
+    }
+    pub fn oauth_unsupported_grant_type(grant: &str) -> Self {
+        Self::bad_request(
+            Code::OauthUnsupportedGrantType,
+            format!("grant_type '{grant}' is not supported; use authorization_code or refresh_token"),
+        )
+    }
+    pub fn oauth_invalid_target() -> Self {
+        Self::bad_request(Code::OauthInvalidTarget, "resource must be this server's MCP endpoint")
+    }
+    pub fn oauth_invalid_redirect_uri(why: &str) -> Self {
+        Self::bad_request(Code::OauthInvalidRedirectUri, format!("a redirect URI is not usable: {why}"))
+    }
+    pub fn oauth_invalid_client_metadata(why: &str) -> Self {
+        Self::bad_request(Code::OauthInvalidClientMetadata, why)
+    }
+
     // --- 401 ----------------------------------------------------------------------------
     pub fn no_credential() -> Self {
         Self::unauthorized("sign in, or send a bearer token (a personal access token or a JWT)")
@@ -257,6 +302,10 @@ impl Error {
     }
     pub fn invalid_bearer() -> Self {
         Self::unauthorized("the bearer token is invalid, expired or revoked")
+    }
+    /// An OAuth access token is bound to the MCP endpoint (RFC 8707).
+    pub fn token_for_mcp_only() -> Self {
+        Self::unauthorized("this access token was issued for /api/mcp only; use a personal access token here")
     }
     pub fn account_gone() -> Self {
         Self::unauthorized("the account no longer exists")
@@ -271,6 +320,48 @@ impl Error {
     // --- 403 ----------------------------------------------------------------------------
     pub fn registration_closed() -> Self {
         Self::new(StatusCode::FORBIDDEN, Code::RegistrationClosed, "registration is closed on this instance")
+    }
+    /// `OIDC_ONLY=1`: people sign in through the identity provider.
+    pub fn password_sign_in_off() -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            Code::PasswordSignInOff,
+            "password sign-in is off on this instance; sign in with single sign-on",
+        )
+    }
+    /// The single sign-on's return does not match one begun in this browser (no or
+    /// another `state`, used already, or begun too long ago).
+    pub fn sso_state_invalid() -> Self {
+        Self::bad_request(
+            Code::SsoStateInvalid,
+            "this sign-in was not started in this browser, was used already or took too long; start again",
+        )
+    }
+    /// The identity provider said no (the person cancelled, or it refused the code).
+    pub fn sso_refused(why: &str) -> Self {
+        Self::bad_request(Code::SsoRefused, format!("the identity provider refused the sign-in: {why}"))
+    }
+    /// The ID token failed a check (signature, issuer, audience, expiry, nonce).
+    pub fn sso_token_invalid(why: &str) -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            Code::SsoTokenInvalid,
+            format!("the identity provider's answer could not be verified: {why}"),
+        )
+    }
+    pub fn sso_email_unverified() -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            Code::SsoEmailUnverified,
+            "the identity provider does not vouch for this account's email address (not verified)",
+        )
+    }
+    pub fn sso_domain_not_allowed(domain: &str) -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            Code::SsoDomainNotAllowed,
+            format!("accounts of '{domain}' may not sign in here (OIDC_ALLOWED_DOMAINS)"),
+        )
     }
     /// For a member: it may see the workspace, so saying no openly leaks nothing.
     pub fn owner_only() -> Self {
@@ -300,6 +391,16 @@ impl Error {
     }
 
     // --- 404 ----------------------------------------------------------------------------
+    pub fn grant_not_found(id: i64) -> Self {
+        Self::not_found(Code::GrantNotFound, format!("no connected app {id}"))
+    }
+    pub fn sso_not_configured() -> Self {
+        Self::not_found(Code::SsoNotConfigured, "single sign-on is not set up on this instance (OIDC_ISSUER)")
+    }
+    /// Unknown, used, revoked and expired links alike: which one is not told.
+    pub fn invitation_not_found() -> Self {
+        Self::not_found(Code::InvitationNotFound, "no such invitation: it may have been used, revoked or have expired")
+    }
     /// Also the answer for a workspace that exists but the caller may not see.
     pub fn workspace_not_found(slug: &str) -> Self {
         Self::not_found(Code::WorkspaceNotFound, format!("no workspace '{slug}'"))
@@ -421,6 +522,17 @@ impl Error {
     pub fn unprocessable(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::UNPROCESSABLE_ENTITY, Code::InvalidBody, detail)
     }
+    /// Too many invitation links or single sign-on returns that did not check out, from
+    /// one address.
+    pub fn too_many_attempts(retry_after: u64) -> Self {
+        let mut e = Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            Code::TooManyAttempts,
+            "too many failed attempts from this address; try again later",
+        );
+        e.retry_after = Some(retry_after.max(1));
+        e
+    }
     pub fn too_many_login_failures(retry_after: u64) -> Self {
         let mut e = Self::new(
             StatusCode::TOO_MANY_REQUESTS,
@@ -445,6 +557,16 @@ impl Error {
             StatusCode::SERVICE_UNAVAILABLE,
             Code::DatabaseUnavailable,
             "the database is unreachable; nothing was changed, try again",
+        );
+        e.source = Some(cause.into());
+        e
+    }
+    /// The identity provider could not be reached, or answered what is not OpenID Connect.
+    pub fn sso_unavailable(cause: impl Into<anyhow::Error>) -> Self {
+        let mut e = Self::new(
+            StatusCode::BAD_GATEWAY,
+            Code::SsoUnavailable,
+            "the identity provider could not be reached or gave an unusable answer; try again later",
         );
         e.source = Some(cause.into());
         e

@@ -124,6 +124,11 @@ impl Email {
         self.0.split('@').next().unwrap_or_default()
     }
 
+    /// The part after `@`.
+    pub(crate) fn domain(&self) -> &str {
+        self.0.rsplit('@').next().unwrap_or_default()
+    }
+
     pub(crate) fn as_str(&self) -> &str {
         &self.0
     }

@@ -55,7 +55,11 @@ const DELIVERY_CONCURRENCY: usize = 16;
 /// What one pass of every job did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct JobReport {
+    /// Sessions past their expiry, single sign-ons begun and never finished, and OAuth
+    /// tokens and codes expired (with clients that never got a grant).
     pub sessions_pruned: u64,
+    /// Invitations expired for a while.
+    pub invitations_pruned: u64,
     pub login_failures_pruned: u64,
     pub pages_embedded: u64,
     pub webhook_rows_pruned: u64,
@@ -79,8 +83,11 @@ pub async fn run_pending_jobs(ctx: &Ctx) -> Result<JobReport> {
 /// draining a long queue here too held the pruning back for the whole drain.)
 async fn prune(ctx: &Ctx) -> Result<JobReport> {
     Ok(JobReport {
-        sessions_pruned: accounts::prune_sessions(ctx).await?,
+        sessions_pruned: accounts::prune_sessions(ctx).await?
+            + crate::core::sso::prune(ctx).await?
+            + crate::core::oauth::prune(ctx).await?,
         login_failures_pruned: accounts::limiter::prune(ctx).await?,
+        invitations_pruned: crate::core::invitations::prune(ctx).await?,
         pages_embedded: 0,
         webhook_rows_pruned: webhooks::prune(ctx).await?,
         search_entries_removed: fulltext::sweep(ctx).await? as u64,

@@ -8,6 +8,9 @@ use subtle::ConstantTimeEq;
 
 /// Prefix of personal access tokens (a neutral stand-in for a hosted service's own prefix).
 pub(crate) const TOKEN_PREFIX: &str = "svc_";
+/// Prefixes of OAuth access and refresh tokens (core/oauth), bound to the MCP endpoint.
+pub(crate) const OAUTH_ACCESS_PREFIX: &str = "oat_";
+pub(crate) const OAUTH_REFRESH_PREFIX: &str = "ort_";
 
 /// `len` random base62 characters from the OS-seeded CSPRNG.
 pub(crate) fn random_base62(len: usize) -> String {

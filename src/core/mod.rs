@@ -8,13 +8,16 @@ pub(crate) mod export;
 pub(crate) mod i18n;
 pub(crate) mod import;
 pub(crate) mod intel;
+pub(crate) mod invitations;
 pub(crate) mod live;
+pub(crate) mod oauth;
 pub(crate) mod packing;
 pub(crate) mod pages;
 pub(crate) mod paging;
 pub(crate) mod reindex;
 pub(crate) mod search;
 pub(crate) mod semantic;
+pub(crate) mod sso;
 pub(crate) mod system;
 pub(crate) mod test_hooks;
 pub(crate) mod tokens;
@@ -78,6 +81,8 @@ pub struct CtxInner {
     pub test_hooks: TestHooks,
     /// The open co-editing sessions (`live`).
     pub live: live::Sessions,
+    /// The OpenID provider people sign in through, when single sign-on is set up.
+    pub(crate) sso: Option<sso::provider::Provider>,
 }
 
 impl Deref for Ctx {
@@ -95,6 +100,7 @@ impl Ctx {
         let passwords = Passwords::new(config.argon2_memory_kib, config.argon2_iterations)?;
         let models = semantic::models::Models::new(&config);
         let ocr = uploads::ocr::Ocr::detect(&config);
+        let sso = sso::provider::Provider::from_config(&config)?;
         // With PostgreSQL the cache waits for its listener (workers.rs): other processes
         // may revoke tokens too.
         let credentials =
@@ -118,6 +124,7 @@ impl Ctx {
             queued: Default::default(),
             test_hooks: Default::default(),
             live: Default::default(),
+            sso,
         })))
     }
 

@@ -36,7 +36,7 @@ impl Role {
             Role::Member => "member",
         }
     }
-    fn parse(s: &str) -> Role {
+    pub(crate) fn parse(s: &str) -> Role {
         if s == "owner" { Role::Owner } else { Role::Member }
     }
 
@@ -441,6 +441,46 @@ pub(crate) async fn add_member(ctx: &Ctx, owner: &Owner, email: &str, role: Opti
         super::credentials::changed(ctx).await;
     }
     Ok(Member { id, email: email.as_str().to_owned(), name, role })
+}
+
+/// The account with `email`, if any, and whether it is a member of workspace
+/// `workspace_id` (inside `tx`).
+pub(crate) async fn account_and_membership(
+    tx: &mut Transaction<'_, Any>,
+    workspace_id: i64,
+    email: &Email,
+) -> Result<Option<(i64, bool)>> {
+    let row: Option<(i64, i64)> = sqlx::query_as(
+        "SELECT u.id, (SELECT COUNT(*) FROM memberships m WHERE m.user_id = u.id AND m.workspace_id = $2) \
+         FROM users u WHERE u.email = $1",
+    )
+    .bind(email.as_str())
+    .bind(workspace_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(row.map(|(id, memberships)| (id, memberships > 0)))
+}
+
+/// Makes `user_id` a member of workspace `workspace_id` with `role` inside `tx` (an
+/// invitation taken); a member already keeps its role. Answers the workspace's slug.
+pub(crate) async fn join_in_tx(
+    ctx: &Ctx,
+    tx: &mut Transaction<'_, Any>,
+    workspace_id: i64,
+    user_id: i64,
+    role: Role,
+) -> Result<String> {
+    sqlx::query(
+        "INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (workspace_id, user_id) DO NOTHING",
+    )
+    .bind(workspace_id)
+    .bind(user_id)
+    .bind(role.as_str())
+    .bind(ctx.clock.rfc3339())
+    .execute(&mut **tx)
+    .await?;
+    Ok(sqlx::query_scalar("SELECT slug FROM workspaces WHERE id = $1").bind(workspace_id).fetch_one(&mut **tx).await?)
 }
 
 /// Removes a member (who may is [`Access::removal`]'s rule). The last owner cannot be

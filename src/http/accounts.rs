@@ -15,7 +15,7 @@ use crate::core::{Ctx, i18n};
 use crate::error::{Error, Result};
 use crate::http::Problem;
 use crate::http::auth::{AuthUser, MaybeAuthUser, PasswordOrigin};
-use crate::http::auth::{clear_session_cookie, device_cookie, session_cookie};
+use crate::http::auth::{clear_session_cookie, sign_in_cookies};
 use crate::http::extract::{Json, Path, Query};
 
 pub(crate) fn router() -> OpenApiRouter<Ctx> {
@@ -88,12 +88,8 @@ pub(crate) struct LangQuery {
 }
 
 /// The answer to a sign-in: the user, with the session and device cookies.
-fn signed_in(ctx: &Ctx, status: StatusCode, sign_in: accounts::SignIn) -> Response {
-    let secure = ctx.config.cookie_secure.on();
-    let cookies = AppendHeaders([
-        (SET_COOKIE, session_cookie(&sign_in.session, secure)),
-        (SET_COOKIE, device_cookie(&sign_in.device, secure)),
-    ]);
+pub(crate) fn signed_in(ctx: &Ctx, status: StatusCode, sign_in: accounts::SignIn) -> Response {
+    let cookies = AppendHeaders(sign_in_cookies(ctx, &sign_in));
     (status, cookies, axum::Json(sign_in.user)).into_response()
 }
 
@@ -109,7 +105,8 @@ async fn register(State(ctx): State<Ctx>, headers: HeaderMap, Json(req): Json<Re
     // The account starts in the language the browser asks for (else English).
     let asked = headers.get(ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
     let language = i18n::choose(None, None, asked);
-    let user = accounts::register(&ctx, &req.email, &req.password, req.name.as_deref(), language).await?;
+    let new = accounts::NewAccount { email: &req.email, password: &req.password, name: req.name.as_deref(), language };
+    let user = accounts::register(&ctx, new).await?;
     Ok(signed_in(&ctx, StatusCode::CREATED, accounts::sign_in(&ctx, user).await?))
 }
 

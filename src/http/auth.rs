@@ -57,8 +57,12 @@ pub(crate) fn bearer_of(value: &axum::http::HeaderValue) -> Result<&str, Error> 
 
 /// The value of cookie `name`, from any `Cookie` header.
 pub(crate) fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
-    parts
-        .headers
+    cookie_in(&parts.headers, name)
+}
+
+/// The value of cookie `name` in `headers`.
+pub(crate) fn cookie_in<'a>(headers: &'a axum::http::HeaderMap, name: &str) -> Option<&'a str> {
+    headers
         .get_all(COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
@@ -73,6 +77,15 @@ pub(crate) fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
 pub(crate) fn session_cookie(token: &str, secure: bool) -> String {
     let secure = if secure { "; Secure" } else { "" };
     format!("{SESSION_COOKIE}={token}; HttpOnly; SameSite=Lax; Path=/; Max-Age={SESSION_LIFETIME_SECS}{secure}")
+}
+
+/// The `Set-Cookie` headers of a sign-in: its session, and the device note.
+pub(crate) fn sign_in_cookies(ctx: &Ctx, sign_in: &accounts::SignIn) -> [(axum::http::HeaderName, String); 2] {
+    let secure = ctx.config.cookie_secure.on();
+    [
+        (axum::http::header::SET_COOKIE, session_cookie(&sign_in.session, secure)),
+        (axum::http::header::SET_COOKIE, device_cookie(&sign_in.device, secure)),
+    ]
 }
 
 /// The `Set-Cookie` value that clears the session cookie.

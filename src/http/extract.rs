@@ -115,3 +115,38 @@ impl<S: Send + Sync> FromRequestParts<S> for Paging {
         Paging::new(q.limit, q.offset)
     }
 }
+
+/// The address people reach this server at, without a trailing `/`: `PUBLIC_URL`, else
+/// the request's own scheme and `Host` (with `TRUST_PROXY=1`, `X-Forwarded-Proto` and
+/// `X-Forwarded-Host` first). The addresses Cairn hands out are made from it: single
+/// sign-on's return, invitation links, the OAuth metadata.
+pub(crate) struct PublicBase(pub String);
+
+impl FromRequestParts<Ctx> for PublicBase {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, ctx: &Ctx) -> Result<Self, Error> {
+        public_base(ctx, &parts.headers).map(PublicBase)
+    }
+}
+
+/// [`PublicBase`] of a request with `headers`.
+pub(crate) fn public_base(ctx: &Ctx, headers: &axum::http::HeaderMap) -> Result<String, Error> {
+    if let Some(url) = &ctx.config.public_url {
+        return Ok(url.as_str().trim_end_matches('/').to_owned());
+    }
+    let header = |name: &str| {
+        let value = headers.get(name).and_then(|v| v.to_str().ok())?;
+        value.split(',').next().map(str::trim).filter(|v| !v.is_empty())
+    };
+    let forwarded = |name: &str| header(name).filter(|_| ctx.config.trust_proxy.on());
+    let secure = if ctx.config.cookie_secure.on() { "https" } else { "http" };
+    let scheme = forwarded("x-forwarded-proto").filter(|s| matches!(*s, "http" | "https")).unwrap_or(secure);
+    let fallback = format!("{}:{}", ctx.config.host, ctx.config.port);
+    let host = forwarded("x-forwarded-host").or_else(|| header("host")).unwrap_or(&fallback);
+    // A host that is not one (a path, a user part) would make an address elsewhere.
+    if host.contains(['/', '@', '\\', '?', '#']) {
+        return Err(Error::invalid_query("the Host header is not a host name"));
+    }
+    Ok(format!("{scheme}://{host}"))
+}

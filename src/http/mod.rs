@@ -10,11 +10,14 @@ pub(crate) mod connections;
 pub(crate) mod csrf;
 pub(crate) mod extract;
 pub(crate) mod intel;
+pub(crate) mod invitations;
 pub(crate) mod live;
 pub(crate) mod mcp;
+pub(crate) mod oauth;
 pub(crate) mod pages;
 pub(crate) mod scope;
 pub(crate) mod search;
+pub(crate) mod sso;
 pub(crate) mod system;
 pub(crate) mod tokens;
 pub(crate) mod uploads;
@@ -121,6 +124,9 @@ pub fn api() -> (axum::Router<Ctx>, utoipa::openapi::OpenApi) {
     let (router, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(system::router())
         .merge(accounts::router())
+        .merge(sso::router())
+        .merge(oauth::router())
+        .merge(invitations::router())
         .merge(tokens::router())
         .merge(workspaces::router())
         .merge(pages::router())

@@ -22,7 +22,8 @@ use serde::Deserialize;
 
 use crate::config::Config;
 use crate::core::Ctx;
-use crate::core::credentials::{self, Authenticated, Presented};
+use crate::core::credentials::{self, Authenticated, Credential, Presented};
+use crate::core::oauth;
 use crate::error::Error;
 
 /// Methods answered without a credential.
@@ -34,9 +35,10 @@ pub(super) async fn guard(State(ctx): State<Ctx>, req: Request, next: Next) -> R
         res.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
         return res;
     }
-    let (parts, bytes, method) = match check(&ctx, req).await {
+    let base = crate::http::extract::public_base(&ctx, req.headers()).ok();
+    let (parts, bytes, method) = match check(&ctx, req, base.as_deref()).await {
         Ok(checked) => checked,
-        Err(e) => return e.into_response(),
+        Err(e) => return challenge(e, base.as_deref()),
     };
     if method.as_deref() == Some("tools/call")
         && super::direct::eligible(&parts.headers)
@@ -48,9 +50,24 @@ pub(super) async fn guard(State(ctx): State<Ctx>, req: Request, next: Next) -> R
     next.run(Request::from_parts(parts, Body::from(bytes))).await
 }
 
+/// An error's answer; a 401 names where to get a token (RFC 9728 §5.1), so an OAuth
+/// client can find the authorization server from the MCP endpoint alone.
+fn challenge(e: Error, base: Option<&str>) -> Response {
+    let unauthorized = e.status == axum::http::StatusCode::UNAUTHORIZED;
+    let mut res = e.into_response();
+    if unauthorized && let Some(base) = base {
+        let value = format!("Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/api/mcp\"");
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            res.headers_mut().insert(axum::http::header::WWW_AUTHENTICATE, value);
+        }
+    }
+    res
+}
+
 /// The request's parts (with the caller, when a credential was needed), its body, and
-/// the method of its message.
-async fn check(ctx: &Ctx, req: Request) -> Result<(Parts, Bytes, Option<String>), Error> {
+/// the method of its message. An OAuth access token is checked here, bound to this
+/// endpoint at `base` (the rest of `/api/…` refuses it: core/credentials).
+async fn check(ctx: &Ctx, req: Request, base: Option<&str>) -> Result<(Parts, Bytes, Option<String>), Error> {
     let host =
         req.headers().get(HOST).and_then(|h| h.to_str().ok()).or_else(|| req.uri().authority().map(|a| a.as_str()));
     let host = host.unwrap_or_default().to_owned();
@@ -82,7 +99,14 @@ async fn check(ctx: &Ctx, req: Request) -> Result<(Parts, Bytes, Option<String>)
             Some(value) => Some(crate::http::auth::bearer_of(value)?),
             None => None,
         };
-        let auth = credentials::authenticate(ctx, Presented { bearer, session: None }).await?;
+        let auth = match bearer {
+            Some(token) if token.starts_with(oauth::ACCESS_PREFIX) => {
+                let resource = oauth::resource(base.ok_or_else(Error::invalid_bearer)?);
+                let (user, grant) = oauth::verify(ctx, token, &resource).await?;
+                Some(Authenticated { user, credential: Credential::OAuth { grant } })
+            }
+            _ => credentials::authenticate(ctx, Presented { bearer, session: None }).await?,
+        };
         parts.extensions.insert(auth.ok_or_else(Error::no_credential)?);
     }
     Ok((parts, bytes, method))

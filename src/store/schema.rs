@@ -388,6 +388,110 @@ const TABLES: &[Table] = &[
         ],
         constraints: &["PRIMARY KEY (workspace_id, name)"],
     },
+    Table {
+        // An account's identity at the OpenID provider: the provider's subject, which
+        // outlives an email changed there.
+        name: "user_identities",
+        columns: &[
+            ("issuer", "TEXT NOT NULL"),
+            ("subject", "TEXT NOT NULL"),
+            ("user_id", "BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE"),
+            ("created_at", "TEXT NOT NULL"),
+        ],
+        constraints: &["PRIMARY KEY (issuer, subject)"],
+    },
+    Table {
+        // A single sign-on begun and not yet back: what the return must match. Used once.
+        name: "sso_logins",
+        columns: &[
+            // SHA-256 of the `state` sent to the provider (also the browser's cookie).
+            ("state_hash", "TEXT NOT NULL PRIMARY KEY"),
+            ("nonce", "TEXT NOT NULL"),
+            ("pkce_verifier", "TEXT NOT NULL"),
+            // Where the app goes afterwards (an /app/ path).
+            ("next", "TEXT NOT NULL DEFAULT ''"),
+            // The invitation the sign-in accepts, if any (its link's token).
+            ("invitation", "TEXT"),
+            ("created_at", "BIGINT NOT NULL"),
+        ],
+        constraints: &[],
+    },
+    Table {
+        // An invitation to a workspace: a one-use link, kept by its SHA-256 only.
+        name: "invitations",
+        columns: &[
+            ("id", "{id}"),
+            ("workspace_id", "BIGINT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE"),
+            ("email", "TEXT NOT NULL"),
+            ("role", "TEXT NOT NULL"),
+            ("token_hash", "TEXT NOT NULL"),
+            ("invited_by", "BIGINT REFERENCES users(id) ON DELETE SET NULL"),
+            // The account that had the email when the invitation was made: it sees the
+            // invitation in the app without the link.
+            ("invitee_id", "BIGINT REFERENCES users(id) ON DELETE CASCADE"),
+            ("created_at", "TEXT NOT NULL"),
+            ("expires_at", "BIGINT NOT NULL"),
+        ],
+        constraints: &["CONSTRAINT invitations_token_hash_key UNIQUE (token_hash)"],
+    },
+    Table {
+        // OAuth clients of the MCP endpoint, registered by themselves (RFC 7591).
+        name: "oauth_clients",
+        columns: &[
+            ("id", "TEXT NOT NULL PRIMARY KEY"),
+            ("name", "TEXT NOT NULL"),
+            ("uri", "TEXT"),
+            // A JSON array of the exact redirect URIs.
+            ("redirect_uris", "TEXT NOT NULL"),
+            ("auth_method", "TEXT NOT NULL"),
+            ("secret_hash", "TEXT"),
+            ("created_at", "BIGINT NOT NULL"),
+        ],
+        constraints: &[],
+    },
+    Table {
+        // What a person allowed a client: one per client and person.
+        name: "oauth_grants",
+        columns: &[
+            ("id", "{id}"),
+            ("client_id", "TEXT NOT NULL REFERENCES oauth_clients(id) ON DELETE CASCADE"),
+            ("user_id", "BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE"),
+            // The resource its tokens are bound to (RFC 8707): the MCP endpoint's URL.
+            ("resource", "TEXT NOT NULL"),
+            ("created_at", "BIGINT NOT NULL"),
+            ("last_used_at", "BIGINT"),
+        ],
+        constraints: &["CONSTRAINT oauth_grants_client_user_key UNIQUE (client_id, user_id)"],
+    },
+    Table {
+        // Authorization codes waiting to be exchanged, once.
+        name: "oauth_codes",
+        columns: &[
+            ("code_hash", "TEXT NOT NULL PRIMARY KEY"),
+            ("client_id", "TEXT NOT NULL"),
+            ("user_id", "BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE"),
+            ("redirect_uri", "TEXT NOT NULL"),
+            ("code_challenge", "TEXT NOT NULL"),
+            ("resource", "TEXT NOT NULL"),
+            ("created_at", "BIGINT NOT NULL"),
+            ("expires_at", "BIGINT NOT NULL"),
+        ],
+        constraints: &[],
+    },
+    Table {
+        // Access and refresh tokens, by SHA-256; a refresh token is kept spent
+        // (`used_at`) until it expires, so a second use is seen.
+        name: "oauth_tokens",
+        columns: &[
+            ("token_hash", "TEXT NOT NULL PRIMARY KEY"),
+            ("grant_id", "BIGINT NOT NULL REFERENCES oauth_grants(id) ON DELETE CASCADE"),
+            ("kind", "TEXT NOT NULL"),
+            ("created_at", "BIGINT NOT NULL"),
+            ("expires_at", "BIGINT NOT NULL"),
+            ("used_at", "BIGINT"),
+        ],
+        constraints: &[],
+    },
 ];
 
 const INDEXES: &[&str] = &[
@@ -403,6 +507,11 @@ const INDEXES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS events_workspace_idx ON events (workspace_id, id)",
     "CREATE INDEX IF NOT EXISTS events_created_idx ON events (created_at)",
     "CREATE INDEX IF NOT EXISTS webhooks_workspace_idx ON webhooks (workspace_id, id)",
+    "CREATE INDEX IF NOT EXISTS user_identities_user_idx ON user_identities (user_id)",
+    "CREATE INDEX IF NOT EXISTS invitations_workspace_idx ON invitations (workspace_id, id)",
+    "CREATE INDEX IF NOT EXISTS invitations_invitee_idx ON invitations (invitee_id)",
+    "CREATE INDEX IF NOT EXISTS oauth_grants_user_idx ON oauth_grants (user_id)",
+    "CREATE INDEX IF NOT EXISTS oauth_tokens_grant_idx ON oauth_tokens (grant_id)",
     "CREATE INDEX IF NOT EXISTS live_updates_page_idx ON live_updates (workspace_id, page_uid, id)",
     "CREATE INDEX IF NOT EXISTS deliveries_webhook_idx ON deliveries (webhook_id, id)",
     "CREATE INDEX IF NOT EXISTS deliveries_due_idx ON deliveries (status, next_attempt_at)",

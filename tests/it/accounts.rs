@@ -361,6 +361,7 @@ async fn credentials_expire_and_maintenance_prunes_them() {
         pruned,
         cairn::testing::workers::JobReport {
             sessions_pruned: 1,
+            invitations_pruned: 0,
             // The failure's rows: its (email, address) pair, its email's, its address's.
             login_failures_pruned: 3,
             pages_embedded: 0,
@@ -511,7 +512,7 @@ async fn paging_is_bounded() {
         })
         .map(|(path, _)| path.as_str())
         .collect();
-    assert_eq!(paged.len(), 13, "{paged:?}");
+    assert_eq!(paged.len(), 14, "{paged:?}");
     for path in paged {
         let path = path.replace("{slug}", "nothing-here").replace("{webhook_id}", "1");
         for (query, code) in

@@ -9,14 +9,14 @@ use serde_json::{Value, json};
 
 const ACCEPT: &str = "application/json, text/event-stream";
 
-struct Mcp {
+pub struct Mcp {
     url: String,
     client: reqwest::Client,
     bearer: Option<String>,
 }
 
 impl Mcp {
-    fn new(srv: &Server, bearer: Option<&str>) -> Mcp {
+    pub fn new(srv: &Server, bearer: Option<&str>) -> Mcp {
         Mcp { url: format!("{}/api/mcp", srv.url), client: reqwest::Client::new(), bearer: bearer.map(str::to_owned) }
     }
 
@@ -33,7 +33,7 @@ impl Mcp {
         req
     }
 
-    async fn raw(&self, body: &Value) -> Reply {
+    pub async fn raw(&self, body: &Value) -> Reply {
         let res = self.post(body).send().await.expect("sent");
         let status = res.status();
         let headers = res.headers().clone();
@@ -41,7 +41,7 @@ impl Mcp {
     }
 
     /// A request's JSON-RPC answer (the whole object).
-    async fn rpc(&self, method: &str, params: Value) -> Value {
+    pub async fn rpc(&self, method: &str, params: Value) -> Value {
         let r = self.raw(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})).await;
         assert_eq!(r.status, StatusCode::OK, "{method}: {}", r.text);
         let ct = r.headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default();
@@ -50,13 +50,13 @@ impl Mcp {
     }
 
     /// `tools/call` of `name`: the result object.
-    async fn call(&self, name: &str, args: Value) -> Value {
+    pub async fn call(&self, name: &str, args: Value) -> Value {
         let answer = self.rpc("tools/call", json!({"name": name, "arguments": args})).await;
         answer["result"].clone()
     }
 
     /// A successful tool result's structured content, checked to equal its text.
-    async fn ok(&self, name: &str, args: Value) -> Value {
+    pub async fn ok(&self, name: &str, args: Value) -> Value {
         let r = self.call(name, args).await;
         assert_eq!(r["isError"], false, "{name}: {r}");
         let text: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
@@ -65,7 +65,7 @@ impl Mcp {
     }
 
     /// A failed tool result's problem.
-    async fn fails(&self, name: &str, args: Value) -> Value {
+    pub async fn fails(&self, name: &str, args: Value) -> Value {
         let r = self.call(name, args).await;
         assert_eq!(r["isError"], true, "{name}: {r}");
         assert!(r.get("structuredContent").is_none(), "an error carries no structuredContent: {r}");

@@ -57,6 +57,21 @@ async fn the_app_works_in_a_browser() {
     srv.stop().await;
 }
 
+/// Single sign-on as a person clicks it, through a real OpenID provider started here
+/// (`tests/browser/app-sso/`): the button, the provider's form, back signed in; a refused
+/// one explained on the sign-in screen, with no account made.
+#[tokio::test]
+async fn single_sign_on_in_a_browser() {
+    let op = crate::common::oidc::Provider::start().await;
+    let env = Env::new().await;
+    let srv = env.start(&op.flags(&["--oidc-display-name", "Test IdP"])).await;
+    playwright_with(&srv.url, "playwright.sso.config.ts", &[("CAIRN_OIDC_ISSUER", &op.issuer)]).await;
+    let count = |sql: &'static str| sqlx::query_scalar::<_, i64>(sql).fetch_one(&srv.ctx.db.pool);
+    assert!(count("SELECT COUNT(*) FROM users WHERE email LIKE 'sso-%'").await.unwrap() >= 1);
+    assert_eq!(count("SELECT COUNT(*) FROM users WHERE email LIKE 'unverified-%'").await.unwrap(), 0);
+    srv.stop().await;
+}
+
 /// The screenshots of docs/screenshots (the README shows them), taken here into a
 /// temporary directory: every main screen, light and dark, is a real PNG of 1280×800.
 #[tokio::test]

@@ -281,6 +281,9 @@ async fn outsiders_get_404_on_every_workspace_route() {
         (Method::POST, "/api/workspaces/{ws}/members".into(), Some(json!({"email": "out@x.io"}))),
         (Method::DELETE, format!("/api/workspaces/{{ws}}/members/{owner_id}"), None),
         (Method::POST, "/api/workspaces/{ws}/switch".into(), None),
+        (Method::GET, "/api/workspaces/{ws}/invitations".into(), None),
+        (Method::POST, "/api/workspaces/{ws}/invitations".into(), Some(json!({"email": "x@x.io"}))),
+        (Method::DELETE, "/api/workspaces/{ws}/invitations/1".into(), None),
     ];
     for (method, path, body) in routes {
         let hidden = outsider.send(method.clone(), &path.replace("{ws}", "secret"), body.clone()).await;

@@ -48,6 +48,11 @@ export type Upload = Schemas["Upload"];
 export type Catalogue = Schemas["Catalogue"];
 export type System = Schemas["SystemReport"];
 export type TokenInfo = Schemas["TokenInfo"];
+export type SignInMethods = Schemas["SignInMethods"];
+export type Invitation = Schemas["Invitation"];
+export type InvitationOffer = Schemas["InvitationOffer"];
+export type OAuthGrant = Schemas["Grant"];
+export type OAuthRequest = Schemas["AuthorizationRequest"];
 export type Member = Schemas["Member"];
 export type Webhook = Schemas["Webhook"];
 export type Delivery = Schemas["Delivery"];
@@ -318,6 +323,35 @@ export const api = {
   addMember: (slug: string, email: string, role: Member["role"]) =>
     request<Member>("POST", `/api/workspaces/${enc(slug)}/members`, { body: { email, role } satisfies Schemas["AddMember"] }),
   removeMember: (slug: string, id: number) => request<void>("DELETE", `/api/workspaces/${enc(slug)}/members/${id}`),
+  invitations: (slug: string) =>
+    allItems((limit, offset) =>
+      request<Schemas["List_Invitation"]>("GET", `/api/workspaces/${enc(slug)}/invitations`, { query: { limit, offset } }),
+    ),
+  invite: (slug: string, email: string, role: Member["role"]) =>
+    request<Schemas["NewInvitation"]>("POST", `/api/workspaces/${enc(slug)}/invitations`, {
+      body: { email, role } satisfies Schemas["InviteRequest"],
+    }),
+  revokeInvitation: (slug: string, id: number) => request<void>("DELETE", `/api/workspaces/${enc(slug)}/invitations/${id}`),
+
+  // Apps connected by OAuth, and the consent screen (extensions)
+  oauthGrants: () => request<Schemas["List_Grant"]>("GET", "/api/oauth/grants"),
+  revokeOAuthGrant: (id: number) => request<void>("DELETE", `/api/oauth/grants/${id}`),
+  oauthConsent: (query: OAuthRequest) =>
+    request<Schemas["ConsentAsked"]>("GET", "/api/oauth/consent", { query: query as Record<string, string> }),
+  oauthDecide: (query: OAuthRequest, allow: boolean) =>
+    request<Schemas["Onward"]>("POST", "/api/oauth/consent", { body: { ...query, allow } satisfies Schemas["ConsentGiven"] }),
+
+  // Signing in another way than a password, and joining by invitation (extensions)
+  authMethods: () => request<SignInMethods>("GET", "/api/auth/methods"),
+  invitationByLink: (token: string) =>
+    request<InvitationOffer>("GET", "/api/invitations/link", { query: { token }, quiet401: true }),
+  acceptInvitationLink: (token: string) =>
+    request<Schemas["Joined"]>("POST", "/api/invitations/accept", { body: { token } satisfies Schemas["AcceptInvitation"] }),
+  registerWithInvitation: (body: Schemas["InvitedRegistration"]) =>
+    request<User>("POST", "/api/invitations/register", { body, quiet401: true }),
+  myInvitations: () => request<Schemas["List_InvitationOffer"]>("GET", "/api/invitations"),
+  acceptMyInvitation: (id: number) => request<Schemas["Joined"]>("POST", `/api/invitations/${id}/accept`),
+  declineMyInvitation: (id: number) => request<void>("DELETE", `/api/invitations/${id}`),
 
   // Webhooks (of the current workspace)
   webhooks: () =>

@@ -8,6 +8,7 @@ import { loadYaml } from "./markdown/frontmatter";
 import { deriveSlug } from "./markdown/slug";
 import { FormError, useAction } from "./components/Form";
 import { Header } from "./components/Header";
+import { InvitationsForYou } from "./components/InvitationsForYou";
 import { OrderStatus, Sidebar, SidebarResizer, sidebarWidth } from "./components/Sidebar";
 import { t, useI18n } from "./i18n";
 import { failure } from "./errors";
@@ -82,6 +83,8 @@ const loadHistory = () => import("./screens/History").then((m): Screen => m.Hist
 const loadInsights = () => import("./screens/Insights").then((m): Screen => m.Insights);
 const loadSettings = () => import("./screens/Settings").then((m): Screen => m.Settings);
 const loadWorkspaceSettings = () => import("./screens/WorkspaceSettings").then((m): Screen => m.WorkspaceSettings);
+const loadInvitation = () => import("./screens/Invitation").then((m): Screen => m.Invitation);
+const loadAuthorize = () => import("./screens/Authorize").then((m): Screen => m.Authorize);
 
 /** A screen from `load`, shown with `props` once its chunk has arrived. */
 function Lazy({ load, props = {} }: { load: () => Promise<Screen>; props?: Record<string, unknown> }) {
@@ -180,6 +183,7 @@ function Screen() {
     if (what === "workspace" && more.length === 0) return <Lazy key="workspace" load={loadWorkspaceSettings} />;
     if (what === "insights" && more.length === 0) return <Lazy key="insights" load={loadInsights} />;
     if (what === "graph" && more.length === 0) return <Lazy key="graph" load={loadGraph} />;
+    if (what === "authorize" && more.length === 0) return <Lazy key="authorize" load={loadAuthorize} />;
   }
   const route = pageRoute(loc.segments);
   if (!route) return <NotFoundScreen />;
@@ -251,6 +255,7 @@ function Shell() {
       {!narrow && !hidden && <SidebarResizer />}
       {drawer && <div class="drawer-backdrop" onClick={() => setDrawer(false)} />}
       <main class="main" id="main" tabIndex={-1}>
+        <InvitationsForYou />
         <Screen />
       </main>
       <CommandPalette />
@@ -269,20 +274,32 @@ export function App() {
   const u = useStore(user);
   const seg0 = loc.segments[0];
   const authScreen = seg0 === "login" || seg0 === "register";
+  // An invitation link opens for anyone: it offers to register or sign in.
+  const invitation = seg0 === "-" && loc.segments[1] === "invitation" && loc.segments.length === 2;
 
   useEffect(() => {
-    if (!u && !authScreen) {
+    if (!u && !authScreen && !invitation) {
       // Unauthenticated: sign in first, then come back here.
       const here = window.location.pathname + window.location.search + window.location.hash;
       void navigate(appHref("login", { next: here === "/app/" ? undefined : here }), { replace: true, force: true });
     } else if (u && authScreen) {
       void navigate(nextUrl(loc.query.get("next")), { replace: true, force: true });
     }
-  }, [u, authScreen]);
+  }, [u, authScreen, invitation]);
 
   return (
     <>
-      {authScreen && !u ? seg0 === "login" ? <Login /> : <Register /> : u ? <Shell /> : null}
+      {invitation ? (
+        <Lazy load={loadInvitation} />
+      ) : authScreen && !u ? (
+        seg0 === "login" ? (
+          <Login />
+        ) : (
+          <Register />
+        )
+      ) : u ? (
+        <Shell />
+      ) : null}
       <ConfirmHost />
     </>
   );

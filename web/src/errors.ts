@@ -38,7 +38,26 @@ const BY_CODE: Record<string, string> = {
   invalid_webhook_events: "settings.webhooks.invalid_events",
   too_many_webhooks: "settings.webhooks.too_many",
   unknown_language: "error.unknown_language",
+  password_sign_in_off: "auth.error.password_sign_in_off",
+  sso_state_invalid: "auth.sso.error.state",
+  sso_refused: "auth.sso.error.refused",
+  sso_token_invalid: "auth.sso.error.token",
+  sso_email_unverified: "auth.sso.error.email_unverified",
+  sso_domain_not_allowed: "auth.sso.error.domain",
+  sso_unavailable: "auth.sso.error.unavailable",
+  sso_not_configured: "auth.sso.error.unavailable",
+  too_many_attempts: "auth.error.rate_limited",
+  invitation_not_found: "invitation.not_found",
+  invalid_client: "oauth.error.invalid_client",
+  invalid_redirect_uri: "oauth.error.invalid_redirect_uri",
+  grant_not_found: "common.not_found",
 };
+
+/** The message of a problem's code alone (a redirect carried it, not an answer). */
+export function codeMessage(code: string): string {
+  const key = BY_CODE[code];
+  return key ? t(key) : t("common.error");
+}
 
 function size(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB` : `${Math.round(bytes / 1024)} KB`;

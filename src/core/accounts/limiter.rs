@@ -96,6 +96,46 @@ pub(crate) async fn attempt(ctx: &Ctx, email: &str, origin: &Origin<'_>) -> Resu
     Ok(attempt)
 }
 
+/// What else than a password is counted, each under its own name for the client address
+/// alone. The names start with `?`, which no counted email does ([`counted_email`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Guarded {
+    /// Invitation links looked up (guessing one).
+    Invitation,
+    /// Single sign-on returns (forged or replayed ones).
+    SingleSignOn,
+    /// OAuth clients registering themselves (each counted, none taken back).
+    ClientRegistration,
+}
+
+impl Guarded {
+    fn key(self) -> &'static str {
+        match self {
+            Guarded::Invitation => "?invitation",
+            Guarded::SingleSignOn => "?sso",
+            Guarded::ClientRegistration => "?oauth-client",
+        }
+    }
+}
+
+/// Counts an attempt at `what` from `address` before it is tried, as [`attempt`] counts
+/// a password, and refuses it (429 `too_many_attempts`) once the address is past
+/// `LOGIN_MAX_FAILURES_PER_ADDRESS` failures inside the window. A success is taken back
+/// with [`succeeded`].
+pub(crate) async fn attempt_at(ctx: &Ctx, what: Guarded, address: &str) -> Result<Attempt> {
+    let now = ctx.clock.unix();
+    let window = ctx.config.login_window_secs as i64;
+    let (key, ceiling) = (what.key(), i64::from(ctx.config.login_max_failures_per_address));
+    let (email, client, failures, first): (String, String, i64, i64) =
+        sqlx::query_as(COUNT_PAIR).bind(now).bind(now - window).bind(key).bind(address).fetch_one(&ctx.db.pool).await?;
+    let attempt = Attempt { rows: vec![(email, client, first)] };
+    if failures > ceiling {
+        take_back(ctx, &attempt.rows).await?;
+        return Err(Error::too_many_attempts((first + window - now).max(1) as u64));
+    }
+    Ok(attempt)
+}
+
 /// A successful attempt: its pair starts again from nothing, and it is taken back from
 /// the account's and the address's counts (which keep the failures of others).
 pub(crate) async fn succeeded(ctx: &Ctx, attempt: Attempt) -> Result<()> {

@@ -30,53 +30,93 @@ pub(crate) fn check_password(password: &str) -> Result<()> {
     Ok(())
 }
 
+/// An account asked for: email, password, name (else the email's local part), and the
+/// language it starts in (the HTTP door passes what the browser asks for, so a new user's
+/// app is not English by accident; an unknown one becomes `en`).
+pub(crate) struct NewAccount<'a> {
+    pub email: &'a str,
+    pub password: &'a str,
+    pub name: Option<&'a str>,
+    pub language: &'a str,
+}
+
+/// A [`NewAccount`] checked (email, password, name) and its password hashed.
+pub(crate) struct Checked {
+    pub email: Email,
+    pub hash: String,
+    pub name: String,
+}
+
+impl NewAccount<'_> {
+    pub(crate) async fn check(&self, ctx: &Ctx) -> Result<Checked> {
+        let email = Email::parse(self.email)?;
+        check_password(self.password)?;
+        let name = match self.name {
+            Some(n) => users::check_name(n)?,
+            None => email.local().to_owned(),
+        };
+        let hash = ctx.passwords.hash(self.password).await?;
+        Ok(Checked { email, hash, name })
+    }
+}
+
 /// Creates an account, its personal workspace (made its default) — all in one
-/// transaction — and answers the new user. `language` is the one the account starts in
-/// (the HTTP door passes what the browser asks for, so a new user's app is not English
-/// by accident); an unknown one becomes `en`.
-pub(crate) async fn register(
-    ctx: &Ctx,
-    email: &str,
-    password: &str,
-    name: Option<&str>,
-    language: &str,
-) -> Result<User> {
-    if ctx.config.disable_registration.on() {
+/// transaction — and answers the new user.
+pub(crate) async fn register(ctx: &Ctx, new: NewAccount<'_>) -> Result<User> {
+    if ctx.config.disable_registration.on() || ctx.config.oidc_only.on() {
         return Err(Error::registration_closed());
     }
-    let email = Email::parse(email)?;
-    check_password(password)?;
-    let name = match name {
-        Some(n) => users::check_name(n)?,
-        None => email.local().to_owned(),
-    };
-    let hash = ctx.passwords.hash(password).await?;
-    let now = ctx.clock.rfc3339();
+    let Checked { email, hash, name } = new.check(ctx).await?;
+    create(ctx, &email, &hash, &name, new.language).await
+}
 
+/// What an account without a password keeps in its `password_hash`: no password
+/// verifies against it (it is not a hash), so only single sign-on signs it in.
+pub(crate) const NO_PASSWORD: &str = "!sso";
+
+/// Creates an account with its personal workspace (made its default) in one
+/// transaction.
+pub(crate) async fn create(ctx: &Ctx, email: &Email, hash: &str, name: &str, language: &str) -> Result<User> {
     let mut tx = ctx.db.write().await?;
+    let user_id = create_in_tx(ctx, &mut tx, email, hash, name, language).await?;
+    tx.commit().await?;
+    users::get(ctx, user_id).await
+}
+
+/// Creates an account and its personal workspace (made its default) inside `tx`; answers
+/// its id. The one way an account is made: by registration, by an invitation, by single
+/// sign-on.
+pub(crate) async fn create_in_tx(
+    ctx: &Ctx,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    email: &Email,
+    hash: &str,
+    name: &str,
+    language: &str,
+) -> Result<i64> {
+    let now = ctx.clock.rfc3339();
     let user_id = sqlx::query_scalar::<_, i64>(
         "INSERT INTO users (email, name, password_hash, language, created_at, credentials_since) \
          VALUES ($1, $2, $3, $4, $5, 0) RETURNING id",
     )
     .bind(email.as_str())
-    .bind(&name)
-    .bind(&hash)
+    .bind(name)
+    .bind(hash)
     .bind(crate::core::i18n::choose(Some(language), None, None))
     .bind(&now)
-    .fetch_one(&mut *tx)
+    .fetch_one(&mut **tx)
     .await
     .or_conflict(Error::email_taken)?;
     let ws_name = format!("{name}'s workspace");
-    let slug = workspaces::free_slug_in_tx(&mut tx, &Slug::derive(email.local()), user_id).await?;
-    let ws_id = workspaces::insert_in_tx(&mut tx, &slug, &ws_name, user_id, &now).await?;
+    let slug = workspaces::free_slug_in_tx(tx, &Slug::derive(email.local()), user_id).await?;
+    let ws_id = workspaces::insert_in_tx(tx, &slug, &ws_name, user_id, &now).await?;
     sqlx::query("UPDATE users SET default_workspace_id = $1 WHERE id = $2")
         .bind(ws_id)
         .bind(user_id)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
-    tx.commit().await?;
     tracing::info!(user_id, workspace = %slug, "account registered");
-    users::get(ctx, user_id).await
+    Ok(user_id)
 }
 
 /// A sign-in: the user, the secret of its new session (for the cookie), and a fresh
@@ -89,6 +129,9 @@ pub(crate) struct SignIn {
 
 /// Checks email and password (with the limiter) and opens a session.
 pub(crate) async fn login(ctx: &Ctx, email: &str, password: &str, origin: &Origin<'_>) -> Result<SignIn> {
+    if ctx.config.oidc_only.on() {
+        return Err(Error::password_sign_in_off());
+    }
     let email = limiter::counted_email(email);
     let attempt = limiter::attempt(ctx, &email, origin).await?;
     let row: Option<(i64, String)> = sqlx::query_as("SELECT id, password_hash FROM users WHERE email = $1")
@@ -96,8 +139,9 @@ pub(crate) async fn login(ctx: &Ctx, email: &str, password: &str, origin: &Origi
         .fetch_optional(&ctx.db.pool)
         .await?;
     let (id, hash) = match row {
-        Some((id, hash)) => (Some(id), Some(hash)),
-        None => (None, None),
+        // An account without a password costs the dummy's verification too.
+        Some((id, hash)) if hash != NO_PASSWORD => (Some(id), Some(hash)),
+        _ => (None, None),
     };
     // An unknown email costs one hash verification too, so timing does not tell.
     let ok = ctx.passwords.verify(password, hash).await?;

@@ -26,6 +26,10 @@ pub(crate) enum Credential {
         id: i64,
         bound: Option<i64>,
     },
+    /// An OAuth access token of grant `grant` (core/oauth): accepted by `/api/mcp` only.
+    OAuth {
+        grant: i64,
+    },
 }
 
 /// What a request carried.
@@ -59,7 +63,7 @@ impl Authenticated {
     pub(crate) fn token_binding(&self) -> Option<i64> {
         match self.credential {
             Credential::Session(_) => None,
-            Credential::Jwt => Some(self.user.credential_generation),
+            Credential::Jwt | Credential::OAuth { .. } => Some(self.user.credential_generation),
             Credential::Token { bound, .. } => bound,
         }
     }
@@ -70,6 +74,10 @@ impl Authenticated {
 pub(crate) async fn authenticate(ctx: &Ctx, presented: Presented<'_>) -> Result<Option<Authenticated>> {
     if let Some(bearer) = presented.bearer {
         let bearer = bearer.trim();
+        // Bound to the MCP endpoint (RFC 8707), which checks them itself (mcp/guard.rs).
+        if bearer.starts_with(secrets::OAUTH_ACCESS_PREFIX) || bearer.starts_with(secrets::OAUTH_REFRESH_PREFIX) {
+            return Err(Error::token_for_mcp_only());
+        }
         let (user, credential) = if bearer.starts_with(TOKEN_PREFIX) {
             personal_token(ctx, bearer).await?
         } else {

@@ -2,6 +2,7 @@
 //! fresh database — SQLite in the temp dir, or (with `CAIRN_TEST_BACKEND=postgres`) a
 //! fresh schema in the database named by `CAIRN_TEST_PG_URL`.
 
+pub mod oidc;
 pub mod process;
 
 use std::net::SocketAddr;

@@ -3,6 +3,60 @@
 // update the snapshot, and regenerate. `npm run build` fails while this file is stale.
 
 export interface paths {
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The authorization server's metadata (RFC 8414). */
+        get: operations["authorization_server"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The same, at the server's root well-known path (clients that try it first). */
+        get: operations["protected_resource"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource/api/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The protected-resource metadata of `/api/mcp` (RFC 9728), at the path the MCP
+         *     endpoint's 401 names.
+         */
+        get: operations["protected_resource_of_mcp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/login": {
         parameters: {
             query?: never;
@@ -35,6 +89,63 @@ export interface paths {
         put?: never;
         /** Ends the current session (deleted server-side) and clears the cookie. */
         post: operations["logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The ways to sign in on this instance, for the sign-in screen. */
+        get: operations["methods"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The identity provider's return: checks it and signs the person in, then redirects to
+         *     where they were going with the session cookie set — as `POST /api/auth/login` would.
+         */
+        get: operations["callback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oidc/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Begins single sign-on: redirects to the identity provider (authorization code with
+         *     PKCE, `state` and `nonce`), setting the `cairn_sso` cookie its return must match.
+         */
+        get: operations["start"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -203,6 +314,117 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The invitations made to the signed-in account's email while it had it. */
+        get: operations["mine"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Joins the workspace of an invitation link, as the signed-in account, with the role
+         *     offered. The link is used up.
+         */
+        post: operations["accept_link"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invitations/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What an invitation link offers (no credential needed). Unknown, used, revoked and
+         *     expired links are all 404; too many from one address, 429.
+         */
+        get: operations["by_link"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invitations/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Creates an account through an invitation link and joins its workspace, signed in
+         *     (also where registration is closed; not with `OIDC_ONLY=1`). The link is used up.
+         */
+        post: operations["register_with_link"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Declines an invitation made to the signed-in account: it is gone for the inviter too. */
+        delete: operations["decline_mine"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invitations/{id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accepts an invitation made to the signed-in account. */
+        post: operations["accept_mine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/lang/{code}": {
         parameters: {
             query?: never;
@@ -270,6 +492,120 @@ export interface paths {
         get: operations["list_notes"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oauth/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The authorization endpoint: a request that checks out goes on to the consent screen
+         *     of the web app (`/app/-/authorize`, signing in first if need be); one whose client or
+         *     redirect URI is unknown to the screen's error; any other back to the client with an
+         *     `error`.
+         */
+        get: operations["authorize"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oauth/consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The request the consent screen is about, checked again (signed in). */
+        get: operations["consent_asked"];
+        put?: never;
+        /**
+         * Allows or denies the client: answers the client's redirect URI with a one-use code
+         *     (or `error=access_denied`), which the screen sends the browser to.
+         */
+        post: operations["consent_given"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oauth/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The apps the caller connected by OAuth ("Connected apps"). */
+        get: operations["grants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oauth/grants/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Disconnects an app: every token of the grant stops at once (the next MCP call is 401). */
+        delete: operations["revoke_grant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oauth/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Registers a client (RFC 7591): open to anyone, counted per address. */
+        post: operations["register_client"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The token endpoint: `authorization_code` (with the PKCE verifier) or `refresh_token`
+         *     (rotated), as `application/x-www-form-urlencoded`.
+         */
+        post: operations["token"];
         delete?: never;
         options?: never;
         head?: never;
@@ -950,6 +1286,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspaces/{slug}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's invitations not used or revoked (owner only), newest first; expired
+         *     ones show as such for 30 days.
+         */
+        get: operations["list_invitations"];
+        put?: never;
+        /**
+         * Invites an email to the workspace (owner only): answers a one-use link, valid for 7
+         *     days, to pass on (Cairn sends no mail). A new invitation of the same email replaces
+         *     the earlier one.
+         */
+        post: operations["invite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{slug}/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revokes an invitation (owner only): its link stops working at once. */
+        delete: operations["revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces/{slug}/members": {
         parameters: {
             query?: never;
@@ -1063,6 +1441,10 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AcceptInvitation: {
+            /** @description The invitation link's secret. */
+            token: string;
+        };
         AccessToken: {
             access_token: string;
             /** Format: int64 */
@@ -1078,6 +1460,38 @@ export interface components {
             /** @description Email of an existing account. */
             email: string;
             role?: components["schemas"]["Role"] | null;
+        };
+        /**
+         * @description How a client proves itself at the token endpoint.
+         * @enum {string}
+         */
+        AuthMethod: "none" | "client_secret_post" | "client_secret_basic";
+        /** @description An authorization request's parameters (RFC 6749 §4.1.1, with PKCE and RFC 8707). */
+        AuthorizationRequest: {
+            client_id?: string | null;
+            code_challenge?: string | null;
+            /** @description `S256` (`plain` is refused). */
+            code_challenge_method?: string | null;
+            redirect_uri?: string | null;
+            /** @description The MCP endpoint's URL (RFC 8707). */
+            resource?: string | null;
+            /** @description `code`. */
+            response_type?: string | null;
+            scope?: string | null;
+            state?: string | null;
+        };
+        /** @description Cairn as an authorization server (RFC 8414). */
+        AuthorizationServer: {
+            authorization_endpoint: string;
+            authorization_response_iss_parameter_supported: boolean;
+            code_challenge_methods_supported: string[];
+            grant_types_supported: string[];
+            issuer: string;
+            registration_endpoint: string;
+            response_types_supported: string[];
+            scopes_supported: string[];
+            token_endpoint: string;
+            token_endpoint_auth_methods_supported: string[];
         };
         /**
          * @description What the caller may do in a workspace beyond reading and writing its pages, so a
@@ -1109,6 +1523,20 @@ export interface components {
             pages: string[];
             /** @description Pages in the cluster. */
             size: number;
+        };
+        /** @description What the consent screen shows. */
+        ConsentAsked: {
+            client_id: string;
+            /** @description The name the client registered itself under (its own word, not checked). */
+            client_name: string;
+            client_uri?: string | null;
+            /** @description Where the person's browser goes afterwards. */
+            redirect_uri: string;
+        };
+        /** @description The person's answer, with the request it answers. */
+        ConsentGiven: components["schemas"]["AuthorizationRequest"] & {
+            /** @description Allow (true) or deny (false). */
+            allow: boolean;
         };
         /**
          * @example {
@@ -1219,6 +1647,17 @@ export interface components {
              */
             sha: string;
         };
+        /** @description A grant as "Connected apps" lists it. */
+        Grant: {
+            client_id: string;
+            /** @description The name the client registered itself under. */
+            client_name: string;
+            client_uri?: string | null;
+            created_at: string;
+            /** Format: int64 */
+            id: number;
+            last_used_at?: string | null;
+        };
         Graph: {
             /** @description Links to slugs no live page has. */
             broken: components["schemas"]["Edge"][];
@@ -1293,6 +1732,64 @@ export interface components {
             totals: components["schemas"]["Totals"];
             /** @description Words in live pages. */
             words: number;
+        };
+        /** @description An invitation as its workspace's owners see it (never its link, shown once). */
+        Invitation: {
+            created_at: string;
+            email: string;
+            /** @description Past its expiry: the link no longer works. */
+            expired: boolean;
+            expires_at: string;
+            /** Format: int64 */
+            id: number;
+            /** @description The name of the owner who invited, if that account still exists. */
+            invited_by?: string | null;
+            role: components["schemas"]["Role"];
+        };
+        /** @description What an invitation offers, as the person invited sees it. */
+        InvitationOffer: {
+            /** @description The email the invitation was made for. */
+            email: string;
+            expires_at: string;
+            /**
+             * Format: int64
+             * @description The invitation's id (what `…/invitations/mine/{id}` takes; 0 when looked up by link).
+             */
+            id: number;
+            invited_by?: string | null;
+            role: components["schemas"]["Role"];
+            workspace: string;
+            workspace_name: string;
+        };
+        /**
+         * @example {
+         *       "email": "grace@example.com",
+         *       "role": "member"
+         *     }
+         */
+        InviteRequest: {
+            email: string;
+            role?: components["schemas"]["Role"] | null;
+        };
+        /**
+         * @example {
+         *       "email": "grace@example.com",
+         *       "name": "Grace",
+         *       "password": "correct horse battery",
+         *       "token": "…"
+         *     }
+         */
+        InvitedRegistration: {
+            email: string;
+            name?: string | null;
+            /** @description At least 8 characters. */
+            password: string;
+            /** @description The invitation link's secret. */
+            token: string;
+        };
+        /** @description The workspace joined. */
+        Joined: {
+            workspace: string;
         };
         /**
          * @description A JSON-RPC 2.0 message (request, notification or response) of the Model Context
@@ -1405,12 +1902,72 @@ export interface components {
             total: number;
         };
         /** @description A page of a list: `{items, total}`. */
+        List_Grant: {
+            items: {
+                client_id: string;
+                /** @description The name the client registered itself under. */
+                client_name: string;
+                client_uri?: string | null;
+                created_at: string;
+                /** Format: int64 */
+                id: number;
+                last_used_at?: string | null;
+            }[];
+            /**
+             * Format: int64
+             * @description Number of items across all pages.
+             */
+            total: number;
+        };
+        /** @description A page of a list: `{items, total}`. */
         List_HistoryEntry: {
             items: {
                 author: components["schemas"]["Actor"];
                 created_at: string;
                 message: string;
                 sha: string;
+            }[];
+            /**
+             * Format: int64
+             * @description Number of items across all pages.
+             */
+            total: number;
+        };
+        /** @description A page of a list: `{items, total}`. */
+        List_Invitation: {
+            items: {
+                created_at: string;
+                email: string;
+                /** @description Past its expiry: the link no longer works. */
+                expired: boolean;
+                expires_at: string;
+                /** Format: int64 */
+                id: number;
+                /** @description The name of the owner who invited, if that account still exists. */
+                invited_by?: string | null;
+                role: components["schemas"]["Role"];
+            }[];
+            /**
+             * Format: int64
+             * @description Number of items across all pages.
+             */
+            total: number;
+        };
+        /** @description A page of a list: `{items, total}`. */
+        List_InvitationOffer: {
+            items: {
+                /** @description The email the invitation was made for. */
+                email: string;
+                expires_at: string;
+                /**
+                 * Format: int64
+                 * @description The invitation's id (what `…/invitations/mine/{id}` takes; 0 when looked up by link).
+                 */
+                id: number;
+                invited_by?: string | null;
+                role: components["schemas"]["Role"];
+                workspace: string;
+                workspace_name: string;
             }[];
             /**
              * Format: int64
@@ -1597,6 +2154,13 @@ export interface components {
             /** @description Slug of the new parent; null for the top level. */
             parent?: string | null;
         };
+        /** @description A new invitation, with its link: shown this once. */
+        NewInvitation: components["schemas"]["Invitation"] & {
+            /** @description The link to pass on: the app's invitation screen, the secret after `#`. */
+            link: string;
+            /** @description The link's secret alone (what `/api/invitations/link`, `…/accept` and `…/register` take). */
+            token: string;
+        };
         /**
          * @description A new page's address (an extension): the slug a title-only create would get now, or
          *     whether a slug is free.
@@ -1625,6 +2189,27 @@ export interface components {
             id: string;
             tags: string[];
             title: string;
+        };
+        /** @description An OAuth error as clients read it (RFC 6749 §5.2). */
+        OAuthError: {
+            error: string;
+            error_description: string;
+        };
+        /** @description A token request's form fields (RFC 6749 §4.1.3, §6; PKCE; RFC 8707). */
+        OAuthTokenRequest: {
+            client_id?: string | null;
+            client_secret?: string | null;
+            code?: string | null;
+            code_verifier?: string | null;
+            /** @description `authorization_code` or `refresh_token`. */
+            grant_type: string;
+            redirect_uri?: string | null;
+            refresh_token?: string | null;
+            resource?: string | null;
+        };
+        /** @description Where the browser goes next. */
+        Onward: {
+            redirect: string;
         };
         /**
          * @description Where a page goes among its siblings (an extension).
@@ -1735,6 +2320,15 @@ export interface components {
             language?: string | null;
             name?: string | null;
         };
+        /** @description Where a client learns how to get a token for `/api/mcp` (RFC 9728). */
+        ProtectedResource: {
+            authorization_servers: string[];
+            bearer_methods_supported: string[];
+            /** @description The MCP endpoint's URL: what tokens are bound to. */
+            resource: string;
+            resource_name: string;
+            scopes_supported: string[];
+        };
         /**
          * @example {
          *       "email": "ada@example.com",
@@ -1747,6 +2341,38 @@ export interface components {
             name?: string | null;
             /** @description At least 8 characters. */
             password: string;
+        };
+        /** @description A registered client, as the registration answers it (RFC 7591 §3.2.1). */
+        Registered: {
+            client_id: string;
+            /** Format: int64 */
+            client_id_issued_at: number;
+            client_name: string;
+            /** @description Shown this once; only its SHA-256 is kept. Absent for a public client. */
+            client_secret?: string | null;
+            /**
+             * Format: int64
+             * @description 0: the secret does not expire.
+             */
+            client_secret_expires_at?: number | null;
+            client_uri?: string | null;
+            grant_types: string[];
+            redirect_uris: string[];
+            response_types: string[];
+            scope: string;
+            token_endpoint_auth_method: components["schemas"]["AuthMethod"];
+        };
+        /** @description A registration request (RFC 7591 §2), the fields Cairn reads. */
+        Registration: {
+            client_name?: string | null;
+            client_uri?: string | null;
+            /** @description Of `authorization_code` and `refresh_token`. */
+            grant_types?: string[] | null;
+            redirect_uris: string[];
+            /** @description `code` only. */
+            response_types?: string[] | null;
+            /** @description `none` (a public client, the default), `client_secret_post` or `client_secret_basic`. */
+            token_endpoint_auth_method?: string | null;
         };
         RenamePage: {
             new_slug: string;
@@ -1791,6 +2417,23 @@ export interface components {
              * @description Pages matching in all (for paging).
              */
             total: number;
+        };
+        /** @description The ways to sign in here (an extension; needs no credential). */
+        SignInMethods: {
+            /** @description Email and password (`POST /api/auth/login`); false with `OIDC_ONLY=1`. */
+            password: boolean;
+            /** @description `POST /api/auth/register` is open. */
+            registration: boolean;
+            sso?: components["schemas"]["SsoMethod"] | null;
+        };
+        SsoMethod: {
+            /** @description The provider's name for the button ("Sign in with …"). */
+            name: string;
+            /**
+             * @description Where the button goes (`?next=` an /app/ path to go on to afterwards).
+             * @example /api/auth/oidc/start
+             */
+            start: string;
         };
         Stale: {
             slug: string;
@@ -1878,6 +2521,16 @@ export interface components {
         TokenRequest: {
             /** @description What the token is for, e.g. "laptop MCP client". */
             name: string;
+        };
+        /** @description The token endpoint's answer (RFC 6749 §5.1). */
+        Tokens: {
+            access_token: string;
+            /** Format: int64 */
+            expires_in: number;
+            refresh_token: string;
+            scope: string;
+            /** @description `Bearer`. */
+            token_type: string;
         };
         /**
          * @description The length of each insight list (an extension): the answer's lists stop at 20, and
@@ -1988,6 +2641,87 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    authorization_server: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationServer"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    protected_resource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResource"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    protected_resource_of_mcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResource"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     login: {
         parameters: {
             query?: never;
@@ -2063,6 +2797,107 @@ export interface operations {
                 content?: never;
             };
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    methods: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInMethods"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    callback: {
+        parameters: {
+            query?: {
+                code?: string;
+                state?: string;
+                /** @description The provider's refusal (`access_denied`, …). */
+                error?: string;
+                error_description?: string;
+                /** @description The issuer that answered (RFC 9207), checked when given. */
+                iss?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed in: to the app with the session cookie set; refused: to the sign-in screen with ?sso_error=<code> */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    start: {
+        parameters: {
+            query?: {
+                /** @description The app's path to go to once signed in (an `/app/…` path; anything else is `/app/`). */
+                next?: string;
+                /** @description An invitation link's token, taken once signed in. */
+                invitation?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the identity provider (or, when it cannot be reached, to the sign-in screen with ?sso_error=) */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Single sign-on is not set up */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2542,6 +3377,345 @@ export interface operations {
             };
         };
     };
+    mine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["List_InvitationOffer"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    accept_link: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptInvitation"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Joined"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    by_link: {
+        parameters: {
+            query: {
+                /** @description The invitation link's secret. */
+                token: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationOffer"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    register_with_link: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitedRegistration"];
+            };
+        };
+        responses: {
+            /** @description Created, joined and signed in; the session cookie is set */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description OIDC_ONLY=1: sign in through the identity provider */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Email taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    decline_mine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Declined */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    accept_mine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Joined"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     set_language: {
         parameters: {
             query?: never;
@@ -2768,6 +3942,319 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    authorize: {
+        parameters: {
+            query?: {
+                /** @description `code`. */
+                response_type?: string;
+                client_id?: string;
+                redirect_uri?: string;
+                state?: string;
+                scope?: string;
+                code_challenge?: string;
+                /** @description `S256` (`plain` is refused). */
+                code_challenge_method?: string;
+                /** @description The MCP endpoint's URL (RFC 8707). */
+                resource?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the consent screen, or back to the client with an error */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    consent_asked: {
+        parameters: {
+            query?: {
+                /** @description `code`. */
+                response_type?: string;
+                client_id?: string;
+                redirect_uri?: string;
+                state?: string;
+                scope?: string;
+                code_challenge?: string;
+                /** @description `S256` (`plain` is refused). */
+                code_challenge_method?: string;
+                /** @description The MCP endpoint's URL (RFC 8707). */
+                resource?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsentAsked"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    consent_given: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConsentGiven"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Onward"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    grants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["List_Grant"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revoke_grant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    register_client: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Registration"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Registered"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["OAuthError"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["OAuthTokenRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tokens"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["OAuthError"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["OAuthError"];
                 };
             };
         };
@@ -5482,6 +6969,207 @@ export interface operations {
                 };
             };
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_invitations: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 50, at most 500). */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["List_Invitation"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    invite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InviteRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewInvitation"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description That account is a member already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

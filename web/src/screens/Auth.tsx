@@ -1,11 +1,13 @@
 // Sign in (/app/login) and register (/app/register). After either, the user goes back
-// to where they were going (?next=/app/...).
+// to where they were going (?next=/app/...). Single sign-on, when the server offers it
+// (GET /api/auth/methods), is a button that leaves for the identity provider; a refused
+// one comes back here with ?sso_error=<code>, shown as its message.
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiError } from "../api";
+import { api, ApiError, type SignInMethods } from "../api";
 import { Field, FormError } from "../components/Form";
 import { LanguageSelect } from "../components/LanguageSelect";
 import { Logo } from "../components/Logo";
-import { failure, type ErrorText } from "../errors";
+import { codeMessage, failure, type ErrorText } from "../errors";
 import { catalogue, loadMessages, t, useI18n } from "../i18n";
 import { passwordMinLength } from "../limits";
 import { appHref, location } from "../router";
@@ -17,7 +19,7 @@ function withNext(path: string): string {
   return appHref(path, { next: next ?? undefined });
 }
 
-function AuthFrame({ title, children }: { title: string; children: preact.ComponentChildren }) {
+export function AuthFrame({ title, children }: { title: string; children: preact.ComponentChildren }) {
   return (
     <main class="auth">
       <div class="auth-card">
@@ -34,8 +36,31 @@ function AuthFrame({ title, children }: { title: string; children: preact.Compon
   );
 }
 
+/** The ways to sign in here: asked once per visit of a sign-in screen. */
+export function useSignInMethods(): SignInMethods | null {
+  const [methods, setMethods] = useState<SignInMethods | null>(null);
+  useEffect(() => {
+    api.authMethods().then(setMethods, () => setMethods(null));
+  }, []);
+  return methods;
+}
+
+/** "Sign in with …": a plain link to the server's start of single sign-on, which sends
+ *  the browser to the identity provider and, signed in, on to `next`. */
+export function SsoButton({ sso, next, invitation }: { sso: NonNullable<SignInMethods["sso"]>; next?: string; invitation?: string }) {
+  const query = new URLSearchParams();
+  if (next) query.set("next", next);
+  if (invitation) query.set("invitation", invitation);
+  const href = query.size ? `${sso.start}?${query.toString()}` : sso.start;
+  return (
+    <a class="button sso-button" href={href} data-testid="sso-button">
+      {t("auth.sso.button", { name: sso.name })}
+    </a>
+  );
+}
+
 /** The email and password fields of both forms. */
-function Credentials({
+export function Credentials({
   email,
   setEmail,
   password,
@@ -77,10 +102,12 @@ function Credentials({
 
 export function Login() {
   useI18n();
-  useStore(location);
+  const loc = useStore(location);
+  const methods = useSignInMethods();
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const [error, setError] = useState<ErrorText>("");
+  const ssoError = loc.query.get("sso_error");
+  const [error, setError] = useState<ErrorText>(ssoError ? codeMessage(ssoError) : "");
   const [busy, setBusy] = useState(false);
 
   useEffect(() => {
@@ -101,18 +128,33 @@ export function Login() {
     }
   }
 
+  const next = loc.query.get("next") ?? undefined;
+  // Until the server said, the password form shows (it is there on most instances).
+  const passwordOn = methods?.password ?? true;
   return (
     <AuthFrame title={t("auth.login.title")}>
-      <form class="form" onSubmit={submit} noValidate>
-        <Credentials email={email} setEmail={setEmail} password={password} setPassword={setPassword} register={false} />
+      {methods?.sso && (
+        <div class="sso">
+          <SsoButton sso={methods.sso} next={next} />
+          {passwordOn && <p class="auth-or">{t("auth.sso.or")}</p>}
+        </div>
+      )}
+      {passwordOn ? (
+        <form class="form" onSubmit={submit} noValidate>
+          <Credentials email={email} setEmail={setEmail} password={password} setPassword={setPassword} register={false} />
+          <FormError error={error} />
+          <button type="submit" class="primary" disabled={busy}>
+            {t("auth.login.submit")}
+          </button>
+        </form>
+      ) : (
         <FormError error={error} />
-        <button type="submit" class="primary" disabled={busy}>
-          {t("auth.login.submit")}
-        </button>
-      </form>
-      <p class="auth-switch">
-        {t("auth.login.no_account")} <a href={withNext("register")}>{t("auth.register.submit")}</a>
-      </p>
+      )}
+      {(methods?.registration ?? true) && (
+        <p class="auth-switch">
+          {t("auth.login.no_account")} <a href={withNext("register")}>{t("auth.register.submit")}</a>
+        </p>
+      )}
     </AuthFrame>
   );
 }

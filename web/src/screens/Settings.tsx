@@ -1,7 +1,8 @@
 // The user's settings at /app/-/settings: profile, password, language, personal access
-// tokens (the secret shown once), and how to connect an assistant over MCP.
+// tokens (the secret shown once), how to connect an assistant over MCP, and the apps
+// connected by OAuth (each revocable at once).
 import { useEffect, useState } from "preact/hooks";
-import { api, type TokenInfo } from "../api";
+import { api, type OAuthGrant, type TokenInfo } from "../api";
 import { confirmDialog } from "../components/Dialog";
 import { Feedback, Field, RowAction, ShownOnce, useAction } from "../components/Form";
 import { LanguageSelect } from "../components/LanguageSelect";
@@ -168,32 +169,93 @@ function Tokens() {
       {items === null && !action.error && <p class="muted">{t("common.loading")}</p>}
       {items && items.length === 0 && <p class="muted">{t("settings.tokens.empty")}</p>}
       {items && items.length > 0 && (
-        <table class="list-table" data-testid="token-list">
-          <thead>
-            <tr>
-              <th>{t("settings.tokens.name")}</th>
-              <th>{t("settings.created")}</th>
-              <th>{t("settings.tokens.last_used_column")}</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((tok) => (
-              <tr key={tok.id}>
-                <td>{tok.name}</td>
-                <td>{formatDate(tok.created_at)}</td>
-                <td>{tok.last_used_at ? formatDate(tok.last_used_at) : t("settings.tokens.never_used")}</td>
-                <RowAction label={t("settings.tokens.revoke")} name={tok.name} onClick={() => void revoke(tok)} />
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <UsedList
+          testId="token-list"
+          nameHeader={t("settings.tokens.name")}
+          revokeLabel={t("settings.tokens.revoke")}
+          rows={items.map((tok) => ({ ...tok, onRevoke: () => void revoke(tok) }))}
+        />
       )}
       <h3>{t("settings.assistant.title")}</h3>
       <p class="muted">{t("settings.assistant.description")}</p>
       <p>
         {t("settings.assistant.endpoint")}: <code>{`${window.location.origin}/api/mcp`}</code>
       </p>
+    </section>
+  );
+}
+
+/** A credential per row — a token, a connected app — with when it was made and last
+ *  used, and a button to revoke it. */
+function UsedList({
+  testId,
+  nameHeader,
+  revokeLabel,
+  rows,
+}: {
+  testId: string;
+  nameHeader: string;
+  revokeLabel: string;
+  rows: { id: number; name: string; created_at: string; last_used_at?: string | null; onRevoke: () => void }[];
+}) {
+  return (
+    <table class="list-table" data-testid={testId}>
+      <thead>
+        <tr>
+          <th>{nameHeader}</th>
+          <th>{t("settings.created")}</th>
+          <th>{t("settings.tokens.last_used_column")}</th>
+          <th />
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={row.id}>
+            <td>{row.name}</td>
+            <td>{formatDate(row.created_at)}</td>
+            <td>{row.last_used_at ? formatDate(row.last_used_at) : t("settings.tokens.never_used")}</td>
+            <RowAction label={revokeLabel} name={row.name} onClick={row.onRevoke} />
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Apps connected by OAuth (an assistant that signed in through the consent screen):
+ *  when each was allowed and last used; disconnecting ends its tokens at once. */
+function ConnectedApps() {
+  const [items, setItems] = useState<OAuthGrant[] | null>(null);
+  const action = useAction();
+  const load = async () => setItems((await api.oauthGrants()).items);
+  useEffect(() => void action.run(load), []);
+
+  async function revoke(grant: OAuthGrant) {
+    const ok = await confirmDialog(t("settings.apps.revoke_confirm", { name: grant.client_name }), {
+      confirmLabel: t("settings.apps.revoke"),
+      danger: true,
+    });
+    if (!ok) return;
+    await action.run(async () => {
+      await api.revokeOAuthGrant(grant.id);
+      await load();
+    }, t("settings.apps.revoked", { name: grant.client_name }));
+  }
+
+  return (
+    <section class="card" aria-labelledby="settings-apps">
+      <h2 id="settings-apps">{t("settings.apps.title")}</h2>
+      <p class="muted">{t("settings.apps.description")}</p>
+      <Feedback action={action} />
+      {items && items.length === 0 && <p class="muted">{t("settings.apps.empty")}</p>}
+      {items && items.length > 0 && (
+        <UsedList
+          testId="app-list"
+          nameHeader={t("settings.apps.name")}
+          revokeLabel={t("settings.apps.revoke")}
+          rows={items.map((grant) => ({ ...grant, name: grant.client_name, onRevoke: () => void revoke(grant) }))}
+        />
+      )}
     </section>
   );
 }
@@ -213,6 +275,7 @@ export function Settings() {
         <LanguageSelect signedIn={true} id="settings-language-select" />
       </section>
       <Tokens />
+      <ConnectedApps />
     </div>
   );
 }

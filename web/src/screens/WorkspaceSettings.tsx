@@ -1,9 +1,18 @@
 // The current workspace's settings at /app/-/workspace: export as a zip, rename, members,
-// webhooks and their deliveries, delete (typed confirmation). Which controls show is the
+// invitations (a link to pass on, pending ones listed and revocable), webhooks and their deliveries, delete (typed confirmation). Which controls show is the
 // server's word: the workspace's `can` (GET /api/workspaces), not a copy of its rule
 // here; a member who may not manage them sees the read-only list of members.
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiError, EVENT_KINDS, type Delivery, type Member, type Webhook, type Workspace } from "../api";
+import {
+  api,
+  ApiError,
+  EVENT_KINDS,
+  type Delivery,
+  type Invitation,
+  type Member,
+  type Webhook,
+  type Workspace,
+} from "../api";
 import { confirmDialog, Dialog } from "../components/Dialog";
 import { DialogActions, Feedback, Field, Notice, RowAction, ShownOnce, useAction } from "../components/Form";
 import { formatDate, t, useI18n } from "../i18n";
@@ -144,6 +153,87 @@ function Members({ ws, manage }: { ws: Workspace; manage: boolean }) {
                   ) : (
                     <td />
                   ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+/** Inviting people who may have no account yet: Cairn sends no mail, so an invitation is
+ *  a link (shown once) for the owner to pass on; pending ones are listed and revocable. */
+function Invitations({ ws }: { ws: Workspace }) {
+  const [items, setItems] = useState<Invitation[] | null>(null);
+  const [email, setEmail] = useState("");
+  const [role, setRole] = useState<Member["role"]>("member");
+  const [link, setLink] = useState<{ email: string; link: string } | null>(null);
+  const action = useAction();
+  const load = async () => setItems((await api.invitations(ws.slug)).items);
+  useEffect(() => void action.run(load), [ws.slug]);
+
+  async function invite(e: Event) {
+    e.preventDefault();
+    const who = email.trim();
+    setLink(null);
+    await action.run(async () => {
+      const made = await api.invite(ws.slug, who, role);
+      setEmail("");
+      setLink({ email: made.email, link: made.link });
+      await load();
+    });
+  }
+
+  async function revoke(inv: Invitation) {
+    const ok = await confirmDialog(t("invitation.revoke_confirm", { email: inv.email }), {
+      confirmLabel: t("invitation.revoke"),
+      danger: true,
+    });
+    if (!ok) return;
+    setLink(null);
+    await action.run(async () => {
+      await api.revokeInvitation(ws.slug, inv.id);
+      await load();
+    }, t("invitation.revoked", { email: inv.email }));
+  }
+
+  return (
+    <section class="card" aria-labelledby="ws-invitations">
+      <h2 id="ws-invitations">{t("invitation.heading")}</h2>
+      <p class="muted">{t("invitation.explain")}</p>
+      <form class="inline-form" onSubmit={invite} data-testid="invite">
+        <Field label={t("auth.field.email")} type="email" name="invite-email" required value={email} onValue={setEmail} />
+        <label>
+          <span>{t("workspace.role")}</span>
+          <select name="invite-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Member["role"])}>
+            <option value="member">{t("workspace.role.member")}</option>
+            <option value="owner">{t("workspace.role.owner")}</option>
+          </select>
+        </label>
+        <button type="submit" class="primary" disabled={action.busy || !email.trim()}>
+          {t("invitation.create")}
+        </button>
+      </form>
+      {link && <ShownOnce value={link.link} warning={t("invitation.link_once", { email: link.email })} testId="invitation-link" />}
+      <Feedback action={action} />
+      {items && items.length > 0 && (
+        <table class="list-table" data-testid="invitation-list">
+          <thead>
+            <tr>
+              <th>{t("auth.field.email")}</th>
+              <th>{t("workspace.role")}</th>
+              <th>{t("invitation.expires")}</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((inv) => (
+              <tr key={inv.id}>
+                <td>{inv.email}</td>
+                <td>{t(`workspace.role.${inv.role}`)}</td>
+                <td>{inv.expired ? t("invitation.expired") : formatDate(inv.expires_at)}</td>
+                <RowAction label={t("invitation.revoke")} name={inv.email} onClick={() => void revoke(inv)} />
               </tr>
             ))}
           </tbody>
@@ -364,6 +454,7 @@ export function WorkspaceSettings() {
       <Export ws={ws} />
       {can.rename && <Rename ws={ws} />}
       <Members ws={ws} manage={can.manage_members} />
+      {can.manage_members && <Invitations ws={ws} />}
       {can.manage_webhooks && <Webhooks ws={ws} />}
       {can.delete && <DeleteWorkspace ws={ws} />}
     </div>
