@@ -27,9 +27,9 @@ pub(crate) fn router() -> OpenApiRouter<Ctx> {
     OpenApiRouter::new()
         .routes(routes!(list_invitations, invite))
         .routes(routes!(revoke))
-        .routes(routes!(by_link))
+        .routes(routes!(invitation_by_link))
         .routes(routes!(accept_link))
-        .routes(routes!(register_with_link))
+        .routes(routes!(register_with_invitation))
         .routes(routes!(mine))
         .routes(routes!(accept_mine))
         .routes(routes!(decline_mine))
@@ -139,7 +139,7 @@ async fn revoke(State(ctx): State<Ctx>, auth: AuthUser, Path((slug, id)): Path<(
 #[utoipa::path(get, path = "/api/invitations/link", tag = "extension", params(LinkQuery),
     responses((status = 200, body = InvitationOffer), (status = 400, body = Problem), (status = 404, body = Problem),
         (status = 429, body = Problem), (status = 503, body = Problem)))]
-async fn by_link(
+async fn invitation_by_link(
     State(ctx): State<Ctx>,
     ClientAddr(address): ClientAddr,
     Query(q): Query<LinkQuery>,
@@ -169,7 +169,7 @@ async fn accept_link(
         (status = 400, body = Problem), (status = 403, body = Problem, description = "OIDC_ONLY=1: sign in through the identity provider"),
         (status = 404, body = Problem), (status = 409, body = Problem, description = "Email taken"),
         (status = 422, body = Problem), (status = 429, body = Problem), (status = 503, body = Problem)))]
-async fn register_with_link(
+async fn register_with_invitation(
     State(ctx): State<Ctx>,
     ClientAddr(address): ClientAddr,
     headers: HeaderMap,

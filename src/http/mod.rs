@@ -161,7 +161,26 @@ fn operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut
 fn signed_in(doc: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::security::SecurityRequirement;
     use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
-    const PUBLIC: &[&str] = &["health", "openapi_json", "register", "login", "get_i18n"];
+    const PUBLIC: &[&str] = &[
+        "health",
+        "openapi_json",
+        "register",
+        "login",
+        "get_i18n",
+        // Signing in another way, and invitation links (http/sso.rs, http/invitations.rs).
+        "sign_in_methods",
+        "sso_start",
+        "sso_callback",
+        "invitation_by_link",
+        "register_with_invitation",
+        // OAuth for MCP clients, before they hold a token (http/oauth.rs).
+        "protected_resource",
+        "protected_resource_of_mcp",
+        "authorization_server",
+        "register_client",
+        "oauth_authorize",
+        "oauth_token",
+    ];
     let schemes: Vec<SecurityRequirement> =
         ["pat", "jwt", "cookie"].into_iter().map(|s| SecurityRequirement::new(s, Vec::<String>::new())).collect();
     let unauthorized = ResponseBuilder::new()
@@ -180,14 +199,17 @@ fn signed_in(doc: &mut utoipa::openapi::OpenApi) {
 
 /// Error answers are `application/problem+json`, but utoipa documents every
 /// `body = Problem` as `application/json`: rename the media type of every 4xx/5xx
-/// response, so the document says what the server sends.
+/// response, so the document says what the server sends — but for OAuth's own errors
+/// (`OAuthError`, plain JSON as OAuth clients read it).
 fn problem_media_types(doc: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::RefOr;
+    let oauth = |content: &RefOr<utoipa::openapi::Content>| matches!(content, RefOr::T(c) if matches!(&c.schema, Some(RefOr::Ref(r)) if r.ref_location.ends_with("/OAuthError")));
     for item in doc.paths.paths.values_mut() {
         for op in operations(item) {
             for (status, response) in op.responses.responses.iter_mut() {
                 if let RefOr::T(response) = response
                     && (status.starts_with('4') || status.starts_with('5'))
+                    && response.content.get("application/json").is_some_and(|c| !oauth(c))
                     && let Some(body) = response.content.shift_remove("application/json")
                 {
                     response.content.insert("application/problem+json".to_owned(), body);

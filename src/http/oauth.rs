@@ -30,9 +30,9 @@ pub(crate) fn router() -> OpenApiRouter<Ctx> {
         .routes(routes!(protected_resource_of_mcp))
         .routes(routes!(authorization_server))
         .routes(routes!(register_client))
-        .routes(routes!(authorize))
+        .routes(routes!(oauth_authorize))
         .routes(routes!(consent_asked, consent_given))
-        .routes(routes!(token))
+        .routes(routes!(oauth_token))
         .routes(routes!(grants))
         .routes(routes!(revoke_grant))
 }
@@ -142,7 +142,7 @@ async fn register_client(
 /// `error`.
 #[utoipa::path(get, path = "/api/oauth/authorize", tag = "extension", params(AuthorizationRequest),
     responses((status = 303, description = "To the consent screen, or back to the client with an error")))]
-async fn authorize(
+async fn oauth_authorize(
     State(ctx): State<Ctx>,
     PublicBase(base): PublicBase,
     Query(req): Query<AuthorizationRequest>,
@@ -242,7 +242,12 @@ fn basic(headers: &HeaderMap) -> Option<(String, String)> {
 #[utoipa::path(post, path = "/api/oauth/token", tag = "extension",
     request_body(content = OAuthTokenRequest, content_type = "application/x-www-form-urlencoded"),
     responses((status = 200, body = Tokens), (status = 400, body = OAuthError), (status = 401, body = OAuthError)))]
-async fn token(State(ctx): State<Ctx>, PublicBase(base): PublicBase, headers: HeaderMap, body: Bytes) -> Response {
+async fn oauth_token(
+    State(ctx): State<Ctx>,
+    PublicBase(base): PublicBase,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let req: OAuthTokenRequest = match serde_urlencoded::from_bytes(&body) {
         Ok(req) => req,
         Err(e) => return oauth_error(Error::oauth_invalid_request(&format!("the form does not parse: {e}"))),

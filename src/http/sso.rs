@@ -18,7 +18,7 @@ use crate::http::auth::{cookie_in, sign_in_cookies};
 use crate::http::extract::{ClientAddr, PublicBase, Query};
 
 pub(crate) fn router() -> OpenApiRouter<Ctx> {
-    OpenApiRouter::new().routes(routes!(methods)).routes(routes!(start)).routes(routes!(callback))
+    OpenApiRouter::new().routes(routes!(sign_in_methods)).routes(routes!(sso_start)).routes(routes!(sso_callback))
 }
 
 /// The cookie that ties a provider's return to the browser that began the sign-in.
@@ -48,7 +48,7 @@ pub(crate) struct SsoMethod {
 /// The ways to sign in on this instance, for the sign-in screen.
 #[utoipa::path(get, path = "/api/auth/methods", tag = "extension",
     responses((status = 200, body = SignInMethods)))]
-async fn methods(State(ctx): State<Ctx>) -> axum::Json<SignInMethods> {
+async fn sign_in_methods(State(ctx): State<Ctx>) -> axum::Json<SignInMethods> {
     let config = &ctx.config;
     axum::Json(SignInMethods {
         password: !config.oidc_only.on(),
@@ -71,7 +71,7 @@ pub(crate) struct StartQuery {
 #[utoipa::path(get, path = "/api/auth/oidc/start", tag = "extension", params(StartQuery),
     responses((status = 303, description = "To the identity provider (or, when it cannot be reached, to the sign-in screen with ?sso_error=)"),
         (status = 404, body = crate::http::Problem, description = "Single sign-on is not set up")))]
-async fn start(
+async fn sso_start(
     State(ctx): State<Ctx>,
     PublicBase(base): PublicBase,
     Query(q): Query<StartQuery>,
@@ -106,7 +106,7 @@ pub(crate) struct CallbackQuery {
 /// where they were going with the session cookie set — as `POST /api/auth/login` would.
 #[utoipa::path(get, path = "/api/auth/oidc/callback", tag = "extension", params(CallbackQuery),
     responses((status = 303, description = "Signed in: to the app with the session cookie set; refused: to the sign-in screen with ?sso_error=<code>")))]
-async fn callback(
+async fn sso_callback(
     State(ctx): State<Ctx>,
     PublicBase(base): PublicBase,
     ClientAddr(address): ClientAddr,

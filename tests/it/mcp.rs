@@ -133,12 +133,14 @@ async fn everything_else_needs_a_bearer_token() {
     let srv = env.start(&[]).await;
     let api = srv.user("ada@x.io").await;
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    // The challenge names where an OAuth client learns how to get a token (RFC 9728).
+    let challenge = format!("Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/api/mcp\"", srv.url);
     let r = Mcp::new(&srv, None).raw(&list).await;
     assert_problem(&r, 401, "unauthorized");
-    assert_eq!(r.headers["www-authenticate"], "Bearer");
+    assert_eq!(r.headers["www-authenticate"], challenge.as_str());
     let r = Mcp::new(&srv, Some("svc_not-a-token")).raw(&list).await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
-    assert_eq!(r.headers["www-authenticate"], "Bearer");
+    assert_eq!(r.headers["www-authenticate"], challenge.as_str());
     // A session cookie alone is not enough: MCP is for programs.
     let res = api
         .client

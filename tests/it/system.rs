@@ -101,11 +101,15 @@ async fn openapi_describes_every_route() {
             if typed_query {
                 assert!(responses.contains_key("400"), "{method} {path}: 400 not documented");
             }
-            // Errors are documented as what they are sent as.
+            // Errors are documented as what they are sent as: problems, but for OAuth's own
+            // (RFC 6749 §5.2), which OAuth clients read as plain JSON.
             for (status, r) in responses.iter().filter(|(s, _)| s.starts_with('4') || s.starts_with('5')) {
                 if let Some(content) = r["content"].as_object() {
+                    let oauth = |c: &serde_json::Value| c["schema"]["$ref"] == "#/components/schemas/OAuthError";
                     assert!(
-                        content.keys().all(|k| k == "application/problem+json"),
+                        content
+                            .iter()
+                            .all(|(k, c)| k == "application/problem+json" || (k == "application/json" && oauth(c))),
                         "{method} {path} {status}: {content:?}"
                     );
                 }

@@ -103,7 +103,7 @@ export interface paths {
             cookie?: never;
         };
         /** The ways to sign in on this instance, for the sign-in screen. */
-        get: operations["methods"];
+        get: operations["sign_in_methods"];
         put?: never;
         post?: never;
         delete?: never;
@@ -123,7 +123,7 @@ export interface paths {
          * The identity provider's return: checks it and signs the person in, then redirects to
          *     where they were going with the session cookie set — as `POST /api/auth/login` would.
          */
-        get: operations["callback"];
+        get: operations["sso_callback"];
         put?: never;
         post?: never;
         delete?: never;
@@ -143,7 +143,7 @@ export interface paths {
          * Begins single sign-on: redirects to the identity provider (authorization code with
          *     PKCE, `state` and `nonce`), setting the `cairn_sso` cookie its return must match.
          */
-        get: operations["start"];
+        get: operations["sso_start"];
         put?: never;
         post?: never;
         delete?: never;
@@ -362,7 +362,7 @@ export interface paths {
          * What an invitation link offers (no credential needed). Unknown, used, revoked and
          *     expired links are all 404; too many from one address, 429.
          */
-        get: operations["by_link"];
+        get: operations["invitation_by_link"];
         put?: never;
         post?: never;
         delete?: never;
@@ -384,7 +384,7 @@ export interface paths {
          * Creates an account through an invitation link and joins its workspace, signed in
          *     (also where registration is closed; not with `OIDC_ONLY=1`). The link is used up.
          */
-        post: operations["register_with_link"];
+        post: operations["register_with_invitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -511,7 +511,7 @@ export interface paths {
          *     redirect URI is unknown to the screen's error; any other back to the client with an
          *     `error`.
          */
-        get: operations["authorize"];
+        get: operations["oauth_authorize"];
         put?: never;
         post?: never;
         delete?: never;
@@ -605,7 +605,7 @@ export interface paths {
          * The token endpoint: `authorization_code` (with the PKCE verifier) or `refresh_token`
          *     (rotated), as `application/x-www-form-urlencoded`.
          */
-        post: operations["token"];
+        post: operations["oauth_token"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2658,14 +2658,6 @@ export interface operations {
                     "application/json": components["schemas"]["AuthorizationServer"];
                 };
             };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     protected_resource: {
@@ -2685,14 +2677,6 @@ export interface operations {
                     "application/json": components["schemas"]["ProtectedResource"];
                 };
             };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
     protected_resource_of_mcp: {
@@ -2710,14 +2694,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProtectedResource"];
-                };
-            };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2806,7 +2782,7 @@ export interface operations {
             };
         };
     };
-    methods: {
+    sign_in_methods: {
         parameters: {
             query?: never;
             header?: never;
@@ -2823,17 +2799,9 @@ export interface operations {
                     "application/json": components["schemas"]["SignInMethods"];
                 };
             };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
-    callback: {
+    sso_callback: {
         parameters: {
             query?: {
                 code?: string;
@@ -2857,17 +2825,9 @@ export interface operations {
                 };
                 content?: never;
             };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
         };
     };
-    start: {
+    sso_start: {
         parameters: {
             query?: {
                 /** @description The app's path to go to once signed in (an `/app/…` path; anything else is `/app/`). */
@@ -2887,14 +2847,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
             };
             /** @description Single sign-on is not set up */
             404: {
@@ -3475,7 +3427,7 @@ export interface operations {
             };
         };
     };
-    by_link: {
+    invitation_by_link: {
         parameters: {
             query: {
                 /** @description The invitation link's secret. */
@@ -3496,14 +3448,6 @@ export interface operations {
                 };
             };
             400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3537,7 +3481,7 @@ export interface operations {
             };
         };
     };
-    register_with_link: {
+    register_with_invitation: {
         parameters: {
             query?: never;
             header?: never;
@@ -3560,14 +3504,6 @@ export interface operations {
                 };
             };
             400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3946,7 +3882,7 @@ export interface operations {
             };
         };
     };
-    authorize: {
+    oauth_authorize: {
         parameters: {
             query?: {
                 /** @description `code`. */
@@ -3973,14 +3909,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
             };
         };
     };
@@ -4191,15 +4119,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["OAuthError"];
-                };
-            };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             422: {
@@ -4215,12 +4135,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["OAuthError"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
         };
     };
-    token: {
+    oauth_token: {
         parameters: {
             query?: never;
             header?: never;
@@ -4246,7 +4166,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["OAuthError"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             401: {
@@ -4254,7 +4174,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["OAuthError"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
         };
