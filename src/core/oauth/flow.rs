@@ -264,7 +264,7 @@ async fn refresh(ctx: &Ctx, client: &Client, token: &str) -> Result<Tokens> {
         .execute(&mut *tx)
         .await?;
     if spent.rows_affected() == 0 {
-        sqlx::query("DELETE FROM oauth_tokens WHERE grant_id = $1").bind(grant).execute(&mut *tx).await?;
+        // Its tokens go with it (`ON DELETE CASCADE`).
         sqlx::query("DELETE FROM oauth_grants WHERE id = $1").bind(grant).execute(&mut *tx).await?;
         tx.commit().await?;
         tracing::warn!(grant, client = %client.id, "a spent refresh token was used again: the grant is revoked");

@@ -8,6 +8,15 @@ import { appHref, navigate } from "../router";
 import { user } from "../session";
 import { useStore } from "../store";
 
+/** What an invitation offers, as one sentence (here and on the invitation link's screen). */
+export function offerText(offer: InvitationOffer): string {
+  return t(offer.invited_by ? "invitation.offer_by" : "invitation.offer", {
+    name: offer.invited_by ?? "",
+    workspace: offer.workspace_name,
+    role: t(`workspace.role.${offer.role}`),
+  });
+}
+
 export function InvitationsForYou() {
   useI18n();
   const me = useStore(user);
@@ -34,13 +43,7 @@ export function InvitationsForYou() {
     <div class="invitations-for-you" role="region" aria-label={t("invitation.for_you")} data-testid="invitations-for-you">
       {items.map((offer) => (
         <p key={offer.id} class="notice">
-          <span>
-            {t(offer.invited_by ? "invitation.offer_by" : "invitation.offer", {
-              name: offer.invited_by ?? "",
-              workspace: offer.workspace_name,
-              role: t(`workspace.role.${offer.role}`),
-            })}
-          </span>{" "}
+          <span>{offerText(offer)}</span>{" "}
           <button type="button" class="small primary" disabled={action.busy} onClick={() => void answer(offer, true)}>
             {t("invitation.join", { workspace: offer.workspace_name })}
           </button>{" "}

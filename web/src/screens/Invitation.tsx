@@ -5,6 +5,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError, type InvitationOffer } from "../api";
 import { Field, FormError, useAction } from "../components/Form";
+import { offerText } from "../components/InvitationsForYou";
 import { t, useI18n } from "../i18n";
 import { appHref, location, navigate } from "../router";
 import { signedIn, user } from "../session";
@@ -69,13 +70,7 @@ export function Invitation() {
         </div>
       )}
       {offer && (
-        <p data-testid="invitation-offer">
-          {t(offer.invited_by ? "invitation.offer_by" : "invitation.offer", {
-            name: offer.invited_by ?? "",
-            workspace: offer.workspace_name,
-            role: t(`workspace.role.${offer.role}`),
-          })}
-        </p>
+        <p data-testid="invitation-offer">{offerText(offer)}</p>
       )}
       {offer && me && (
         <div class="form">
